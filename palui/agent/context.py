@@ -1,0 +1,23 @@
+"""What the model sees at the start of a turn: instructions, the session summary, the history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from palui.domain import Message, Role
+
+SYSTEM_PROMPT = """\
+You are Palui, a personal assistant the user talks to in Telegram.
+Answer clearly and briefly; use Markdown sparingly (bold, lists, code).
+If you are unsure, say so. Never claim to have done something you did not do.
+The current date and time is {now} (UTC)."""
+
+
+def build_context(
+    history: Sequence[Message], *, summary: str = "", now: datetime
+) -> list[Message]:
+    system = SYSTEM_PROMPT.format(now=now.strftime("%Y-%m-%d %H:%M"))
+    if summary:
+        system += f"\n\nSummary of the earlier conversation:\n{summary}"
+    return [Message(Role.SYSTEM, system), *history]

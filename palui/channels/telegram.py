@@ -1,0 +1,220 @@
+"""Telegram: long polling through an inbox, and a careful sender. The only module importing telegram.
+
+Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
+confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
+mid-turn would lose the message. Here an update's offset moves only after `ChatService.accept`
+has stored it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from telegram import Bot, BotCommand, Update
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import (
+    BadRequest,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
+from telegram.request import HTTPXRequest
+
+from palui.channels.formatting import Chunk, split_for_telegram
+from palui.channels.ratelimit import SendRateLimiter
+from palui.domain import ChatUser, Inbound
+from palui.errors import ChannelError, ConfigError
+from palui.logs import get_logger
+from palui.service import COMMANDS, ChatService
+
+log = get_logger("palui.telegram")
+
+POLL_TIMEOUT_S = 25
+ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
+MAX_SEND_ATTEMPTS = 5
+
+
+class PermanentChannelError(ChannelError):
+    """Telegram will never accept this message (bot blocked, chat gone): don't retry."""
+
+    permanent = True
+
+
+def _retry_seconds(exc: RetryAfter) -> float:
+    value = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def to_inbound(update: Update) -> Inbound | None:
+    """The channel-neutral view of an update; None for updates Palui does not handle."""
+    if update.callback_query is not None:
+        query = update.callback_query
+        message = query.message
+        chat_id = message.chat.id if message is not None else query.from_user.id
+        return Inbound(
+            update_id=update.update_id,
+            chat_id=chat_id,
+            user=_user(query.from_user),
+            text=None,
+            message_id=message.message_id if message is not None else None,
+            callback_query_id=query.id,
+            callback_data=query.data,
+        )
+    message = update.message or update.edited_message
+    if message is None or message.from_user is None:
+        return None
+    return Inbound(
+        update_id=update.update_id,
+        chat_id=message.chat.id,
+        user=_user(message.from_user),
+        text=message.text,
+        message_id=message.message_id,
+        edited=update.edited_message is not None,
+        received_at=message.date,
+    )
+
+
+def _user(user: Any) -> ChatUser:
+    return ChatUser(id=user.id, username=user.username, first_name=user.first_name)
+
+
+class TelegramChannel:
+    """Implements the `Channel` port over the Bot API (polling mode)."""
+
+    def __init__(
+        self,
+        token: str,
+        api_url: str,
+        *,
+        limiter: SendRateLimiter | None = None,
+        poll_timeout_s: int = POLL_TIMEOUT_S,
+    ) -> None:
+        request = HTTPXRequest(connection_pool_size=16, read_timeout=15, connect_timeout=10)
+        poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
+        self.bot = Bot(
+            token, base_url=f"{api_url}/bot", request=request, get_updates_request=poll_request
+        )
+        self._limiter = limiter or SendRateLimiter()
+        self._poll_timeout_s = poll_timeout_s
+        self._poller: asyncio.Task[None] | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def initialize(self) -> None:
+        try:
+            await self.bot.initialize()
+        except InvalidToken:
+            raise ConfigError(
+                "PALUI_TELEGRAM_TOKEN was refused by Telegram. Get a fresh token from @BotFather."
+            ) from None
+        except NetworkError as exc:
+            raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
+        log.info("telegram_ready", bot=self.bot.username)
+
+    async def start_polling(self, service: ChatService) -> None:
+        await self.bot.delete_webhook(drop_pending_updates=False)
+        await self.bot.set_my_commands([BotCommand(name, text) for name, text in COMMANDS.items()])
+        self._poller = asyncio.create_task(self._poll(service), name="telegram-poller")
+
+    async def close(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+        with contextlib.suppress(TelegramError):
+            await self.bot.shutdown()
+
+    async def _poll(self, service: ChatService) -> None:
+        offset: int | None = None
+        backoff = 1.0
+        while True:
+            try:
+                updates = await self.bot.get_updates(
+                    offset=offset,
+                    timeout=self._poll_timeout_s,
+                    allowed_updates=list(ALLOWED_UPDATES),
+                )
+                for update in updates:
+                    inbound = to_inbound(update)
+                    if inbound is not None:
+                        await service.accept(inbound)
+                    # Only now may the next getUpdates confirm this update.
+                    offset = update.update_id + 1
+                backoff = 1.0
+            except RetryAfter as exc:
+                await asyncio.sleep(_retry_seconds(exc))
+            except (TelegramError, OSError) as exc:
+                log.warning("poll_failed", error=str(exc), retry_in_s=backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 60)
+            except Exception:
+                # e.g. the database is down: keep the offset, the update comes back later.
+                log.exception("update_not_stored", retry_in_s=backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 60)
+
+    # -- the Channel port ------------------------------------------------------------------------
+
+    def render(self, text: str) -> Sequence[Chunk]:
+        return split_for_telegram(text)
+
+    async def send_part(self, chat_id: int, part: Any) -> None:
+        chunk: Chunk = part
+        try:
+            await self._call(chat_id, self._send_html, chat_id, chunk)
+        except BadRequest as exc:
+            if "parse" not in exc.message.lower():
+                raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
+            # Formatting is a nicety: if Telegram can't parse it, the words still arrive.
+            log.warning("html_rejected", error=exc.message)
+            try:
+                await self._call(chat_id, self.bot.send_message, chat_id, chunk.plain)
+            except BadRequest as plain_exc:
+                raise PermanentChannelError(plain_exc.message) from plain_exc
+
+    async def _send_html(self, chat_id: int, chunk: Chunk) -> None:
+        await self.bot.send_message(chat_id, chunk.html, parse_mode=ParseMode.HTML)
+
+    async def send_notice(self, chat_id: int, text: str) -> None:
+        await self._call(chat_id, self.bot.send_message, chat_id, text)
+
+    async def typing(self, chat_id: int) -> None:
+        with contextlib.suppress(TelegramError):
+            await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
+
+    async def answer_callback(self, callback_query_id: str, text: str) -> None:
+        try:
+            await self.bot.answer_callback_query(callback_query_id, text=text)
+        except TelegramError as exc:
+            raise ChannelError(str(exc)) from exc
+
+    async def _call(self, chat_id: int, method: Any, *args: Any) -> Any:
+        """Send within Telegram's rates; wait out 429s; retry network errors a few times."""
+        for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
+            await self._limiter.acquire(chat_id)
+            try:
+                return await method(*args)
+            except RetryAfter as exc:
+                seconds = _retry_seconds(exc)
+                log.warning("telegram_flood_wait", chat_id=chat_id, retry_after_s=seconds)
+                self._limiter.pause_chat(chat_id, seconds)
+            except Forbidden as exc:
+                raise PermanentChannelError(f"Telegram refused: {exc.message}") from exc
+            except TimedOut as exc:
+                # The message may have gone out; a repeat is better than a loss.
+                if attempt == MAX_SEND_ATTEMPTS:
+                    raise ChannelError(f"Telegram timed out: {exc.message}") from exc
+            except NetworkError as exc:
+                if isinstance(exc, BadRequest):
+                    raise
+                if attempt == MAX_SEND_ATTEMPTS:
+                    raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
+                await asyncio.sleep(min(2**attempt, 30))
+        raise ChannelError("Telegram kept asking to slow down")

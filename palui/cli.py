@@ -1,0 +1,100 @@
+"""`palui` command line: run, migrate, chat, doctor.
+
+Exit codes: 0 fine, 1 a problem found at run time (doctor, database), 2 bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from palui.config import Settings, load_settings
+from palui.errors import ConfigError, PaluiError
+from palui.logs import configure_logging
+
+# litellm downloads a price map at import unless told otherwise; Palui never needs the network
+# for that, so this is set before anything can import litellm.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="palui", description="A Telegram agent you can trust.")
+    parser.add_argument("--config", type=Path, help="path of palui.toml (or PALUI_CONFIG)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="run the daemon (migrates the database first)")
+    sub.add_parser("migrate", help="bring the database schema up to date")
+    sub.add_parser("chat", help="talk to Palui in this terminal")
+    sub.add_parser("doctor", help="check the set-up and say how to fix what is wrong")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = load_settings(args.config)
+    configure_logging(settings.log_format, settings.log_level, settings.secrets())
+    return settings
+
+
+async def _run(settings: Settings) -> None:
+    from palui.app import Palui
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with Palui(settings) as app:
+        await app.serve_telegram(stop)
+
+
+async def _migrate(settings: Settings) -> None:
+    from palui.db import Database
+
+    db = Database(settings.resolved_database_url)
+    try:
+        await db.migrate()
+        current, _head = await db.revisions()
+        print(f"{db.kind} database is at revision {current}.")
+    finally:
+        await db.close()
+
+
+async def _chat(settings: Settings) -> None:
+    from palui.app import Palui
+
+    async with Palui(settings) as app:
+        await app.chat_console(lambda: input("you> "))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "doctor":
+            from palui.doctor import run_doctor
+
+            return asyncio.run(run_doctor(args.config))
+        settings = _settings(args)
+        if args.command == "run":
+            settings.require("telegram_token", "allowed_users", "model")
+            asyncio.run(_run(settings))
+        elif args.command == "migrate":
+            asyncio.run(_migrate(settings))
+        elif args.command == "chat":
+            settings.require("model")
+            asyncio.run(_chat(settings))
+    except ConfigError as exc:
+        print(f"palui: {exc}", file=sys.stderr)
+        return 2
+    except PaluiError as exc:
+        print(f"palui: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""Persistence: SQLAlchemy models, the database handle and repositories.
+
+The only package that imports sqlalchemy.
+"""
+
+from palui.db.engine import Database, alembic_config, migrations_dir
+from palui.db.store import History, InboxItem, OutboxItem, Store, TurnRecord, day_start, hour_ago
+
+__all__ = [
+    "Database",
+    "History",
+    "InboxItem",
+    "OutboxItem",
+    "Store",
+    "TurnRecord",
+    "alembic_config",
+    "day_start",
+    "hour_ago",
+    "migrations_dir",
+]

@@ -1,0 +1,100 @@
+"""The database handle: engine, sessions, migrations, and a health check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from palui.errors import DatabaseError
+
+
+def migrations_dir() -> Path:
+    """The Alembic scripts: inside the wheel when installed, else the repo's `migrations/`."""
+    packaged = Path(__file__).resolve().parent.parent / "_migrations"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "migrations"
+
+
+def alembic_config(url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers (/status, doctor) run beside the writer; busy_timeout rides out short locks.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+class Database:
+    """One engine per process; repositories borrow sessions from it."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        self.kind = "SQLite" if self.is_sqlite else "PostgreSQL"
+        if self.is_sqlite and parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        options: dict[str, Any] = {}
+        if not self.is_sqlite:
+            options = {"pool_pre_ping": True, "pool_size": 5, "max_overflow": 5}
+        self.engine: AsyncEngine = create_async_engine(url, **options)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    def session(self) -> AsyncSession:
+        return self.sessions()
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def migrate(self, revision: str = "head") -> None:
+        """Bring the schema to `revision` (Alembic upgrade) on this engine's connection."""
+        cfg = alembic_config(self.url)
+
+        def upgrade(connection: Any) -> None:
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, revision)
+
+        try:
+            async with self.engine.begin() as connection:
+                await connection.run_sync(upgrade)
+        except (SQLAlchemyError, OSError) as exc:
+            raise DatabaseError(f"migrating {self.kind} failed: {_reason(exc)}") from exc
+
+    async def revisions(self) -> tuple[str | None, str | None]:
+        """(the database's revision, the newest revision Palui ships)."""
+        head = ScriptDirectory.from_config(alembic_config(self.url)).get_current_head()
+
+        def current(connection: Any) -> str | None:
+            return MigrationContext.configure(connection).get_current_revision()
+
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+                return await connection.run_sync(current), head
+        except (SQLAlchemyError, OSError) as exc:
+            raise DatabaseError(f"{self.kind} can't be reached: {_reason(exc)}") from exc
+
+
+def _reason(exc: BaseException) -> str:
+    original = getattr(exc, "orig", None) or exc
+    return str(original).splitlines()[0][:200] or type(original).__name__

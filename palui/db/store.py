@@ -1,0 +1,381 @@
+"""Repositories: the only way the rest of Palui reads or writes rows.
+
+Each method is one transaction. Rows leave this module as frozen dataclasses, never as ORM
+objects, so nothing above the database layer can lazily load or accidentally write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palui.db.engine import Database
+from palui.db.models import (
+    Chat,
+    ChatSession,
+    InboxUpdate,
+    MessageRow,
+    ModelCall,
+    OutboxMessage,
+    StrangerNotice,
+    Turn,
+    utcnow,
+)
+from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    update_id: int
+    chat_id: int | None
+    user_id: int | None
+    payload: dict[str, Any]
+    turn_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    session_id: int
+    summary: str
+    summary_tainted: bool
+    messages: tuple[Message, ...]
+    tainted: bool  # some message in it came from a tainted turn
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    id: int
+    chat_id: int
+    text: str
+    parts_sent: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    id: str
+    chat_id: int
+    session_id: int
+    kind: TurnKind
+    status: TurnStatus
+    started_at: datetime
+
+
+class _Repo:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def _insert(self, table: Any) -> Any:
+        return (sqlite_insert if self._db.is_sqlite else pg_insert)(table)
+
+
+class InboxRepo(_Repo):
+    async def add(self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict) -> bool:
+        """Store an update; False when it was already there (a redelivery)."""
+        stmt = (
+            self._insert(InboxUpdate)
+            .values(
+                update_id=update_id,
+                chat_id=chat_id,
+                user_id=user_id,
+                payload=json.dumps(payload, separators=(",", ":")),
+                status=InboxStatus.PENDING,
+                received_at=utcnow(),
+            )
+            .on_conflict_do_nothing(index_elements=["update_id"])
+        )
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(stmt)
+        return bool(result.rowcount)
+
+    async def pending(self, chat_id: int | None = None) -> list[InboxItem]:
+        query = select(InboxUpdate).where(InboxUpdate.status == InboxStatus.PENDING)
+        if chat_id is not None:
+            query = query.where(InboxUpdate.chat_id == chat_id)
+        async with self._db.session() as s:
+            rows = await s.scalars(query.order_by(InboxUpdate.update_id))
+            return [_inbox_item(row) for row in rows]
+
+    async def mark_done(self, update_ids: Sequence[int], turn_id: str | None = None) -> None:
+        if not update_ids:
+            return
+        async with self._db.session() as s, s.begin():
+            await _mark_inbox_done(s, update_ids, turn_id)
+
+    async def newest_update_id(self) -> int | None:
+        async with self._db.session() as s:
+            return await s.scalar(select(func.max(InboxUpdate.update_id)))
+
+
+def _inbox_item(row: InboxUpdate) -> InboxItem:
+    return InboxItem(row.update_id, row.chat_id, row.user_id, json.loads(row.payload), row.turn_id)
+
+
+async def _mark_inbox_done(s: AsyncSession, update_ids: Sequence[int], turn_id: str | None) -> None:
+    await s.execute(
+        update(InboxUpdate)
+        .where(InboxUpdate.update_id.in_(list(update_ids)))
+        .values(status=InboxStatus.DONE, handled_at=utcnow(), turn_id=turn_id)
+    )
+
+
+class ChatRepo(_Repo):
+    async def current_session(self, chat_id: int, kind: str = "private") -> int:
+        """The chat's open session, created (with the chat) on first contact."""
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                self._insert(Chat)
+                .values(id=chat_id, kind=kind, created_at=utcnow())
+                .on_conflict_do_nothing(index_elements=["id"])
+            )
+            chat = await s.get_one(Chat, chat_id, with_for_update=not self._db.is_sqlite)
+            if chat.current_session_id is None:
+                session = ChatSession(chat_id=chat_id)
+                s.add(session)
+                await s.flush()
+                chat.current_session_id = session.id
+            return chat.current_session_id
+
+    async def new_session(self, chat_id: int) -> int:
+        async with self._db.session() as s, s.begin():
+            chat = await s.get(Chat, chat_id, with_for_update=not self._db.is_sqlite)
+            if chat is None:
+                chat = Chat(id=chat_id)
+                s.add(chat)
+            elif chat.current_session_id is not None:
+                await s.execute(
+                    update(ChatSession)
+                    .where(ChatSession.id == chat.current_session_id)
+                    .values(closed_at=utcnow())
+                )
+            session = ChatSession(chat_id=chat_id)
+            s.add(session)
+            await s.flush()
+            chat.current_session_id = session.id
+            return session.id
+
+    async def history(self, session_id: int, limit: int) -> History:
+        """The session's summary and its last `limit` messages, oldest first."""
+        async with self._db.session() as s:
+            session = await s.get_one(ChatSession, session_id)
+            rows = list(
+                await s.scalars(
+                    select(MessageRow)
+                    .where(MessageRow.session_id == session_id)
+                    .order_by(MessageRow.id.desc())
+                    .limit(limit)
+                )
+            )
+        rows.reverse()
+        return History(
+            session_id=session_id,
+            summary=session.summary,
+            summary_tainted=session.summary_tainted,
+            messages=tuple(Message(Role(r.role), r.content) for r in rows),
+            tainted=session.summary_tainted or any(r.tainted for r in rows),
+        )
+
+    async def count_sessions(self, chat_id: int) -> int:
+        async with self._db.session() as s:
+            return await s.scalar(select(func.count()).where(ChatSession.chat_id == chat_id)) or 0
+
+
+class TurnRepo(_Repo):
+    async def start(
+        self,
+        turn_id: str,
+        chat_id: int,
+        session_id: int,
+        kind: TurnKind,
+        inputs: Sequence[tuple[int, str]],
+    ) -> None:
+        """Record a running turn and add the person's messages (once per update) to history."""
+        async with self._db.session() as s, s.begin():
+            s.add(
+                Turn(
+                    id=turn_id,
+                    chat_id=chat_id,
+                    session_id=session_id,
+                    kind=kind,
+                    status=TurnStatus.RUNNING,
+                    started_at=utcnow(),
+                )
+            )
+            for update_id, text in inputs:
+                await s.execute(
+                    self._insert(MessageRow)
+                    .values(
+                        session_id=session_id,
+                        chat_id=chat_id,
+                        role=Role.USER,
+                        content=text,
+                        turn_id=turn_id,
+                        update_id=update_id,
+                        created_at=utcnow(),
+                    )
+                    .on_conflict_do_nothing(index_elements=["update_id"])
+                )
+            await s.execute(
+                update(InboxUpdate)
+                .where(InboxUpdate.update_id.in_([u for u, _ in inputs]))
+                .values(turn_id=turn_id)
+            )
+
+    async def finish(
+        self,
+        turn_id: str,
+        status: TurnStatus,
+        *,
+        update_ids: Sequence[int],
+        reply: str | None = None,
+        remember: bool = True,
+        steps: int = 0,
+        budget_hit: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        """End a turn in one transaction: its reply into history and the outbox, inbox done."""
+        async with self._db.session() as s, s.begin():
+            turn = await s.get_one(Turn, turn_id)
+            turn.status = status
+            turn.ended_at = utcnow()
+            turn.steps = steps
+            turn.budget_hit = budget_hit
+            turn.error = error
+            if reply is not None:
+                if remember:
+                    s.add(
+                        MessageRow(
+                            session_id=turn.session_id,
+                            chat_id=turn.chat_id,
+                            role=Role.ASSISTANT,
+                            content=reply,
+                            turn_id=turn_id,
+                            tainted=turn.tainted,
+                        )
+                    )
+                s.add(OutboxMessage(chat_id=turn.chat_id, text=reply, turn_id=turn_id))
+            await _mark_inbox_done(s, update_ids, turn_id)
+
+    async def abandon_running(self, reason: str) -> int:
+        """Turns left `running` by a process that died: mark them failed (their inbox rows stay
+        pending, so the messages are answered again)."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(Turn)
+                .where(Turn.status == TurnStatus.RUNNING)
+                .values(status=TurnStatus.FAILED, error=reason, ended_at=utcnow())
+            )
+        return result.rowcount or 0
+
+    async def get(self, turn_id: str) -> TurnRecord | None:
+        async with self._db.session() as s:
+            row = await s.get(Turn, turn_id)
+        if row is None:
+            return None
+        return TurnRecord(
+            row.id, row.chat_id, row.session_id, TurnKind(row.kind), TurnStatus(row.status),
+            row.started_at,
+        )  # fmt: skip
+
+    async def record_model_call(
+        self, turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float
+    ) -> None:
+        async with self._db.session() as s, s.begin():
+            s.add(
+                ModelCall(
+                    turn_id=turn_id,
+                    chat_id=chat_id,
+                    model=completion.model,
+                    prompt_tokens=completion.usage.prompt_tokens,
+                    completion_tokens=completion.usage.completion_tokens,
+                    total_tokens=completion.usage.total_tokens,
+                    latency_ms=round(latency_s * 1000),
+                    created_at=utcnow(),
+                )
+            )
+
+    async def tokens_since(self, since: datetime) -> int:
+        async with self._db.session() as s:
+            total = await s.scalar(
+                select(func.coalesce(func.sum(ModelCall.total_tokens), 0)).where(
+                    ModelCall.created_at >= since
+                )
+            )
+        return int(total or 0)
+
+    async def runs_since(self, since: datetime) -> int:
+        async with self._db.session() as s:
+            count = await s.scalar(select(func.count()).where(Turn.started_at >= since))
+        return int(count or 0)
+
+
+class OutboxRepo(_Repo):
+    async def add(self, chat_id: int, text: str) -> int:
+        async with self._db.session() as s, s.begin():
+            row = OutboxMessage(chat_id=chat_id, text=text)
+            s.add(row)
+            await s.flush()
+            return row.id
+
+    async def pending(self, chat_id: int | None = None) -> list[OutboxItem]:
+        query = select(OutboxMessage).where(OutboxMessage.sent_at.is_(None))
+        if chat_id is not None:
+            query = query.where(OutboxMessage.chat_id == chat_id)
+        async with self._db.session() as s:
+            rows = await s.scalars(query.order_by(OutboxMessage.id))
+            return [OutboxItem(r.id, r.chat_id, r.text, r.parts_sent) for r in rows]
+
+    async def part_sent(self, outbox_id: int, parts_sent: int, *, done: bool) -> None:
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(OutboxMessage)
+                .where(OutboxMessage.id == outbox_id)
+                .values(parts_sent=parts_sent, sent_at=utcnow() if done else None)
+            )
+
+
+class StrangerRepo(_Repo):
+    async def first_today(self, user_id: int, now: datetime) -> bool:
+        """Count a stranger's attempt; True only for their first one of the (UTC) day."""
+        day = now.date().isoformat()
+        async with self._db.session() as s, s.begin():
+            inserted = await s.execute(
+                self._insert(StrangerNotice)
+                .values(user_id=user_id, day=day, attempts=1)
+                .on_conflict_do_nothing(index_elements=["user_id", "day"])
+            )
+            if inserted.rowcount:
+                return True
+            await s.execute(
+                update(StrangerNotice)
+                .where(StrangerNotice.user_id == user_id, StrangerNotice.day == day)
+                .values(attempts=StrangerNotice.attempts + 1)
+            )
+            return False
+
+
+class Store:
+    """All repositories over one database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.inbox = InboxRepo(db)
+        self.chats = ChatRepo(db)
+        self.turns = TurnRepo(db)
+        self.outbox = OutboxRepo(db)
+        self.strangers = StrangerRepo(db)
+
+
+def day_start(now: datetime) -> datetime:
+    return now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def hour_ago(now: datetime) -> datetime:
+    return now - timedelta(hours=1)

@@ -1,0 +1,107 @@
+"""`palui doctor`: check each part of the set-up, say what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from palui.config import Settings, load_settings
+from palui.errors import ConfigError, PaluiError
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _required(settings: Settings) -> list[Check]:
+    checks = []
+    for name in ("telegram_token", "allowed_users", "model"):
+        try:
+            settings.require(name)
+        except ConfigError as exc:
+            checks.append(Check(f"PALUI_{name.upper()}", False, str(exc)))
+    if not checks:
+        users = ", ".join(str(u) for u in sorted(settings.allowed_users))
+        checks.append(Check("settings", True, f"token, model and allowed users ({users}) are set"))
+    return checks
+
+
+async def _database(settings: Settings) -> Check:
+    from palui.db import Database
+
+    db = Database(settings.resolved_database_url)
+    try:
+        current, head = await db.revisions()
+    except PaluiError as exc:
+        return Check("database", False, str(exc), "Check PALUI_DATABASE_URL and that it runs.")
+    finally:
+        await db.close()
+    if current != head:
+        return Check(
+            "database",
+            False,
+            f"{db.kind} schema is at {current or 'nothing'}, Palui needs {head}",
+            "Run `palui migrate` (`palui run` also migrates on start).",
+        )
+    return Check("database", True, f"{db.kind} reachable, schema up to date ({head})")
+
+
+async def _model(settings: Settings) -> Check:
+    from palui.app import build_model
+
+    try:
+        answered = await build_model(settings).ping()
+    except PaluiError as exc:
+        return Check(
+            "model",
+            False,
+            str(exc),
+            "Check PALUI_MODEL, PALUI_MODEL_API_BASE and PALUI_MODEL_API_KEY.",
+        )
+    return Check("model", True, f"{answered} answered")
+
+
+async def _telegram(settings: Settings) -> Check:
+    from palui.channels.telegram import TelegramChannel
+
+    assert settings.telegram_token is not None
+    channel = TelegramChannel(settings.telegram_token.get_secret_value(), settings.telegram_api_url)
+    try:
+        await channel.initialize()
+        name = channel.bot.username
+    except PaluiError as exc:
+        return Check("telegram", False, str(exc), "Check PALUI_TELEGRAM_API_URL and the network.")
+    finally:
+        await channel.close()
+    return Check("telegram", True, f"logged in as @{name}")
+
+
+async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
+    """Print one line per check; return 0 when everything is fine, else 1 (2: config unreadable)."""
+    try:
+        settings = load_settings(config_path)
+    except ConfigError as exc:
+        out.write(f"❌ config: {exc}\n")
+        return 2
+    where = settings.config or "no palui.toml (environment only)"
+    checks = [Check("config", True, f"read from {where}")]
+    checks += _required(settings)
+    checks.append(await _database(settings))
+    if settings.model:
+        checks.append(await _model(settings))
+    if settings.telegram_token:
+        checks.append(await _telegram(settings))
+    for check in checks:
+        mark = "✅" if check.ok else "❌"
+        out.write(f"{mark} {check.name}: {check.detail}\n")
+        if check.fix:
+            out.write(f"   fix: {check.fix}\n")
+    problems = sum(not c.ok for c in checks)
+    out.write("All good.\n" if not problems else f"{problems} problem(s) found.\n")
+    return 1 if problems else 0

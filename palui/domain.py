@@ -1,0 +1,132 @@
+"""Plain data shared by every layer: frozen dataclasses and enums, no I/O."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+# Telegram's bot_command shape: /name or /name@bot, then a space or the end.
+COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@\w+)?(?:\s|$)")
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class TurnKind(StrEnum):
+    CHAT = "chat"
+    SCHEDULED = "scheduled"
+    WEBHOOK = "webhook"
+
+
+class TurnStatus(StrEnum):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    PAUSED = "paused"  # waiting for a rate/token cap to lift
+
+
+class InboxStatus(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """A tool call as the model asked for it."""
+
+    id: str
+    name: str
+    arguments: str  # raw JSON text as the model produced it
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a model conversation (history or the turn's own steps)."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to the model (already namespaced `<connectorId>__<tool>`)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What one model call returned."""
+
+    model: str  # the model that answered (a fallback, perhaps)
+    content: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    usage: Usage = Usage()
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatUser:
+    id: int
+    username: str | None = None
+    first_name: str | None = None
+
+    @property
+    def display(self) -> str:
+        if self.username:
+            return f"@{self.username}"
+        return self.first_name or str(self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    """One thing that happened in a chat, as the service sees it (no Telegram types)."""
+
+    update_id: int
+    chat_id: int
+    user: ChatUser
+    text: str | None  # None for messages Palui can't read (photos, stickers, ...)
+    message_id: int | None = None
+    edited: bool = False
+    callback_query_id: str | None = None
+    callback_data: str | None = None
+    received_at: datetime | None = None
+
+    @property
+    def command(self) -> str | None:
+        """`/status@MyBot args` -> "status"; None for plain text (also for "/home/me")."""
+        match = COMMAND_RE.match(self.text or "")
+        return match.group(1).lower() if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A turn's final answer."""
+
+    text: str
+    usage: Usage = Usage()
+    steps: int = 0
+    budget_hit: str | None = None

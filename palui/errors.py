@@ -1,0 +1,50 @@
+"""Every error Palui raises on purpose, with a message a person can act on.
+
+    PaluiError
+    ├── ConfigError          a setting is missing or invalid (names the key, the source, the fix)
+    ├── DatabaseError        the database can't be reached or is not migrated
+    ├── ModelError           the model call failed
+    │   └── ModelUnavailable every configured model (primary and fallbacks) was unreachable
+    ├── ChannelError         the chat channel refused or failed a request
+    └── BudgetExceeded       a turn ran out of steps or time
+"""
+
+from __future__ import annotations
+
+
+class PaluiError(Exception):
+    """Base of every error Palui raises on purpose."""
+
+
+class ConfigError(PaluiError):
+    """A setting is missing or invalid. The message is one line: key, source, fix."""
+
+
+class DatabaseError(PaluiError):
+    """The database can't be reached or its schema is not what Palui needs."""
+
+
+class ModelError(PaluiError):
+    """A model call failed in a way the turn can report."""
+
+
+class ModelUnavailable(ModelError):
+    """No configured model could be reached; `attempts` lists (model, reason) for each."""
+
+    def __init__(self, attempts: list[tuple[str, str]]) -> None:
+        self.attempts = attempts
+        tried = "; ".join(f"{model}: {reason}" for model, reason in attempts)
+        super().__init__(f"the model could not be reached ({tried})")
+
+
+class ChannelError(PaluiError):
+    """The chat channel refused or failed a request."""
+
+
+class BudgetExceeded(PaluiError):
+    """A turn ran out of its step or time budget."""
+
+    def __init__(self, budget: str, limit: float) -> None:
+        self.budget = budget
+        self.limit = limit
+        super().__init__(f"turn budget exceeded: {budget} ({limit:g})")

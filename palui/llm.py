@@ -1,0 +1,396 @@
+"""The `ChatModel` boundary and its litellm adapter, the only module that imports litellm.
+
+`LiteLLMModel` makes exactly one HTTP request per model attempt: litellm's own retries are off
+(it would otherwise send up to three requests per call), so the turn's time budget and /stop
+hold. When a model can't be reached (connection refused, timeout, HTTP 429 or 5xx) the next
+fallback is tried; every fallback uses the same `api_base` and `api_key` as the primary. Any
+other refusal (bad request, bad key) is a `ModelError` at once. Error messages never contain
+the API key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from palui.domain import Completion, Message, Role, ToolCallRequest, ToolSpec, Usage
+from palui.errors import ModelError, ModelUnavailable
+
+DeltaSink = Callable[[str], Awaitable[None]]
+
+_REDACTED = "[redacted]"
+_MAX_DETAIL = 300
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+class ChatModel(Protocol):
+    """One chat model (with its fallbacks) as the agent sees it."""
+
+    name: str
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        *,
+        on_delta: DeltaSink | None = None,
+    ) -> Completion:
+        """Ask for the next assistant message; with `on_delta`, stream its text through it."""
+        ...
+
+    async def ping(self) -> str:
+        """Send a one-token request; return the name of the model that answered."""
+        ...
+
+
+class _Unreachable(Exception):
+    """This model could not be reached; the next fallback may be tried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class LiteLLMModel:
+    """`ChatModel` over litellm, with fallbacks tried in order when a model can't be reached."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        fallbacks: Sequence[str] = (),
+        api_base: str | None = None,
+        api_key: str | None = None,
+        request_timeout: float = 60,
+    ) -> None:
+        self.name = model
+        self._models = tuple(dict.fromkeys((model, *fallbacks)))
+        self._api_base = api_base
+        self._api_key = api_key
+        self._timeout = request_timeout
+        self._litellm: Any = None
+
+    def __repr__(self) -> str:  # the key stays out on purpose
+        return f"LiteLLMModel({self.name!r}, fallbacks={list(self._models[1:])!r})"
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        *,
+        on_delta: DeltaSink | None = None,
+    ) -> Completion:
+        request: dict[str, Any] = {"messages": [_to_openai(m) for m in messages]}
+        if tools:
+            request["tools"] = [_tool_to_openai(t) for t in tools]
+        return await self._first_reachable(request, on_delta)
+
+    async def ping(self) -> str:
+        request = {"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+        return (await self._first_reachable(request, None)).model
+
+    async def _first_reachable(
+        self, request: dict[str, Any], on_delta: DeltaSink | None
+    ) -> Completion:
+        unreachable: list[tuple[str, str]] = []
+        for model in self._models:
+            try:
+                return await self._attempt(model, request, on_delta)
+            except _Unreachable as failure:
+                unreachable.append((model, failure.reason))
+            except ModelError as error:
+                if unreachable:
+                    tried = "; ".join(f"{m}: {r}" for m, r in unreachable)
+                    raise ModelError(f"{error} (tried before it: {tried})") from None
+                raise
+        raise ModelUnavailable(unreachable)
+
+    async def _attempt(
+        self, model: str, request: dict[str, Any], on_delta: DeltaSink | None
+    ) -> Completion:
+        """One request to one model; raises `_Unreachable` or `ModelError`, never litellm's."""
+        litellm = await self._library()
+        kwargs: dict[str, Any] = {
+            **request,
+            "model": model,
+            "api_base": self._api_base,
+            "api_key": self._api_key,
+            "timeout": self._timeout,
+            # litellm retries in two places: its wrapper (num_retries) and the OpenAI client
+            # underneath (max_retries, 2 by default). Both off: one request per attempt.
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,  # a provider without e.g. stream_options must not fail the call
+        }
+        stream = _Stream(model) if on_delta is not None else None
+        # A hard bound on the whole call, streamed or not: litellm's own timeout only bounds
+        # each socket read.
+        deadline = asyncio.timeout(self._timeout)
+        try:
+            async with deadline:
+                if stream is None or on_delta is None:
+                    response = await self._guard(model, litellm.acompletion(**kwargs), None)
+                    return _from_response(model, response)
+                chunks = await self._guard(
+                    model,
+                    litellm.acompletion(
+                        **kwargs, stream=True, stream_options={"include_usage": True}
+                    ),
+                    stream,
+                )
+                iterator = chunks.__aiter__()
+                try:
+                    while (chunk := await self._guard(model, _next(iterator), stream)) is not None:
+                        text = stream.add(chunk)
+                        if text:
+                            await on_delta(text)
+                finally:
+                    await _close(chunks)
+                return stream.completion()
+        except TimeoutError:
+            if not deadline.expired():  # raised by on_delta, not our deadline
+                raise
+            raise self._explain(model, TimeoutError(), stream) from None
+
+    async def _guard(self, model: str, call: Awaitable[Any], stream: _Stream | None) -> Any:
+        """Await a litellm call, turning its errors (not on_delta's) into ours."""
+        try:
+            return await call
+        except Exception as error:
+            raise self._explain(model, error, stream) from None
+
+    def _explain(self, model: str, error: BaseException, stream: _Stream | None) -> Exception:
+        """Turn a failed call into `_Unreachable` (try the next model) or `ModelError`."""
+        reason = _unreachable_reason(error, self._timeout)
+        if reason is not None:
+            if stream is not None and stream.started:
+                # Its text already went out through on_delta: a fallback would repeat it.
+                return ModelError(f"{model} stopped answering part-way ({reason})")
+            return _Unreachable(reason)
+        return ModelError(f"{model}: {self._refusal(error)}")
+
+    def _refusal(self, error: BaseException) -> str:
+        status = getattr(error, "status_code", None)
+        detail = self._redact(_server_message(error))
+        if status == 401:
+            return "the API key was refused (HTTP 401)"
+        if status == 403:
+            return f"the API key may not use this model (HTTP 403): {detail}"
+        if status == 404:
+            return f"the model was not found (HTTP 404): {detail}"
+        if isinstance(status, int):
+            return f"the request was refused (HTTP {status}): {detail}"
+        return f"the call failed ({type(error).__name__}): {detail}"
+
+    def _redact(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, _REDACTED)
+        return text
+
+    async def _library(self) -> Any:
+        if self._litellm is None:
+            # The import takes seconds: do it off the event loop so chats keep being served.
+            self._litellm = await asyncio.to_thread(_import_litellm)
+        return self._litellm
+
+
+def _import_litellm() -> Any:
+    # Without this litellm downloads its model price map at import.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    litellm: Any = importlib.import_module("litellm")
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
+    litellm.telemetry = False  # older releases report usage unless told not to
+    litellm.callbacks = []
+    litellm.success_callback = []
+    litellm.failure_callback = []
+    for name in _LITELLM_LOGGERS:
+        # litellm adds its own stderr handler; drop it so its records pass through Palui's
+        # redacting log pipeline, and keep only warnings and worse.
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.setLevel(logging.WARNING)
+        logger.propagate = True
+    return litellm
+
+
+# -- failures ----------------------------------------------------------------------------------
+
+
+async def _next(iterator: Any) -> Any:
+    """The next chunk of a litellm stream, or None at its end."""
+    try:
+        return await iterator.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+async def _close(chunks: Any) -> None:
+    closer = getattr(chunks, "aclose", None)
+    if closer is not None:
+        # Closing a broken stream may fail again; the first error is the one that matters.
+        with contextlib.suppress(Exception):
+            await closer()
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _unreachable_reason(error: BaseException, timeout: float) -> str | None:
+    """A short reason when the model could not be reached, else None (it refused the call)."""
+    names = {type(e).__name__ for e in _causes(error)}
+    if any(isinstance(e, ConnectionRefusedError) for e in _causes(error)):
+        return "connection refused"
+    if isinstance(error, TimeoutError) or names & {"Timeout", "APITimeoutError"}:
+        return f"timed out after {timeout:g} s"
+    if names & {"APIConnectionError", "ConnectError", "ClientConnectorError"}:
+        return "could not connect"
+    status = getattr(error, "status_code", None)
+    if status == 429:
+        return "HTTP 429 (rate limited)"
+    if isinstance(status, int) and status >= 500:
+        return f"HTTP {status}"
+    return None
+
+
+def _server_message(error: BaseException) -> str:
+    """The provider's own words, when an error body carries them."""
+    for cause in _causes(error):
+        body = getattr(cause, "body", None)
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+                return _short(inner["message"])
+    text = str(getattr(error, "message", None) or error)
+    return _short(text.rsplit("Exception - ", 1)[-1])
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 1] + "…"
+
+
+# -- conversion --------------------------------------------------------------------------------
+
+
+def _to_openai(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    if message.role is Role.ASSISTANT and message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.role is Role.TOOL:
+        out["tool_call_id"] = message.tool_call_id
+    elif message.name:
+        out["name"] = message.name
+    return out
+
+
+def _tool_to_openai(tool: ToolSpec) -> dict[str, Any]:
+    parameters = tool.parameters or {"type": "object", "properties": {}}
+    function = {"name": tool.name, "description": tool.description, "parameters": parameters}
+    return {"type": "function", "function": function}
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    return Usage(
+        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+    )
+
+
+def _from_response(model: str, response: Any) -> Completion:
+    if not response.choices:
+        raise ModelError(f"{model} returned no answer")
+    choice = response.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCallRequest(
+            id=call.id or f"call_{index}",
+            name=call.function.name or "",
+            arguments=call.function.arguments or "{}",
+        )
+        for index, call in enumerate(message.tool_calls or ())
+    )
+    return Completion(
+        model=model,
+        content=message.content or "",
+        tool_calls=calls,
+        usage=_usage(getattr(response, "usage", None)),
+        finish_reason=choice.finish_reason,
+    )
+
+
+@dataclass(slots=True)
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Stream:
+    """Gathers a streamed answer chunk by chunk."""
+
+    model: str
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+
+    @property
+    def started(self) -> bool:
+        return bool(self.text)
+
+    def add(self, chunk: Any) -> str:
+        """Take in one chunk; return its text delta ("" if none)."""
+        raw_usage = getattr(chunk, "usage", None)
+        if raw_usage is not None and _usage(raw_usage).total_tokens:
+            self.usage = _usage(raw_usage)
+        if not chunk.choices:
+            return ""
+        choice = chunk.choices[0]
+        self.finish_reason = choice.finish_reason or self.finish_reason
+        delta = choice.delta
+        for position, call in enumerate(getattr(delta, "tool_calls", None) or ()):
+            index = call.index if call.index is not None else position
+            partial = self.calls.setdefault(index, _PartialCall())
+            partial.id = partial.id or call.id or ""
+            partial.name = partial.name or (call.function.name or "")
+            partial.arguments.append(call.function.arguments or "")
+        text = getattr(delta, "content", None) or ""
+        if text:
+            self.text.append(text)
+        return text
+
+    def completion(self) -> Completion:
+        calls = tuple(
+            ToolCallRequest(
+                id=partial.id or f"call_{index}",
+                name=partial.name,
+                arguments="".join(partial.arguments) or "{}",
+            )
+            for index, partial in sorted(self.calls.items())
+        )
+        return Completion(
+            model=self.model,
+            content="".join(self.text),
+            tool_calls=calls,
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+        )

@@ -1,0 +1,119 @@
+"""structlog set-up: console or JSON lines, chat/turn ids from context, secrets redacted.
+
+Every record, Palui's own and those of the libraries below it (httpx logs request URLs, and the
+Bot API puts the bot token in the URL), passes through `Redactor` before it is written.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+import structlog
+
+REDACTED = "[redacted]"
+
+# Shapes of secrets that may reach a log line even when we never configured them.
+SECRET_PATTERNS = (
+    re.compile(r"\b\d{5,}:[A-Za-z0-9_-]{30,}\b"),  # Telegram bot token
+    re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b"),  # OpenAI-style API key
+    re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"(?i)\b(api[_-]?key|token|secret|password)=([^&\s]+)"),
+)
+SECRET_KEYS = re.compile(r"(?i)(token|api_?key|secret|password|authorization)")
+
+
+class Redactor:
+    """A structlog processor that removes known secret values and secret-shaped strings."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        for pattern in SECRET_PATTERNS:
+            if pattern.groups == 2:
+                text = pattern.sub(lambda m: f"{m.group(1)}={REDACTED}", text)
+            elif pattern.groups == 1:
+                text = pattern.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+            else:
+                text = pattern.sub(REDACTED, text)
+        return text
+
+    def _clean(self, key: str, value: Any) -> Any:
+        if isinstance(value, str):
+            if SECRET_KEYS.search(key) and key not in {"token_usage", "tokens"}:
+                return REDACTED
+            return self.scrub(value)
+        if isinstance(value, dict):
+            return {k: self._clean(str(k), v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._clean(key, v) for v in value]
+        if isinstance(value, BaseException):
+            return self.scrub(repr(value))
+        return value
+
+    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+        return {k: self._clean(k, v) for k, v in event.items()}
+
+
+def configure_logging(
+    fmt: str = "console",
+    level: str = "info",
+    secrets: Iterable[str] = (),
+    stream: TextIO | None = None,
+) -> None:
+    """Route structlog and the standard library's logging through one redacting pipeline."""
+    redactor = Redactor(secrets)
+    pre_chain: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+    ]
+    renderer: Any = (
+        structlog.processors.JSONRenderer()
+        if fmt == "json"
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *pre_chain,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=pre_chain,
+            processors=[
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.format_exc_info,
+                redactor,  # last before rendering, so nothing added later escapes it
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                renderer,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    # Chatty libraries: their request lines add nothing but noise (and URLs with tokens).
+    for name in ("httpx", "httpcore", "telegram", "LiteLLM", "litellm", "aiosqlite", "mcp"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def get_logger(name: str) -> Any:
+    return structlog.stdlib.get_logger(name)
+
+
+def bound(**ids: Any) -> Any:
+    """Context manager: every log line inside carries these ids (chat_id, turn_id, ...)."""
+    return structlog.contextvars.bound_contextvars(**ids)

@@ -1,0 +1,46 @@
+"""The boundaries Palui's core talks through, as protocols (implementations are injected).
+
+`ChatModel` is implemented by `palui.llm.LiteLLMModel`; `Channel` by the Telegram and console
+channels. The agent and the service depend on these, never on the libraries behind them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
+
+from palui.domain import Completion, Message, ToolSpec
+
+DeltaHandler = Callable[[str], Awaitable[None]]
+
+
+class ChatModel(Protocol):
+    """A language model reached one call at a time."""
+
+    name: str
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        *,
+        on_delta: DeltaHandler | None = None,
+    ) -> Completion: ...
+
+    async def ping(self) -> str: ...
+
+
+class Channel(Protocol):
+    """Where replies go. Parts are channel-specific (e.g. Telegram's 4096-character pieces)."""
+
+    def render(self, text: str) -> Sequence[Any]: ...
+
+    async def send_part(self, chat_id: int, part: Any) -> None: ...
+
+    async def send_notice(self, chat_id: int, text: str) -> None:
+        """Best effort, not stored: e.g. the refusal a stranger gets."""
+        ...
+
+    async def typing(self, chat_id: int) -> None: ...
+
+    async def answer_callback(self, callback_query_id: str, text: str) -> None: ...
