@@ -249,11 +249,15 @@ def _causes(error: BaseException) -> Iterator[BaseException]:
 
 def _unreachable_reason(error: BaseException, timeout: float) -> str | None:
     """A short reason when the model could not be reached, else None (it refused the call)."""
+    # Matched by class name: the classes live in openai, httpx and aiohttp, which are litellm's
+    # to choose (a refused connection arrives as litellm's InternalServerError, status 500).
     names = {type(e).__name__ for e in _causes(error)}
     if any(isinstance(e, ConnectionRefusedError) for e in _causes(error)):
         return "connection refused"
     if isinstance(error, TimeoutError) or names & {"Timeout", "APITimeoutError"}:
         return f"timed out after {timeout:g} s"
+    if names & {"ServerDisconnectedError", "RemoteProtocolError", "ReadError"}:
+        return "the server closed the connection"
     if names & {"APIConnectionError", "ConnectError", "ClientConnectorError"}:
         return "could not connect"
     status = getattr(error, "status_code", None)

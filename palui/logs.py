@@ -18,7 +18,7 @@ REDACTED = "[redacted]"
 
 # Shapes of secrets that may reach a log line even when we never configured them.
 SECRET_PATTERNS = (
-    re.compile(r"\b\d{5,}:[A-Za-z0-9_-]{30,}\b"),  # Telegram bot token
+    re.compile(r"(?<!\d)\d{5,}:[A-Za-z0-9_-]{30,}"),  # Telegram bot token (also inside /bot<token>/)
     re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b"),  # OpenAI-style API key
     re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"),
     re.compile(r"(?i)\b(api[_-]?key|token|secret|password)=([^&\s]+)"),

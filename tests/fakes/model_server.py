@@ -42,7 +42,10 @@ class Script:
     status: int = 200
     error: str = ""  # the error message when status is not 200
     usage: tuple[int, int] | None = None  # (prompt, completion); None = estimate from lengths
-    hang: bool = False  # never answer (until the client goes away or the server stops)
+    # Never finish (until the client goes away or the server stops). A streamed answer sends
+    # its text first, then hangs before the final chunk.
+    hang: bool = False
+    drop: bool = False  # close the connection without answering, like a server that crashed
     finish_reason: str | None = None  # None = "tool_calls" when there are tool calls, else "stop"
 
 
@@ -234,11 +237,15 @@ class FakeModel:
                 script = await script
         except Exception as exc:  # a broken brain is a test bug: say so loudly in the answer
             return _error_response(500, f"fake model brain failed: {exc!r}")
-        if script.hang:
-            await self._stopping.wait()
-            return _error_response(503, "fake model stopped")
         if script.delay:
             await asyncio.sleep(script.delay)
+        if script.drop:
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=500)  # never reaches the client
+        if script.hang and not (recorded.stream and script.text):
+            await self._stopping.wait()
+            return _error_response(503, "fake model stopped")
         if script.status != 200:
             return _error_response(script.status, script.error)
         if recorded.stream:
@@ -253,6 +260,9 @@ class FakeModel:
         )
         await response.prepare(request)
         for chunk in _chunks(recorded, script, number):
+            if script.hang and chunk["choices"] and chunk["choices"][0]["finish_reason"]:
+                await self._stopping.wait()
+                return response
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()

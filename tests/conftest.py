@@ -1,0 +1,176 @@
+"""Shared fixtures: no network, clean environment, both databases, the fakes, a running Palui."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
+POSTGRES_ADMIN_DSN = os.environ.get(
+    "PALUI_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+OWNER_ID = 1001
+OWNER_CHAT = 1001
+
+
+def _is_loopback(address: Any) -> bool:
+    if isinstance(address, str | bytes):  # a Unix socket path
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection to a non-loopback address fails the test loudly."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guard(address: Any) -> None:
+        if not _is_loopback(address):
+            raise AssertionError(f"test tried to reach the network: {address!r}")
+
+    def connect(self: socket.socket, address: Any) -> None:
+        guard(address)
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        guard(address)
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tests see no PALUI_* variables of the machine, and no config/palui.toml of the repo."""
+    for name in list(os.environ):
+        if name.startswith("PALUI_") and name != "PALUI_TEST_POSTGRES":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+def _postgres_available() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A fresh, empty database of each kind."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'palui.db'}"
+        return
+    if not _postgres_available():
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not running on 127.0.0.1:5432")
+        pytest.skip("PostgreSQL is not running on 127.0.0.1:5432")
+    import asyncpg
+
+    name = f"palui_test_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    base = POSTGRES_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
+    yield f"{base}/{name}"
+    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+async def fake_telegram() -> AsyncIterator[Any]:
+    from tests.fakes.telegram_api import FakeTelegram
+
+    async with FakeTelegram() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def fake_model() -> AsyncIterator[Any]:
+    from tests.fakes.model_server import FakeModel
+
+    async with FakeModel() as fake:
+        yield fake
+
+
+@pytest.fixture
+def settings_env(
+    monkeypatch: pytest.MonkeyPatch,
+    database_url: str,
+    fake_telegram: Any,
+    fake_model: Any,
+    tmp_path: Path,
+) -> Iterator[dict[str, str]]:
+    """The environment of a Palui wired to the fakes; tests may add to it before starting."""
+    env = {
+        "PALUI_TELEGRAM_TOKEN": fake_telegram.token,
+        "PALUI_TELEGRAM_API_URL": fake_telegram.url,
+        "PALUI_ALLOWED_USERS": str(OWNER_ID),
+        "PALUI_MODEL": "openai/fake-model",
+        "PALUI_MODEL_API_BASE": fake_model.api_base,
+        "PALUI_MODEL_API_KEY": "sk-test-secret-key-0123456789",
+        "PALUI_DATABASE_URL": database_url,
+        "PALUI_DATA_DIR": str(tmp_path / "data"),
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    yield env
+
+
+class RunningPalui:
+    """`palui run` in this process: the real app against the fakes."""
+
+    def __init__(self, app: Any, task: asyncio.Task[None], stop: asyncio.Event) -> None:
+        self.app = app
+        self.task = task
+        self.stop = stop
+
+
+@pytest.fixture
+async def start_palui(settings_env: dict[str, str]) -> AsyncIterator[Any]:
+    """Call `await start_palui()` (after adjusting env) to get a running Palui."""
+    from palui.app import Palui
+    from palui.config import load_settings
+
+    running: list[tuple[Any, RunningPalui]] = []
+
+    async def start(**overrides: str) -> RunningPalui:
+        for key, value in overrides.items():
+            os.environ[key] = value
+        app = Palui(load_settings())
+        await app.__aenter__()
+        stop = asyncio.Event()
+        task = asyncio.create_task(app.serve_telegram(stop))
+        handle = RunningPalui(app, task, stop)
+        running.append((app, handle))
+        return handle
+
+    yield start
+    for app, handle in running:
+        handle.stop.set()
+        await asyncio.wait_for(handle.task, 15)
+        await app.__aexit__(None, None, None)

@@ -1,0 +1,1 @@
+"""Fakes of the services Palui talks to, served on loopback for tests."""
