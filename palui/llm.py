@@ -1,4 +1,4 @@
-"""The `ChatModel` boundary and its litellm adapter, the only module that imports litellm.
+"""The litellm adapter of the `ChatModel` port (palui.ports); the only module importing litellm.
 
 `LiteLLMModel` makes exactly one HTTP request per model attempt: litellm's own retries are off
 (it would otherwise send up to three requests per call), so the turn's time budget and /stop
@@ -15,46 +15,22 @@ import contextlib
 import importlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+import re
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from palui.domain import Completion, Message, Role, ToolCallRequest, ToolSpec, Usage
 from palui.errors import ModelError, ModelUnavailable
-
-DeltaSink = Callable[[str], Awaitable[None]]
+from palui.ports import DeltaHandler
 
 _REDACTED = "[redacted]"
 _MAX_DETAIL = 300
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
-class ChatModel(Protocol):
-    """One chat model (with its fallbacks) as the agent sees it."""
-
-    name: str
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] = (),
-        *,
-        on_delta: DeltaSink | None = None,
-    ) -> Completion:
-        """Ask for the next assistant message; with `on_delta`, stream its text through it."""
-        ...
-
-    async def ping(self) -> str:
-        """Send a one-token request; return the name of the model that answered."""
-        ...
-
-
 class _Unreachable(Exception):
-    """This model could not be reached; the next fallback may be tried."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """This model could not be reached (the argument says why); the next may be tried."""
 
 
 class LiteLLMModel:
@@ -84,7 +60,7 @@ class LiteLLMModel:
         messages: Sequence[Message],
         tools: Sequence[ToolSpec] = (),
         *,
-        on_delta: DeltaSink | None = None,
+        on_delta: DeltaHandler | None = None,
     ) -> Completion:
         request: dict[str, Any] = {"messages": [_to_openai(m) for m in messages]}
         if tools:
@@ -96,14 +72,14 @@ class LiteLLMModel:
         return (await self._first_reachable(request, None)).model
 
     async def _first_reachable(
-        self, request: dict[str, Any], on_delta: DeltaSink | None
+        self, request: dict[str, Any], on_delta: DeltaHandler | None
     ) -> Completion:
         unreachable: list[tuple[str, str]] = []
         for model in self._models:
             try:
                 return await self._attempt(model, request, on_delta)
             except _Unreachable as failure:
-                unreachable.append((model, failure.reason))
+                unreachable.append((model, str(failure)))
             except ModelError as error:
                 if unreachable:
                     tried = "; ".join(f"{m}: {r}" for m, r in unreachable)
@@ -112,7 +88,7 @@ class LiteLLMModel:
         raise ModelUnavailable(unreachable)
 
     async def _attempt(
-        self, model: str, request: dict[str, Any], on_delta: DeltaSink | None
+        self, model: str, request: dict[str, Any], on_delta: DeltaHandler | None
     ) -> Completion:
         """One request to one model; raises `_Unreachable` or `ModelError`, never litellm's."""
         litellm = await self._library()
@@ -128,14 +104,14 @@ class LiteLLMModel:
             "max_retries": 0,
             "drop_params": True,  # a provider without e.g. stream_options must not fail the call
         }
-        stream = _Stream(model) if on_delta is not None else None
+        stream = _Stream(model)
         # A hard bound on the whole call, streamed or not: litellm's own timeout only bounds
         # each socket read.
         deadline = asyncio.timeout(self._timeout)
         try:
             async with deadline:
-                if stream is None or on_delta is None:
-                    response = await self._guard(model, litellm.acompletion(**kwargs), None)
+                if on_delta is None:
+                    response = await self._guard(model, litellm.acompletion(**kwargs), stream)
                     return _from_response(model, response)
                 chunks = await self._guard(
                     model,
@@ -151,32 +127,32 @@ class LiteLLMModel:
                         if text:
                             await on_delta(text)
                 finally:
-                    await _close(chunks)
+                    await _close(chunks)  # on cancellation too: this ends the HTTP request
                 return stream.completion()
         except TimeoutError:
-            if not deadline.expired():  # raised by on_delta, not our deadline
+            if not deadline.expired():  # raised by on_delta, not by our deadline
                 raise
             raise self._explain(model, TimeoutError(), stream) from None
 
-    async def _guard(self, model: str, call: Awaitable[Any], stream: _Stream | None) -> Any:
+    async def _guard(self, model: str, call: Awaitable[Any], stream: _Stream) -> Any:
         """Await a litellm call, turning its errors (not on_delta's) into ours."""
         try:
             return await call
         except Exception as error:
             raise self._explain(model, error, stream) from None
 
-    def _explain(self, model: str, error: BaseException, stream: _Stream | None) -> Exception:
+    def _explain(self, model: str, error: BaseException, stream: _Stream) -> Exception:
         """Turn a failed call into `_Unreachable` (try the next model) or `ModelError`."""
         reason = _unreachable_reason(error, self._timeout)
         if reason is not None:
-            if stream is not None and stream.started:
+            if stream.started:
                 # Its text already went out through on_delta: a fallback would repeat it.
                 return ModelError(f"{model} stopped answering part-way ({reason})")
             return _Unreachable(reason)
         return ModelError(f"{model}: {self._refusal(error)}")
 
     def _refusal(self, error: BaseException) -> str:
-        status = getattr(error, "status_code", None)
+        status = _http_status(error)
         detail = self._redact(_server_message(error))
         if status == 401:
             return "the API key was refused (HTTP 401)"
@@ -184,9 +160,9 @@ class LiteLLMModel:
             return f"the API key may not use this model (HTTP 403): {detail}"
         if status == 404:
             return f"the model was not found (HTTP 404): {detail}"
-        if isinstance(status, int):
+        if status is not None:
             return f"the request was refused (HTTP {status}): {detail}"
-        return f"the call failed ({type(error).__name__}): {detail}"
+        return f"the call failed before reaching the model: {detail}"
 
     def _redact(self, text: str) -> str:
         if self._api_key:
@@ -219,7 +195,7 @@ def _import_litellm() -> Any:
     return litellm
 
 
-# -- failures ----------------------------------------------------------------------------------
+# -- streams and failures ----------------------------------------------------------------------
 
 
 async def _next(iterator: Any) -> Any:
@@ -260,11 +236,25 @@ def _unreachable_reason(error: BaseException, timeout: float) -> str | None:
         return "the server closed the connection"
     if names & {"APIConnectionError", "ConnectError", "ClientConnectorError"}:
         return "could not connect"
-    status = getattr(error, "status_code", None)
+    status = _http_status(error)
     if status == 429:
         return "HTTP 429 (rate limited)"
     if isinstance(status, int) and status >= 500:
         return f"HTTP {status}"
+    return None
+
+
+def _http_status(error: BaseException) -> int | None:
+    """The status of the HTTP answer behind an error; None if no answer came back.
+
+    litellm's own `status_code` can't be trusted for this: it reports client-side failures
+    (missing credentials, a refused connection) as 500.
+    """
+    for cause in _causes(error):
+        if any(k.__name__ == "HTTPStatusError" for k in type(cause).__mro__):  # httpx's
+            status = getattr(getattr(cause, "response", None), "status_code", None)
+            if isinstance(status, int):
+                return status
     return None
 
 
@@ -277,7 +267,9 @@ def _server_message(error: BaseException) -> str:
             if isinstance(inner, dict) and isinstance(inner.get("message"), str):
                 return _short(inner["message"])
     text = str(getattr(error, "message", None) or error)
-    return _short(text.rsplit("Exception - ", 1)[-1])
+    # litellm prefixes its class names: "litellm.BadRequestError: OpenAIException - <words>".
+    text = text.rsplit("Exception - ", 1)[-1]
+    return _short(re.sub(r"^(litellm\.)?\w+Error: ", "", text))
 
 
 def _short(text: str) -> str:
@@ -310,12 +302,8 @@ def _tool_to_openai(tool: ToolSpec) -> dict[str, Any]:
 
 
 def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage()
-    return Usage(
-        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
-    )
+    prompt = getattr(raw, "prompt_tokens", None) or 0
+    return Usage(int(prompt), int(getattr(raw, "completion_tokens", None) or 0))
 
 
 def _from_response(model: str, response: Any) -> Completion:

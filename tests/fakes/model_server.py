@@ -85,7 +85,7 @@ class ModelRequest:
         return ""
 
 
-Brain = Callable[[ModelRequest], "Script | Awaitable[Script]"]
+Brain = Callable[[ModelRequest], Script | Awaitable[Script]]
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -120,9 +120,11 @@ class FakeModel:
         app.router.add_get("/models", self._models)
         # handler_cancellation: a client that goes away cancels its handler, which is how
         # `disconnects` learns of a cancelled call.
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=0.5)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         self._port = self._runner.addresses[0][1]
 

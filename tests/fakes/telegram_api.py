@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import itertools
 import json
 import time
 from collections import Counter
@@ -28,39 +27,30 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.telegram_entities import (
-    EntityError,
-    command_entities,
-    parse_text,
-    validate_reply_markup,
-)
+from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, bad_request
 
 __all__ = ["DEFAULT_TOKEN", "AnsweredCallback", "FakeTelegram", "RecordedRequest"]
 
 DEFAULT_TOKEN = "123456789:AAHfake-Token_for-Palui-tests0123456"
-_MAX_TEXT = 4096
-_CHAT_ACTIONS = frozenset(
-    "typing upload_photo record_video upload_video record_voice upload_voice upload_document "
-    "choose_sticker find_location record_video_note upload_video_note".split()
-)
+
+
+def _names(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
 # Form-encoded values arrive as strings; PTB JSON-encodes every non-string parameter.
-_JSON_FIELDS = frozenset(
-    "reply_markup entities commands scope allowed_updates link_preview_options reply_parameters"
-    " caption_entities".split()
+_JSON_FIELDS = _names(
+    "reply_markup entities commands scope "
+    "allowed_updates link_preview_options reply_parameters caption_entities"
 )
-_INT_FIELDS = frozenset(
-    "chat_id message_id offset limit timeout user_id reply_to_message_id message_thread_id "
-    "cache_time max_connections".split()
+_INT_FIELDS = _names(
+    "chat_id message_id offset limit timeout "
+    "user_id reply_to_message_id message_thread_id cache_time max_connections"
 )
-_BOOL_FIELDS = frozenset(
-    "disable_notification protect_content show_alert drop_pending_updates "
-    "disable_web_page_preview allow_sending_without_reply".split()
+_BOOL_FIELDS = _names(
+    "disable_notification protect_content show_alert "
+    "drop_pending_updates disable_web_page_preview allow_sending_without_reply"
 )
-_NOT_MODIFIED = (
-    "message is not modified: specified new message content and reply markup are exactly the "
-    "same as a current content and reply markup of the message"
-)
-_CALLBACK_INVALID = "query is too old and response timeout expired or query ID is invalid"
 
 
 @dataclass(frozen=True)
@@ -70,24 +60,6 @@ class RecordedRequest:
     method: str
     params: dict[str, Any]
     at: float
-
-
-@dataclass(frozen=True)
-class AnsweredCallback:
-    callback_query_id: str
-    text: str | None
-    show_alert: bool
-    seconds_after_push: float
-
-
-class _ApiError(Exception):
-    def __init__(self, status: int, description: str, **parameters: Any) -> None:
-        super().__init__(description)
-        self.status, self.description, self.parameters = status, description, parameters
-
-
-def _bad(description: str) -> _ApiError:
-    return _ApiError(400, f"Bad Request: {description}")
 
 
 class FakeTelegram:
@@ -102,43 +74,25 @@ class FakeTelegram:
             "can_read_all_group_messages": False,
             "supports_inline_queries": False,
         }
+        self.chats = FakeChats(self.bot_user)
         self.requests: list[RecordedRequest] = []
         self.flood_rejections: list[RecordedRequest] = []
-        self.chat_actions: list[tuple[int, str]] = []
-        self.answered_callbacks: list[AnsweredCallback] = []
-        self.deleted_messages: list[tuple[int, int]] = []
         self.webhook_url = ""
-        self._commands: dict[str, list[dict[str, Any]]] = {}
-        self._last_commands: list[dict[str, Any]] = []
         self._next_update_id = 100_001
         self._pending: list[dict[str, Any]] = []  # unconfirmed updates, by update_id
         self._delivered: Counter[int] = Counter()
         self._confirmed_below = 0
         self._poll_generation = 0
-        self._message_ids: dict[int, itertools.count[int]] = {}
-        self._chats: dict[int, dict[str, Any]] = {}
-        self._messages: dict[tuple[int, int], dict[str, Any]] = {}  # bot's, current state
-        self._sent_order: list[tuple[int, int]] = []
-        self._callbacks: dict[str, float] = {}  # query id -> monotonic time pushed
-        self._callback_ids = itertools.count(7_000_000_001)
         self._floods: dict[str, list[int]] = {}  # method -> [calls left to reject, retry_after]
         self._changed_event = asyncio.Event()
         self._closing = False
         self._runner: web.AppRunner | None = None
         self._port = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
+            **self.chats.handlers(),
             "getme": lambda _p: self.bot_user,
-            "sendmessage": self._send_message,
-            "editmessagetext": self._edit_message_text,
-            "editmessagereplymarkup": self._edit_reply_markup,
-            "deletemessage": self._delete_message,
-            "sendchataction": self._send_chat_action,
-            "setmycommands": self._set_my_commands,
-            "getmycommands": lambda p: self._commands.get(self._scope_key(p), []),
-            "deletemycommands": self._delete_my_commands,
-            "answercallbackquery": self._answer_callback_query,
             "setwebhook": self._set_webhook,
-            "deletewebhook": self._delete_webhook,
+            "deletewebhook": lambda p: self._set_webhook({**p, "url": ""}),
             "getwebhookinfo": self._webhook_info,
             "logout": lambda _p: True,
             "close": lambda _p: True,
@@ -150,9 +104,11 @@ class FakeTelegram:
         app = web.Application()
         app.router.add_route("*", "/{path:.*}", self._handle)
         # A client that gives up on a long poll must not leave a handler that swallows updates.
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=1.0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         self._port = self._runner.addresses[0][1]
 
@@ -206,41 +162,18 @@ class FakeTelegram:
         chat_type: str = "private",
         edited: bool = False,
     ) -> int:
+        """Queue a text message (or its edit) from a user; returns the update_id."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": f"User{user_id}"}
         if username:
             user["username"] = username
-        chat = self._chat(chat_id, chat_type, user)
-        now = int(time.time())
-        message: dict[str, Any] = {
-            "message_id": self._next_message_id(chat_id),
-            "from": user,
-            "chat": chat,
-            "date": now,
-            "text": text,
-        }
-        if entities := command_entities(text):
-            message["entities"] = entities
+        message = self.chats.user_message(chat_id, user, text, chat_type)
         if edited:
-            message["edit_date"] = now
+            message["edit_date"] = message["date"]
         return self.push_update({"edited_message" if edited else "message": message})
 
     def push_callback(self, chat_id: int, user_id: int, message_id: int, data: str) -> int:
-        query_id = str(next(self._callback_ids))
-        self._callbacks[query_id] = time.monotonic()
-        message = self._messages.get((chat_id, message_id)) or {
-            "message_id": message_id,
-            "from": self.bot_user,
-            "chat": self._chat(chat_id, "private" if chat_id > 0 else "group", None),
-            "date": int(time.time()),
-            "text": "…",
-        }
-        query = {
-            "id": query_id,
-            "from": {"id": user_id, "is_bot": False, "first_name": f"User{user_id}"},
-            "message": copy.deepcopy(message),
-            "chat_instance": str(abs(chat_id) * 7919),
-            "data": data,
-        }
+        """Queue a button press on message `message_id`; returns the update_id."""
+        query = self.chats.callback_query(chat_id, user_id, message_id, data)
         return self.push_update({"callback_query": query})
 
     def flood(self, method: str = "sendMessage", times: int = 1, retry_after: int = 2) -> None:
@@ -251,23 +184,33 @@ class FakeTelegram:
 
     def sent_messages(self, chat_id: int | None = None) -> list[dict[str, Any]]:
         """Every message the bot sent (deleted ones too), oldest first, as currently edited."""
-        return [
-            copy.deepcopy(self._messages[key])
-            for key in self._sent_order
-            if chat_id is None or key[0] == chat_id
-        ]
+        return self.chats.sent_messages(chat_id)
 
     def visible_messages(self, chat_id: int | None = None) -> list[dict[str, Any]]:
         """The bot's messages still in the chat (not deleted)."""
-        gone = set(self.deleted_messages)
+        gone = set(self.chats.deleted_messages)
         return [
             m for m in self.sent_messages(chat_id) if (m["chat"]["id"], m["message_id"]) not in gone
         ]
 
     @property
+    def chat_actions(self) -> list[tuple[int, str]]:
+        """(chat_id, action) of every sendChatAction, in order."""
+        return list(self.chats.chat_actions)
+
+    @property
+    def answered_callbacks(self) -> list[AnsweredCallback]:
+        return list(self.chats.answered_callbacks)
+
+    @property
+    def deleted_messages(self) -> list[tuple[int, int]]:
+        """(chat_id, message_id) of every message the bot deleted."""
+        return list(self.chats.deleted_messages)
+
+    @property
     def commands(self) -> list[dict[str, Any]]:
         """The command list of the last setMyCommands call."""
-        return copy.deepcopy(self._last_commands)
+        return copy.deepcopy(self.chats.last_commands)
 
     def delivered_count(self, update_id: int) -> int:
         """How many getUpdates answers included this update."""
@@ -276,8 +219,13 @@ class FakeTelegram:
     def is_confirmed(self, update_id: int) -> bool:
         return update_id < self._confirmed_below
 
+    # A `timeout` argument (ASYNC109) keeps test lines short and makes a hung wait fail with
+    # a message saying what was awaited.
     async def wait_for_messages(
-        self, chat_id: int, count: int, timeout: float = 10
+        self,
+        chat_id: int,
+        count: int,
+        timeout: float = 10,  # noqa: ASYNC109
     ) -> list[dict[str, Any]]:
         await self._wait(
             lambda: len(self.sent_messages(chat_id)) >= count,
@@ -290,7 +238,7 @@ class FakeTelegram:
         self,
         method: str,
         predicate: Callable[[dict[str, Any]], bool] | None = None,
-        timeout: float = 10,
+        timeout: float = 10,  # noqa: ASYNC109
     ) -> RecordedRequest:
         """The first request (so far or later) to `method` whose params satisfy `predicate`."""
 
@@ -307,14 +255,14 @@ class FakeTelegram:
         assert found is not None
         return found
 
-    async def wait_until_confirmed(self, update_id: int, timeout: float = 10) -> None:
+    async def wait_until_confirmed(self, update_id: int, timeout: float = 10) -> None:  # noqa: ASYNC109
         await self._wait(
             lambda: self.is_confirmed(update_id),
             timeout,
             lambda: f"getUpdates to confirm update {update_id} (offset {self._confirmed_below})",
         )
 
-    async def wait_for_delivery(self, update_id: int, timeout: float = 10) -> None:
+    async def wait_for_delivery(self, update_id: int, timeout: float = 10) -> None:  # noqa: ASYNC109
         await self._wait(
             lambda: self._delivered[update_id] > 0,
             timeout,
@@ -328,7 +276,10 @@ class FakeTelegram:
         self._changed_event = asyncio.Event()
 
     async def _wait(
-        self, ready: Callable[[], bool], timeout: float, what: Callable[[], str]
+        self,
+        ready: Callable[[], bool],
+        timeout: float,  # noqa: ASYNC109
+        what: Callable[[], str],
     ) -> None:
         try:
             async with asyncio.timeout(timeout):
@@ -341,7 +292,7 @@ class FakeTelegram:
         token, _, method = request.match_info["path"].removeprefix("bot").partition("/")
         try:
             params = await _read_params(request)
-        except _ApiError as error:
+        except ApiError as error:
             return _error_response(error)
         recorded = RecordedRequest(method, params, time.monotonic())
         self.requests.append(recorded)
@@ -350,17 +301,17 @@ class FakeTelegram:
             # Telegram: 404 for a token that isn't one, 401 for a well-formed wrong token.
             status = 401 if ":" in token else 404
             return _error_response(
-                _ApiError(status, "Unauthorized" if status == 401 else "Not Found")
+                ApiError(status, "Unauthorized" if status == 401 else "Not Found")
             )
         handler = self._handlers.get(method.lower())
         if handler is None and method.lower() != "getupdates":
-            return _error_response(_ApiError(404, "Not Found"))
+            return _error_response(ApiError(404, "Not Found"))
         if (flood := self._floods.get(method.lower())) and flood[0] > 0:
             flood[0] -= 1
             self.flood_rejections.append(recorded)
             retry_after = flood[1]
             return _error_response(
-                _ApiError(
+                ApiError(
                     429, f"Too Many Requests: retry after {retry_after}", retry_after=retry_after
                 )
             )
@@ -369,7 +320,7 @@ class FakeTelegram:
                 result = await self._get_updates(params)
             else:
                 result = handler(params)
-        except _ApiError as error:
+        except ApiError as error:
             return _error_response(error)
         finally:
             self._changed()
@@ -377,7 +328,7 @@ class FakeTelegram:
 
     async def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         if self.webhook_url:
-            raise _ApiError(
+            raise ApiError(
                 409,
                 "Conflict: can't use getUpdates method while webhook is active; "
                 "use deleteWebhook to delete the webhook first",
@@ -397,7 +348,7 @@ class FakeTelegram:
             except TimeoutError:
                 break
             if generation != self._poll_generation:
-                raise _ApiError(
+                raise ApiError(
                     409,
                     "Conflict: terminated by other getUpdates request; "
                     "make sure that only one bot instance is running",
@@ -414,161 +365,11 @@ class FakeTelegram:
             self._confirmed_below = offset
         self._pending = [u for u in self._pending if u["update_id"] >= self._confirmed_below]
 
-    def _chat(self, chat_id: int, chat_type: str, user: dict[str, Any] | None) -> dict[str, Any]:
-        if chat_id not in self._chats:
-            chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
-            if chat_type == "private":
-                chat["first_name"] = (user or {}).get("first_name", f"User{chat_id}")
-                if user and "username" in user:
-                    chat["username"] = user["username"]
-            else:
-                chat["title"] = f"Chat {chat_id}"
-            self._chats[chat_id] = chat
-        return dict(self._chats[chat_id])
-
-    def _next_message_id(self, chat_id: int) -> int:
-        # In a private chat Telegram numbers the user's and the bot's messages in one sequence.
-        return next(self._message_ids.setdefault(chat_id, itertools.count(1)))
-
-    def _chat_id(self, params: dict[str, Any]) -> int:
-        chat_id = params.get("chat_id")
-        if chat_id in (None, ""):
-            raise _bad("chat_id is empty")
-        if not isinstance(chat_id, int):
-            raise _bad("chat not found")
-        return chat_id
-
-    def _checked_text(self, params: dict[str, Any]) -> tuple[str, tuple[dict[str, Any], ...]]:
-        try:
-            parsed = parse_text(str(params.get("text") or ""), params.get("parse_mode"))
-        except EntityError as error:
-            raise _bad(f"can't parse entities: {error}") from None
-        except ValueError:
-            raise _bad("unsupported parse_mode") from None
-        if not parsed.text:
-            raise _bad("message text is empty")
-        if len(parsed.text) > _MAX_TEXT:
-            raise _bad("message is too long")
-        return parsed.text, parsed.entities
-
-    def _checked_markup(self, params: dict[str, Any]) -> dict[str, Any] | None:
-        markup = params.get("reply_markup")
-        if problem := validate_reply_markup(markup):
-            raise _bad(problem)
-        if isinstance(markup, dict) and markup.get("inline_keyboard"):
-            return markup
-        return None
-
-    def _send_message(self, params: dict[str, Any]) -> dict[str, Any]:
-        chat_id = self._chat_id(params)
-        text, entities = self._checked_text(params)
-        markup = self._checked_markup(params)
-        kind = "private" if chat_id > 0 else "supergroup" if chat_id < -(10**12) else "group"
-        message: dict[str, Any] = {
-            "message_id": self._next_message_id(chat_id),
-            "from": self.bot_user,
-            "chat": self._chat(chat_id, kind, None),
-            "date": int(time.time()),
-            "text": text,
-        }
-        _set_content(message, entities, markup)
-        key = (chat_id, message["message_id"])
-        self._messages[key] = message
-        self._sent_order.append(key)
-        return copy.deepcopy(message)
-
-    def _message_to_edit(self, params: dict[str, Any]) -> dict[str, Any]:
-        if params.get("inline_message_id"):
-            raise _bad("message to edit not found")  # inline messages aren't modelled
-        key = (self._chat_id(params), int(params.get("message_id") or 0))
-        if key not in self._messages or key in self.deleted_messages:
-            raise _bad("message to edit not found")
-        return self._messages[key]
-
-    def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
-        message = self._message_to_edit(params)
-        text, entities = self._checked_text(params)
-        # Like Telegram: an edit without reply_markup removes the inline keyboard.
-        markup = self._checked_markup(params)
-        if (text, list(entities), markup) == (
-            message["text"],
-            message.get("entities", []),
-            message.get("reply_markup"),
-        ):
-            raise _bad(_NOT_MODIFIED)
-        message["text"] = text
-        _set_content(message, entities, markup)
-        message["edit_date"] = int(time.time())
-        return copy.deepcopy(message)
-
-    def _edit_reply_markup(self, params: dict[str, Any]) -> dict[str, Any]:
-        message = self._message_to_edit(params)
-        markup = self._checked_markup(params)
-        if markup == message.get("reply_markup"):
-            raise _bad(_NOT_MODIFIED)
-        _set_content(message, message.get("entities", []), markup)
-        message["edit_date"] = int(time.time())
-        return copy.deepcopy(message)
-
-    def _delete_message(self, params: dict[str, Any]) -> bool:
-        key = (self._chat_id(params), int(params.get("message_id") or 0))
-        if key not in self._messages or key in self.deleted_messages:
-            raise _bad("message to delete not found")
-        self.deleted_messages.append(key)
-        return True
-
-    def _send_chat_action(self, params: dict[str, Any]) -> bool:
-        chat_id = self._chat_id(params)
-        if params.get("action") not in _CHAT_ACTIONS:
-            raise _bad("wrong parameter action in request")
-        self.chat_actions.append((chat_id, str(params["action"])))
-        return True
-
-    def _scope_key(self, params: dict[str, Any]) -> str:
-        scope = params.get("scope") or {"type": "default"}
-        return json.dumps([scope, params.get("language_code") or ""], sort_keys=True)
-
-    def _set_my_commands(self, params: dict[str, Any]) -> bool:
-        commands = params.get("commands")
-        if not isinstance(commands, list) or len(commands) > 100:
-            raise _bad("can't parse commands JSON object")
-        for command in commands:
-            name = str(command.get("command", "")) if isinstance(command, dict) else ""
-            if not (1 <= len(name) <= 32 and name.replace("_", "a").isalnum() and name.islower()):
-                raise _bad("BOT_COMMAND_INVALID")
-            if not 1 <= len(str(command.get("description", ""))) <= 256:
-                raise _bad("BOT_COMMAND_DESCRIPTION_INVALID")
-        self._commands[self._scope_key(params)] = commands
-        self._last_commands = commands
-        return True
-
-    def _delete_my_commands(self, params: dict[str, Any]) -> bool:
-        self._commands.pop(self._scope_key(params), None)
-        return True
-
-    def _answer_callback_query(self, params: dict[str, Any]) -> bool:
-        query_id = str(params.get("callback_query_id") or "")
-        pushed_at = self._callbacks.pop(query_id, None)
-        if pushed_at is None:
-            raise _bad(_CALLBACK_INVALID)
-        self.answered_callbacks.append(
-            AnsweredCallback(
-                query_id,
-                params.get("text"),
-                bool(params.get("show_alert")),
-                time.monotonic() - pushed_at,
-            )
-        )
-        return True
-
     def _set_webhook(self, params: dict[str, Any]) -> bool:
         self.webhook_url = str(params.get("url") or "")
         if params.get("drop_pending_updates"):
             self._confirm(self._next_update_id)
         return True
-
-    def _delete_webhook(self, params: dict[str, Any]) -> bool:
-        return self._set_webhook({**params, "url": ""})
 
     def _webhook_info(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -578,23 +379,15 @@ class FakeTelegram:
         }
 
 
-def _set_content(message: dict[str, Any], entities: Any, markup: dict[str, Any] | None) -> None:
-    for key, value in (("entities", list(entities)), ("reply_markup", markup)):
-        if value:
-            message[key] = value
-        else:
-            message.pop(key, None)
-
-
 async def _read_params(request: web.Request) -> dict[str, Any]:
     params: dict[str, Any] = dict(request.query)
     if request.content_type == "application/json":
         try:
             body = await request.json()
         except ValueError:
-            raise _bad("can't parse JSON") from None
+            raise bad_request("can't parse JSON") from None
         if not isinstance(body, dict):
-            raise _bad("can't parse JSON")
+            raise bad_request("can't parse JSON")
         params.update(body)
     elif request.method == "POST":
         form = await request.post()
@@ -609,7 +402,7 @@ def _coerce(key: str, value: Any) -> Any:
         try:
             return json.loads(value)
         except ValueError:
-            raise _bad(f"can't parse {key} JSON object") from None
+            raise bad_request(f"can't parse {key} JSON object") from None
     if key in _INT_FIELDS:
         try:
             return int(value)
@@ -620,7 +413,7 @@ def _coerce(key: str, value: Any) -> Any:
     return value
 
 
-def _error_response(error: _ApiError) -> web.Response:
+def _error_response(error: ApiError) -> web.Response:
     body: dict[str, Any] = {
         "ok": False,
         "error_code": error.status,

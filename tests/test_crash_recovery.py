@@ -1,0 +1,80 @@
+"""`kill -9` of `palui run` mid-turn, then a restart: the message is answered exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.model_server import Script
+
+pytestmark = pytest.mark.slow
+
+
+class Daemon:
+    """`palui run` as a real process."""
+
+    def __init__(self, env: dict[str, str], cwd: str) -> None:
+        self.env = env
+        self.cwd = cwd
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "palui.cli", "run",
+            env=self.env, cwd=self.cwd,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+
+    async def kill9(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        await self.proc.wait()
+
+    async def stop(self) -> str:
+        if self.proc is None or self.proc.returncode is not None:
+            return ""
+        self.proc.terminate()
+        _, err = await asyncio.wait_for(self.proc.communicate(), 30)
+        return err.decode()
+
+
+@pytest.fixture
+async def daemon(settings_env: dict[str, str], tmp_path) -> AsyncIterator[Daemon]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
+    env.update(settings_env)
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    proc = Daemon(env, str(tmp_path))
+    yield proc
+    await proc.stop()
+
+
+async def test_kill_9_mid_turn_then_restart_answers_exactly_once(
+    daemon: Daemon, fake_telegram, fake_model
+) -> None:
+    fake_model.queue(Script(hang=True), Script(text="the answer"), Script(text="second answer"))
+    await daemon.start()
+    update_id = fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "important question")
+    await fake_telegram.wait_for_delivery(update_id, timeout=60)
+    await fake_model.wait_until_in_flight(timeout=60)  # the turn is running
+    await daemon.kill9()
+    assert fake_telegram.sent_messages(OWNER_CHAT) == []
+
+    await daemon.start()
+    replies = await fake_telegram.wait_for_messages(OWNER_CHAT, 1, timeout=60)
+    assert [m["text"] for m in replies] == ["the answer"]
+    assert fake_model.requests[1].messages[-1]["content"] == "important question"
+
+    # One more round trip proves nothing else was queued: still exactly one answer to the first.
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "thanks")
+    replies = await fake_telegram.wait_for_messages(OWNER_CHAT, 2, timeout=60)
+    assert [m["text"] for m in replies] == ["the answer", "second answer"]
+    history = [m["content"] for m in fake_model.requests[2].messages[1:]]
+    assert history == ["important question", "the answer", "thanks"]
+    stderr = await daemon.stop()
+    assert fake_telegram.token not in stderr  # logs never carry the bot token
