@@ -1,7 +1,7 @@
 """The composition root: builds every part from Settings and owns the start/stop order.
 
-    async with Palui(settings) as app:      # database opened and migrated, model built
-        await app.serve_telegram(stop)      # until `stop` is set
+async with Palui(settings) as app:      # database opened and migrated, model built
+    await app.serve_telegram(stop)      # until `stop` is set
 """
 
 from __future__ import annotations
@@ -95,9 +95,7 @@ class Palui:
             await channel.close()
             await service.close()
 
-    async def chat_console(
-        self, read_line: Callable[[], str], out: TextIO = sys.stdout
-    ) -> None:
+    async def chat_console(self, read_line: Callable[[], str], out: TextIO = sys.stdout) -> None:
         """The same engine in a terminal: one line in, the reply out, until EOF or /quit."""
         channel = ConsoleChannel(out)
         service = self._service(channel, frozenset({CONSOLE_USER.id}))
@@ -119,6 +117,6 @@ class Palui:
                     text=line.strip(),
                 )  # fmt: skip
                 await service.accept(inbound)
-                await service.wait_idle(CONSOLE_CHAT_ID, timeout=self.settings.turn_timeout_s + 30)
+                await service.wait_idle(CONSOLE_CHAT_ID)
         finally:
             await service.close()

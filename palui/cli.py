@@ -20,6 +20,9 @@ from palui.logs import configure_logging
 # litellm downloads a price map at import unless told otherwise; Palui never needs the network
 # for that, so this is set before anything can import litellm.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Opt in to python-telegram-bot's future RetryAfter.retry_after type (a timedelta) now, instead
+# of a deprecation warning on every flood wait.
+os.environ.setdefault("PTB_TIMEDELTA", "1")
 
 
 def _parser() -> argparse.ArgumentParser:

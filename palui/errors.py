@@ -1,12 +1,12 @@
 """Every error Palui raises on purpose, with a message a person can act on.
 
-    PaluiError
-    ├── ConfigError          a setting is missing or invalid (names the key, the source, the fix)
-    ├── DatabaseError        the database can't be reached or is not migrated
-    ├── ModelError           the model call failed
-    │   └── ModelUnavailable every configured model (primary and fallbacks) was unreachable
-    ├── ChannelError         the chat channel refused or failed a request
-    └── BudgetExceeded       a turn ran out of steps or time
+PaluiError
+├── ConfigError          a setting is missing or invalid (names the key, the source, the fix)
+├── DatabaseError        the database can't be reached or is not migrated
+├── ModelError           the model call failed
+│   └── ModelUnavailable every configured model (primary and fallbacks) was unreachable
+├── ChannelError         the chat channel refused or failed a request
+└── BudgetExceeded       a turn ran out of steps or time
 """
 
 from __future__ import annotations

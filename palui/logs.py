@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 from typing import Any, TextIO
 
 import structlog
@@ -18,7 +18,7 @@ REDACTED = "[redacted]"
 
 # Shapes of secrets that may reach a log line even when we never configured them.
 SECRET_PATTERNS = (
-    re.compile(r"(?<!\d)\d{5,}:[A-Za-z0-9_-]{30,}"),  # Telegram bot token (also inside /bot<token>/)
+    re.compile(r"(?<!\d)\d{5,}:[A-Za-z0-9_-]{30,}"),  # bot token, also inside /bot<token>/
     re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b"),  # OpenAI-style API key
     re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"),
     re.compile(r"(?i)\b(api[_-]?key|token|secret|password)=([^&\s]+)"),
@@ -57,7 +57,7 @@ class Redactor:
             return self.scrub(repr(value))
         return value
 
-    def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> dict[str, Any]:
         return {k: self._clean(k, v) for k, v in event.items()}
 
 

@@ -80,6 +80,7 @@ class _RunningTurn:
 @dataclass(slots=True)
 class _ChatState:
     worker: asyncio.Task[None] | None = None
+    rekick: bool = False  # a message arrived while the worker was looking: look again
     running: _RunningTurn | None = None
     delivery: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -147,12 +148,11 @@ class ChatService:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def wait_idle(self, chat_id: int, timeout: float = 30) -> None:
+    async def wait_idle(self, chat_id: int) -> None:
         """Wait until the chat has no turn or command running (its replies are then sent)."""
         state = self._chat(chat_id)
-        async with asyncio.timeout(timeout):
-            while busy := [t for t in (state.worker, *self._handlers) if t and not t.done()]:
-                await asyncio.wait(busy)
+        while busy := [t for t in (state.worker, *self._handlers) if t and not t.done()]:
+            await asyncio.wait(busy)
 
     # -- inbound --------------------------------------------------------------------------------
 
@@ -268,6 +268,7 @@ class ChatService:
 
     def _kick(self, chat_id: int) -> None:
         state = self._chat(chat_id)
+        state.rekick = True
         if self._closed or (state.worker is not None and not state.worker.done()):
             return
         state.worker = asyncio.create_task(self._drain(chat_id), name=f"chat-{chat_id}")
@@ -275,13 +276,17 @@ class ChatService:
 
     async def _drain(self, chat_id: int) -> None:
         """Run turns for the chat until its inbox holds no waiting message."""
+        state = self._chat(chat_id)
         while True:
+            state.rekick = False
             batch = [
                 inbound
                 for inbound in map(inbound_from_json, await self._pending_payloads(chat_id))
                 if inbound.command is None and not inbound.callback_query_id
             ]
             if not batch:
+                if state.rekick:
+                    continue
                 return
             await self._answer(chat_id, batch)
 
@@ -419,10 +424,11 @@ class ChatService:
 def _unavailable_text(exc: ModelUnavailable) -> str:
     first_model, first_reason = exc.attempts[0] if exc.attempts else ("the model", "unknown")
     tried = " I tried the fallback too." if len(exc.attempts) > 1 else ""
-    return f"The model could not be reached ({first_model}: {first_reason}).{tried} Nothing was run."
+    return (
+        f"The model could not be reached ({first_model}: {first_reason}).{tried} Nothing was run."
+    )
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("background_task_failed", error=repr(task.exception()))
-

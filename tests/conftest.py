@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["PTB_TIMEDELTA"] = "1"  # as palui.cli sets it
 
 
 POSTGRES_ADMIN_DSN = os.environ.get(

@@ -135,7 +135,9 @@ def test_default_database_is_a_sqlite_file_in_the_data_dir(
 ) -> None:
     monkeypatch.setenv("PALUI_DATA_DIR", str(tmp_path / "state"))
     settings = load_settings()
-    assert settings.resolved_database_url == f"sqlite+aiosqlite:///{tmp_path / 'state' / 'palui.db'}"
+    assert (
+        settings.resolved_database_url == f"sqlite+aiosqlite:///{tmp_path / 'state' / 'palui.db'}"
+    )
     assert settings.database_kind == "SQLite"
 
 

@@ -48,7 +48,7 @@ async def test_a_redelivered_update_runs_no_second_turn(
     await fake_telegram.wait_until_confirmed(update_id)
 
     # Telegram sends the very same update again (as it does when a confirmation is lost).
-    fake_telegram.push_update(fake_telegram.update_payload(update_id))
+    fake_telegram.redeliver(update_id)
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "second")
     await fake_telegram.wait_for_messages(OWNER_CHAT, 2)
     assert fake_telegram.delivered_count(update_id) >= 2
@@ -201,7 +201,7 @@ async def test_flood_control_delays_the_next_send_and_loses_nothing(
     assert texts(await fake_telegram.wait_for_messages(OWNER_CHAT, 1)) == ["patience"]
     attempts = [r for r in fake_telegram.requests if r.method == "sendMessage"]
     assert len(attempts) == 2
-    assert attempts[1].time - attempts[0].time >= 1.0  # waited the retry_after it was given
+    assert attempts[1].at - attempts[0].at >= 1.0  # waited the retry_after it was given
 
 
 async def test_markdown_is_sent_as_telegram_html(start_palui, fake_telegram, fake_model) -> None:
@@ -264,7 +264,7 @@ async def test_edits_and_non_text_messages_get_a_note_and_no_turn(
     if kind == "edited":
         fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "changed my mind", edited=True)
     else:
-        fake_telegram.push_update(fake_telegram.photo_update(OWNER_CHAT, OWNER_ID))
+        fake_telegram.push_photo(OWNER_CHAT, OWNER_ID)
     reply = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]["text"]
     assert expected in reply
     assert fake_model.requests == []

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-
 revision = "0001"
 down_revision = None
 branch_labels = None
@@ -135,7 +134,6 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_turns_chat_id"), ["chat_id"], unique=False)
         batch_op.create_index(batch_op.f("ix_turns_started_at"), ["started_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_turns_status"), ["status"], unique=False)
-
 
 
 def downgrade() -> None:

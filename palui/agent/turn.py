@@ -32,7 +32,7 @@ class TurnState:
 
     messages: list[Message]
     steps: int = 0
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     partial: list[str] = field(default_factory=list)
 
     def add_usage(self, usage: Usage) -> None:

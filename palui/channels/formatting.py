@@ -97,7 +97,7 @@ def split_for_telegram(markdown: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[
     for block in _blocks(markdown):
         if fits(block):
             pieces.append(block)
-        elif fence_opener(block.strip("\r\n").split("\n", 1)[0]):
+        elif _is_code_block(block):
             pieces.extend(_split_code(block, fits))
         else:
             pieces.extend(_split(block, fits, 0))
@@ -174,16 +174,20 @@ def _hard_split(text: str, fits: Callable[[str], bool]) -> list[str]:
 
 
 def _pack(pieces: list[str], fits: Callable[[str], bool]) -> list[str]:
-    """Join neighbouring pieces greedily while the join still fits."""
+    """Join neighbouring pieces greedily while the join still fits (each piece fits alone)."""
     packed: list[str] = []
     start = 0
     while start < len(pieces):
-        good, step = 1, 1
-        while start + good < len(pieces) and fits("".join(pieces[start : start + good + step])):
-            good += step
-            step *= 2
-        bad = min(good + step, len(pieces) - start + 1)
-        while bad - good > 1:  # the longest run that fits lies between good and bad
+        left = len(pieces) - start
+        good, bad = 1, left + 1  # joining `good` pieces fits; joining `bad` does not
+        step = 1
+        while good < left:  # gallop, then bisect: few renders of long joins
+            probe = min(good + step, left)
+            if not fits("".join(pieces[start : start + probe])):
+                bad = probe
+                break
+            good, step = probe, step * 2
+        while bad - good > 1:
             mid = (good + bad) // 2
             good, bad = (mid, bad) if fits("".join(pieces[start : start + mid])) else (good, mid)
         packed.append("".join(pieces[start : start + good]))
@@ -192,17 +196,25 @@ def _pack(pieces: list[str], fits: Callable[[str], bool]) -> list[str]:
 
 
 def _split_code(block: str, fits: Callable[[str], bool]) -> list[str]:
-    first, _, rest = block.strip("\r\n").partition("\n")
+    lines = block.strip("\r\n").splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    first = lines[0]
     opener = fence_opener(first)
     assert opener is not None
     fence = opener[0]
-    lines = rest.split("\n")
-    if lines and closes_fence(lines[-1], fence):
-        lines.pop()
-    dedented_first = first.lstrip(" \t")
+    body_lines = lines[1:]
+    if body_lines and closes_fence(body_lines[-1], fence):
+        body_lines.pop()
+    indent = len(first) - len(first.lstrip(" \t"))
 
     def wrap(body: str) -> str:
-        return f"{dedented_first}\n{body.rstrip(chr(10))}\n{fence}\n"
+        return f"{first.lstrip()}\n{body.rstrip(chr(10))}\n{fence}\n"
 
-    body = "\n".join(dedent(line, len(first) - len(dedented_first)) for line in lines)
+    body = "\n".join(dedent(line, indent) for line in body_lines)
     return [wrap(p) for p in _split(body, lambda p: fits(wrap(p)), 0)]
+
+
+def _is_code_block(block: str) -> bool:
+    first = next((line for line in block.splitlines() if line.strip()), "")
+    return fence_opener(first) is not None

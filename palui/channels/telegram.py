@@ -1,4 +1,6 @@
-"""Telegram: long polling through an inbox, and a careful sender. The only module importing telegram.
+"""Telegram: long polling through an inbox, and a careful sender.
+
+The only module importing telegram.
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
@@ -48,7 +50,7 @@ class PermanentChannelError(ChannelError):
 
 
 def _retry_seconds(exc: RetryAfter) -> float:
-    value = exc.retry_after
+    value = exc.retry_after  # a timedelta with PTB_TIMEDELTA=1 (set by the CLI), else seconds
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 

@@ -77,7 +77,9 @@ class _Repo:
 
 
 class InboxRepo(_Repo):
-    async def add(self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict) -> bool:
+    async def add(
+        self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict
+    ) -> bool:
         """Store an update; False when it was already there (a redelivery)."""
         stmt = (
             self._insert(InboxUpdate)
@@ -93,7 +95,7 @@ class InboxRepo(_Repo):
         )
         async with self._db.session() as s, s.begin():
             result = await s.execute(stmt)
-        return bool(result.rowcount)
+        return bool(getattr(result, "rowcount", 0))
 
     async def pending(self, chat_id: int | None = None) -> list[InboxItem]:
         query = select(InboxUpdate).where(InboxUpdate.status == InboxStatus.PENDING)
@@ -272,7 +274,7 @@ class TurnRepo(_Repo):
                 .where(Turn.status == TurnStatus.RUNNING)
                 .values(status=TurnStatus.FAILED, error=reason, ended_at=utcnow())
             )
-        return result.rowcount or 0
+        return int(getattr(result, "rowcount", 0) or 0)
 
     async def get(self, turn_id: str) -> TurnRecord | None:
         async with self._db.session() as s:
@@ -351,7 +353,7 @@ class StrangerRepo(_Repo):
                 .values(user_id=user_id, day=day, attempts=1)
                 .on_conflict_do_nothing(index_elements=["user_id", "day"])
             )
-            if inserted.rowcount:
+            if getattr(inserted, "rowcount", 0):
                 return True
             await s.execute(
                 update(StrangerNotice)

@@ -80,6 +80,8 @@ class FakeTelegram:
         self.webhook_url = ""
         self._next_update_id = 100_001
         self._pending: list[dict[str, Any]] = []  # unconfirmed updates, by update_id
+        self._pushed: dict[int, dict[str, Any]] = {}  # every update ever pushed
+        self._replay: list[dict[str, Any]] = []  # sent once more whatever the offset says
         self._delivered: Counter[int] = Counter()
         self._confirmed_below = 0
         self._poll_generation = 0
@@ -147,6 +149,7 @@ class FakeTelegram:
         update = dict(update)
         update_id = int(update.setdefault("update_id", self._next_update_id))
         self._next_update_id = max(self._next_update_id, update_id + 1)
+        self._pushed[update_id] = copy.deepcopy(update)
         self._pending.append(update)
         self._pending.sort(key=lambda u: u["update_id"])
         self._changed()
@@ -170,6 +173,27 @@ class FakeTelegram:
         if edited:
             message["edit_date"] = message["date"]
         return self.push_update({"edited_message" if edited else "message": message})
+
+    @property
+    def last_update_id(self) -> int:
+        return self._next_update_id - 1
+
+    def redeliver(self, update_id: int) -> None:
+        """Send an already confirmed update again on the next getUpdates, as Telegram does when
+        it never saw the confirmation (at-least-once delivery)."""
+        self._replay.append(copy.deepcopy(self._pushed[update_id]))
+        self._changed()
+
+    def push_photo(self, chat_id: int, user_id: int) -> int:
+        """Queue a photo message (no text); returns the update_id."""
+        user = {"id": user_id, "is_bot": False, "first_name": f"User{user_id}"}
+        message = self.chats.user_message(chat_id, user, "", "private")
+        message.pop("text", None)
+        message.pop("entities", None)
+        message["photo"] = [
+            {"file_id": "photo-1", "file_unique_id": "u1", "width": 90, "height": 90}
+        ]
+        return self.push_update({"message": message})
 
     def push_callback(self, chat_id: int, user_id: int, message_id: int, data: str) -> int:
         """Queue a button press on message `message_id`; returns the update_id."""
@@ -341,7 +365,9 @@ class FakeTelegram:
         generation = self._poll_generation
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while not self._pending and not self._closing and loop.time() < deadline:
+        while (
+            not self._pending and not self._replay and not self._closing and loop.time() < deadline
+        ):
             try:
                 async with asyncio.timeout_at(deadline):
                     await self._changed_event.wait()
@@ -353,7 +379,8 @@ class FakeTelegram:
                     "Conflict: terminated by other getUpdates request; "
                     "make sure that only one bot instance is running",
                 )
-        batch = [] if self._closing else self._pending[:limit]
+        replay, self._replay = self._replay, []
+        batch = [] if self._closing else (replay + self._pending)[:limit]
         self._delivered.update(u["update_id"] for u in batch)
         return copy.deepcopy(batch)
 
