@@ -10,12 +10,21 @@ read from the file alone.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from palui.errors import ConfigError
@@ -57,6 +66,36 @@ POSTGRES_PREFIXES = {
     "postgresql://": "postgresql+asyncpg://",
     "postgresql+asyncpg://": "postgresql+asyncpg://",
 }
+
+
+SLUG_RE = re.compile(r"^[a-z0-9-]+$")
+MODEL_TOOL_NAME_LIMIT = 64  # the longest function name the model APIs accept
+
+
+class McpServerSettings(BaseModel):
+    """One `[mcp.<slug>]` section: an MCP server over stdio (command) or streamable HTTP (url)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    trust: Literal["trusted", "untrusted"] = "untrusted"
+    timeout_s: float = Field(default=30, gt=0)
+    paused: bool = False
+    enable: tuple[str, ...] = ()  # globs of tools switched on
+    disable: tuple[str, ...] = ()  # globs of tools switched off (wins over enable)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("set either command (stdio) or url (streamable HTTP), not both")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return self
 
 
 def _comma_list(value: Any) -> Any:
@@ -101,7 +140,7 @@ class Settings(BaseSettings):
     approval_ttl_s: int = Field(default=86_400, ge=60)
     history_messages: int = Field(default=30, ge=1)
 
-    mcp: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    mcp: dict[str, McpServerSettings] = Field(default_factory=dict)
     recall: dict[str, Any] = Field(default_factory=dict)
     webhooks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     hooks: dict[str, Any] = Field(default_factory=dict)
@@ -134,6 +173,17 @@ class Settings(BaseSettings):
         if value is None or not value.strip():
             return None
         return normalise_database_url(value.strip())
+
+    @field_validator("mcp")
+    @classmethod
+    def _check_slugs(cls, value: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        for slug in value:
+            if not SLUG_RE.match(slug):
+                raise ValueError(f"[mcp.{slug}]: a connector name may hold only a-z, 0-9 and -")
+            # The longest tool name then still has room: "mcp-<slug>__<tool>" <= 64 characters.
+            if len(f"mcp-{slug}__") > MODEL_TOOL_NAME_LIMIT - 16:
+                raise ValueError(f"[mcp.{slug}]: the name is too long (keep it under 40 characters)")
+        return value
 
     @field_validator("telegram_api_url")
     @classmethod
@@ -243,7 +293,12 @@ def load_settings(config_path: Path | None = None) -> Settings:
         return Settings(**file_values, config=path)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else "?"
+        loc = [str(part) for part in error["loc"]]
+        field = loc[0] if loc else "?"
+        if field in FILE_SECTIONS and len(loc) > 1:
+            section = f"[{field}.{loc[1]}]" + (f" {'.'.join(loc[2:])}" if len(loc) > 2 else "")
+            message = error["msg"].removeprefix("Value error, ")
+            raise ConfigError(f"{section} in {path}: {message}.") from None
         if error["type"] == "extra_forbidden":
             raise ConfigError(f"{path}: unknown key {field!r}. Check the spelling.") from None
         message = error["msg"].removeprefix("Value error, ")

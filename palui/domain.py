@@ -130,3 +130,41 @@ class Reply:
     usage: Usage = Usage()
     steps: int = 0
     budget_hit: str | None = None
+
+
+class ConnectorState(StrEnum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    ERRORED = "errored"
+    PAUSED = "paused"
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteTool:
+    """A tool as its connector describes it (not yet namespaced)."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    annotations: dict[str, Any] | None = None  # MCP ToolAnnotations as a plain dict
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What a tool call produced, as text for the model."""
+
+    text: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorStatus:
+    """One line of /status: how a connector is doing."""
+
+    id: str
+    state: ConnectorState
+    tool_count: int = 0
+    error: str | None = None
+    retry_in_s: float | None = None
+    trust: str = "untrusted"

@@ -149,3 +149,32 @@ def test_the_example_config_documents_every_setting() -> None:
         if name == "config":
             continue
         assert f"PALUI_{name.upper()}" in example or f"[{name}" in example, name
+
+
+def test_mcp_servers_are_read_with_their_defaults(tmp_path: Path) -> None:
+    write_config(
+        tmp_path,
+        '[mcp.notes]\ncommand = "python"\nargs = ["-m", "notes"]\n'
+        '[mcp.web]\nurl = "http://127.0.0.1:9/mcp"\ntrust = "trusted"\ntimeout_s = 5\n',
+    )
+    settings = load_settings()
+    assert settings.mcp["notes"].args == ("-m", "notes")
+    assert settings.mcp["notes"].trust == "untrusted"  # the default for MCP servers
+    assert (settings.mcp["web"].trust, settings.mcp["web"].timeout_s) == ("trusted", 5)
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ('[mcp.Notes]\ncommand = "x"\n', "only a-z, 0-9 and -"),
+        ('[mcp.notes]\ncommand = "x"\nurl = "http://h/mcp"\n', "either command"),
+        ("[mcp.notes]\nargs = []\n", "either command"),
+        ('[mcp.notes]\ncommand = "x"\ntrust = "maybe"\n', "[mcp.notes] trust"),
+        ('[mcp.notes]\ncommand = "x"\ncomand = "y"\n', "[mcp.notes] comand"),
+    ],
+)
+def test_bad_mcp_sections_name_the_section(tmp_path: Path, section: str, message: str) -> None:
+    write_config(tmp_path, section)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert message in str(caught.value)
