@@ -182,7 +182,9 @@ class Settings(BaseSettings):
                 raise ValueError(f"[mcp.{slug}]: a connector name may hold only a-z, 0-9 and -")
             # The longest tool name then still has room: "mcp-<slug>__<tool>" <= 64 characters.
             if len(f"mcp-{slug}__") > MODEL_TOOL_NAME_LIMIT - 16:
-                raise ValueError(f"[mcp.{slug}]: the name is too long (keep it under 40 characters)")
+                raise ValueError(
+                    f"[mcp.{slug}]: the name is too long (keep it under 40 characters)"
+                )
         return value
 
     @field_validator("telegram_api_url")

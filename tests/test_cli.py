@@ -1,0 +1,99 @@
+"""`palui chat`, `palui doctor` and `palui migrate` as a person runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import sys
+from pathlib import Path
+
+from palui.db import Database
+from palui.doctor import run_doctor
+from tests.fakes.model_server import Script
+
+
+def palui_env(settings_env: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
+    return {**env, **settings_env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+
+async def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str = "") -> tuple:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "palui.cli", *args,
+        env=env, cwd=cwd,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_palui_chat_answers_in_the_terminal_with_the_same_engine(
+    settings_env, fake_model, tmp_path
+) -> None:
+    fake_model.queue(Script(text="Hi from the model", usage=(5, 5)))
+    code, out, err = await run_cli(
+        ["chat"], palui_env(settings_env), tmp_path, stdin="hello there\n/status\n/quit\n"
+    )
+    assert code == 0, err
+    assert "palui> Hi from the model" in out
+    assert "Tokens today: 10" in out  # /status ran through the same service
+    assert fake_model.requests[0].messages[-1]["content"] == "hello there"
+    assert len(fake_model.requests) == 1
+
+
+async def test_doctor_is_happy_when_everything_works(settings_env, fake_model, fake_telegram):
+    fake_model.reply("pong")
+    db = Database(settings_env["PALUI_DATABASE_URL"])
+    await db.migrate()
+    await db.close()
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 0, out.getvalue()
+    report = out.getvalue()
+    assert "✅ database:" in report and "schema up to date" in report
+    assert "✅ model: openai/fake-model answered" in report
+    assert "✅ telegram: logged in as @palui_test_bot" in report
+    assert report.rstrip().endswith("All good.")
+
+
+async def test_doctor_says_how_to_fix_an_unmigrated_database_and_a_dead_model(
+    settings_env, fake_model, fake_telegram, monkeypatch
+) -> None:
+    monkeypatch.setenv("PALUI_MODEL_API_BASE", "http://127.0.0.1:9/v1")  # nothing listens
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 1
+    report = out.getvalue()
+    assert "❌ database:" in report and "fix: Run `palui migrate`" in report
+    assert "❌ model:" in report and "connection refused" in report
+    assert "2 problem(s) found." in report
+
+
+async def test_doctor_reports_missing_settings(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("PALUI_DATA_DIR", str(tmp_path))
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 1
+    report = out.getvalue()
+    assert "❌ PALUI_TELEGRAM_TOKEN: PALUI_TELEGRAM_TOKEN is not set" in report
+    assert "❌ PALUI_MODEL:" in report
+
+
+async def test_doctor_exits_2_on_unreadable_config(monkeypatch) -> None:
+    monkeypatch.setenv("PALUI_DATABASE_URL", "nonsense://")
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 2
+    assert out.getvalue().startswith("❌ config: PALUI_DATABASE_URL (env)")
+
+
+async def test_migrate_brings_an_empty_database_to_the_newest_schema(
+    settings_env, tmp_path
+) -> None:
+    code, out, err = await run_cli(["migrate"], palui_env(settings_env), tmp_path)
+    assert code == 0, err
+    db = Database(settings_env["PALUI_DATABASE_URL"])
+    try:
+        current, head = await db.revisions()
+    finally:
+        await db.close()
+    assert current == head
+    assert f"database is at revision {head}" in out
