@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from palui.domain import Completion, Message, ToolSpec
+from palui.domain import (
+    Completion,
+    ConnectorStatus,
+    Message,
+    RemoteTool,
+    ToolCallRequest,
+    ToolOutcome,
+    ToolSpec,
+)
 
 DeltaHandler = Callable[[str], Awaitable[None]]
 
@@ -44,3 +52,36 @@ class Channel(Protocol):
     async def typing(self, chat_id: int) -> None: ...
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None: ...
+
+
+class Toolset(Protocol):
+    """A connector's tools: an MCP server, or Palui's built-ins."""
+
+    id: str
+    trust: str
+
+    def tools(self) -> Sequence[RemoteTool]: ...
+
+    def status(self) -> ConnectorStatus: ...
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, timeout_s: float | None = None
+    ) -> ToolOutcome: ...
+
+
+class ToolRunner(Protocol):
+    """Runs the tool calls of one turn; the agent loop's only way to reach a tool."""
+
+    def concurrent_safe(self, name: str) -> bool: ...
+
+    async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome: ...
+
+
+class CallRecorder(Protocol):
+    """Where each tool call is recorded, before it goes out and when it ends."""
+
+    async def call_started(self, turn_id: str, step: int, tool: str, arguments: str) -> int: ...
+
+    async def call_ended(
+        self, record_id: int, status: str, result: str, duration_s: float
+    ) -> None: ...

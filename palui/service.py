@@ -22,11 +22,22 @@ from typing import Any
 
 from palui.agent.context import build_context
 from palui.agent.turn import TurnDeps, run_turn
+from palui.caps import check_caps
 from palui.db import InboxItem, Store, day_start, hour_ago
-from palui.domain import ChatUser, Completion, Inbound, TurnKind, TurnStatus
+from palui.domain import (
+    ChatUser,
+    Completion,
+    ConnectorState,
+    ConnectorStatus,
+    Inbound,
+    TurnKind,
+    TurnStatus,
+)
 from palui.errors import ChannelError, ModelError, ModelUnavailable
 from palui.logs import bound, get_logger
 from palui.ports import Channel, ChatModel
+from palui.tools.executor import TurnTools
+from palui.tools.registry import ToolOffer, ToolRegistry
 
 log = get_logger("palui.service")
 
@@ -59,6 +70,8 @@ class Limits:
     history_messages: int = 30
     daily_token_cap: int = 0
     runs_per_hour: int = 0
+    max_tools: int = 30
+    tool_result_chars: int = 16_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +87,7 @@ class ServiceInfo:
 class _RunningTurn:
     turn_id: str
     task: asyncio.Task[Any]
+    tools: TurnTools | None = None
     stop_requested: bool = False
 
 
@@ -83,6 +97,8 @@ class _ChatState:
     rekick: bool = False  # a message arrived while the worker was looking: look again
     running: _RunningTurn | None = None
     delivery: asyncio.Lock = field(default_factory=asyncio.Lock)
+    paused_until: datetime | None = None  # a cap is hit; the chat was told; wake-up is set
+    wake: asyncio.TimerHandle | None = None
 
 
 def inbound_to_json(inbound: Inbound) -> dict[str, Any]:
@@ -113,6 +129,7 @@ class ChatService:
         allowed_users: frozenset[int],
         limits: Limits,
         info: ServiceInfo,
+        registry: ToolRegistry | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._store = store
@@ -121,6 +138,7 @@ class ChatService:
         self._allowed = allowed_users
         self._limits = limits
         self._info = info
+        self._registry = registry or ToolRegistry([])
         self._now = now
         self._chats: dict[int, _ChatState] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -132,6 +150,7 @@ class ChatService:
     async def start(self) -> None:
         """Pick up where a previous process stopped: re-run its unfinished work."""
         abandoned = await self._store.turns.abandon_running("interrupted: Palui restarted")
+        await self._store.tool_calls.mark_interrupted()
         pending = await self._store.inbox.pending()
         log.info("service_started", abandoned_turns=abandoned, pending_updates=len(pending))
         for item in pending:
@@ -143,6 +162,9 @@ class ChatService:
     async def close(self) -> None:
         """Stop all work; whatever was unfinished stays in the database for the next start."""
         self._closed = True
+        for chat in self._chats.values():
+            if chat.wake is not None:
+                chat.wake.cancel()
         tasks = [*self._background, *(c.worker for c in self._chats.values() if c.worker)]
         for task in tasks:
             task.cancel()
@@ -233,9 +255,13 @@ class ChatService:
             running = self._chat(chat_id).running
             if running is None or running.task.done():
                 return "Nothing is running."
+            interrupted = list(running.tools.in_flight.values()) if running.tools else []
             running.stop_requested = True
             running.task.cancel()
-            return "Stopped."
+            notes = [
+                f"{name} was interrupted; it may or may not have completed." for name in interrupted
+            ]
+            return "\n".join(["Stopped.", *notes])
         return f"I don't know the command /{command}. Send /help to see what I can do."
 
     async def status_text(self) -> str:
@@ -250,13 +276,13 @@ class ChatService:
         tokens_line = f"Tokens today: {_format_int(tokens)}"
         tokens_line += f" / {_format_int(token_cap)}" if token_cap else " (no cap)"
         runs_line = f"runs this hour: {runs}" + (f" / {run_cap}" if run_cap else " (no cap)")
-        return "\n".join(
-            [
-                f"Palui · model {model}",
-                f"{tokens_line} · {runs_line}",
-                f"Database: {self._info.database_kind}",
-            ]
-        )
+        lines = [f"Palui · model {model}", f"{tokens_line} · {runs_line}"]
+        statuses = [toolset.status() for toolset in self._registry.toolsets]
+        if statuses:
+            lines.append("Connectors")
+            lines += [f"  {_connector_line(status)}" for status in statuses]
+        lines.append(f"Database: {self._info.database_kind}")
+        return "\n".join(lines)
 
     # -- turns ----------------------------------------------------------------------------------
 
@@ -288,7 +314,30 @@ class ChatService:
                 if state.rekick:
                     continue
                 return
+            if any(i.text and not i.edited for i in batch) and await self._paused(chat_id):
+                return  # the messages stay in the inbox; a timer wakes the chat when it lifts
             await self._answer(chat_id, batch)
+
+    async def _paused(self, chat_id: int) -> bool:
+        limits = self._limits
+        hit = await check_caps(
+            self._store, self._now(),
+            daily_token_cap=limits.daily_token_cap, runs_per_hour=limits.runs_per_hour,
+        )  # fmt: skip
+        state = self._chat(chat_id)
+        if hit is None:
+            state.paused_until = None
+            return False
+        if state.paused_until != hit.lifts_at:
+            log.info("turns_paused", chat_id=chat_id, cap=hit.cap, until=hit.lifts_at.isoformat())
+            state.paused_until = hit.lifts_at
+            await self._store.outbox.add(chat_id, hit.message)
+            await self._deliver(chat_id)
+        if state.wake is not None:
+            state.wake.cancel()
+        delay = max((hit.lifts_at - self._now()).total_seconds(), 0) + 1
+        state.wake = asyncio.get_running_loop().call_later(delay, self._kick, chat_id)
+        return True
 
     async def _pending_payloads(self, chat_id: int) -> list[dict[str, Any]]:
         return [item.payload for item in await self._store.inbox.pending(chat_id)]
@@ -317,6 +366,10 @@ class ChatService:
             await self._store.turns.start(turn_id, chat_id, session_id, TurnKind.CHAT, inputs)
             history = await self._store.chats.history(session_id, self._limits.history_messages)
             messages = build_context(history.messages, summary=history.summary, now=self._now())
+            offer = self._offer(history.messages[-6:])
+            tools = TurnTools(
+                offer, self._store.tool_calls, turn_id, result_limit=self._limits.tool_result_chars
+            )
 
             async def record_usage(completion: Completion, latency_s: float) -> None:
                 await self._store.turns.record_model_call(turn_id, chat_id, completion, latency_s)
@@ -326,10 +379,12 @@ class ChatService:
                 record_usage=record_usage,
                 max_steps=self._limits.max_steps,
                 timeout_s=self._limits.turn_timeout_s,
+                tools=offer.specs,
+                runner=tools,
             )
-            log.info("turn_started", messages=len(batch), session_id=session_id)
+            log.info("turn_started", messages=len(batch), tools=len(offer.tools))
             task = asyncio.create_task(run_turn(deps, messages))
-            running = self._chat(chat_id).running = _RunningTurn(turn_id, task)
+            running = self._chat(chat_id).running = _RunningTurn(turn_id, task, tools)
             typing = asyncio.create_task(self._keep_typing(chat_id))
             try:
                 reply = await task
@@ -369,6 +424,11 @@ class ChatService:
                 budget_hit=reply.budget_hit,
             )
             log.info("turn_done", steps=reply.steps, tokens=reply.usage.total_tokens)
+
+    def _offer(self, recent: Sequence[Any]) -> ToolOffer:
+        # The newest messages weigh most: they are last in the query and repeat the request.
+        query = " ".join(message.content for message in recent)
+        return self._registry.offer(query, self._limits.max_tools)
 
     async def _fail(self, turn_id: str, update_ids: list[int], text: str, error: str) -> None:
         await self._store.turns.finish(
@@ -419,6 +479,18 @@ class ChatService:
             group.add(task)
             task.add_done_callback(group.discard)
         task.add_done_callback(_log_failure)
+
+
+def _connector_line(status: ConnectorStatus) -> str:
+    name = status.id.removeprefix("mcp-")
+    if status.state == ConnectorState.CONNECTED:
+        return f"✅ {name} — {status.tool_count} tools"
+    if status.state == ConnectorState.PAUSED:
+        return f"⏸ {name} — paused"
+    if status.state == ConnectorState.CONNECTING:
+        return f"⏳ {name} — connecting"
+    retry = f" (retrying in {status.retry_in_s:.0f} s)" if status.retry_in_s else ""
+    return f'⚠️ {name} — not connected: "{status.error or "unknown error"}"{retry}'
 
 
 def _unavailable_text(exc: ModelUnavailable) -> str:

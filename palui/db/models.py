@@ -166,3 +166,20 @@ class StrangerNotice(Base):
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     day: Mapped[str] = mapped_column(String(10), primary_key=True)
     attempts: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class ToolCallRow(Base):
+    """One tool call of a turn; written before the call goes out (status `running`)."""
+
+    __tablename__ = "tool_calls"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    turn_id: Mapped[str] = mapped_column(String(32), index=True)
+    step: Mapped[int] = mapped_column(Integer)
+    tool: Mapped[str] = mapped_column(String(128))
+    arguments: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    result: Mapped[str | None] = mapped_column(Text)
+    duration_ms: Mapped[int | None] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -26,6 +26,7 @@ from palui.db.models import (
     ModelCall,
     OutboxMessage,
     StrangerNotice,
+    ToolCallRow,
     Turn,
     utcnow,
 )
@@ -312,10 +313,59 @@ class TurnRepo(_Repo):
             )
         return int(total or 0)
 
+    async def oldest_run_since(self, since: datetime) -> datetime | None:
+        async with self._db.session() as s:
+            return await s.scalar(select(func.min(Turn.started_at)).where(Turn.started_at >= since))
+
     async def runs_since(self, since: datetime) -> int:
         async with self._db.session() as s:
             count = await s.scalar(select(func.count()).where(Turn.started_at >= since))
         return int(count or 0)
+
+
+class ToolCallRepo(_Repo):
+    """Implements `palui.ports.CallRecorder`."""
+
+    async def call_started(self, turn_id: str, step: int, tool: str, arguments: str) -> int:
+        async with self._db.session() as s, s.begin():
+            row = ToolCallRow(
+                turn_id=turn_id, step=step, tool=tool, arguments=arguments, status="running",
+                started_at=utcnow(),
+            )  # fmt: skip
+            s.add(row)
+            await s.flush()
+            return row.id
+
+    async def call_ended(self, record_id: int, status: str, result: str, duration_s: float) -> None:
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(ToolCallRow)
+                .where(ToolCallRow.id == record_id)
+                .values(
+                    status=status,
+                    result=result,
+                    duration_ms=round(duration_s * 1000),
+                    ended_at=utcnow(),
+                )
+            )
+
+    async def mark_interrupted(self) -> int:
+        """Calls left `running` by a process that died: their outcome is unknown."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(ToolCallRow)
+                .where(ToolCallRow.status == "running")
+                .values(status="unknown", ended_at=utcnow(), result="interrupted by a restart")
+            )
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    async def for_turn(self, turn_id: str) -> list[tuple[str, str, str | None]]:
+        """(tool, status, result) of a turn's calls, in order."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(ToolCallRow).where(ToolCallRow.turn_id == turn_id).order_by(ToolCallRow.id)
+            )
+            return [(r.tool, r.status, r.result) for r in rows]
 
 
 class OutboxRepo(_Repo):
@@ -373,6 +423,7 @@ class Store:
         self.turns = TurnRepo(db)
         self.outbox = OutboxRepo(db)
         self.strangers = StrangerRepo(db)
+        self.tool_calls = ToolCallRepo(db)
 
 
 def day_start(now: datetime) -> datetime:

@@ -1,0 +1,302 @@
+"""Show a model's answer growing in one chat message, then replace it with the formatted answer.
+
+`StreamingReply` knows nothing about Telegram: it is given `send` and `edit` callables (the
+channel wraps them with its rate limiter and flood retries) and decides what to show and when.
+
+    stream = StreamingReply(send, edit)
+    completion = await model.complete(messages, on_delta=stream.push)
+    await stream.finish(completion.text)   # or: await stream.abort("Stopped.")
+
+While the answer grows, the preview is plain text (half-written Markdown sent as HTML would be
+refused) and is edited at most once per `min_interval_s`, always to the latest text, by a
+background task: `push` never waits for Telegram. `finish` edits the preview into the first
+formatted chunk and sends the other chunks as new messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from enum import StrEnum
+
+from palui.channels.formatting import (
+    TELEGRAM_TEXT_LIMIT,
+    Chunk,
+    split_for_telegram,
+    to_plain_text,
+)
+from palui.errors import ChannelError
+from palui.logs import get_logger
+
+__all__ = [
+    "EditText",
+    "MarkupRejected",
+    "MessageNotModified",
+    "SendText",
+    "StreamState",
+    "StreamingReply",
+]
+
+log = get_logger("palui.streaming")
+
+SendText = Callable[[str, bool], Awaitable[int]]
+"""`send(text, html) -> message_id`; `html` means parse_mode HTML, else no parse_mode."""
+EditText = Callable[[int, str, bool], Awaitable[None]]
+"""`edit(message_id, text, html)`; replaces the message's text."""
+
+# A few words, or a finished first line, before anything is shown: one lone word would notify
+# the person and then jump around, and a short answer that is done by then goes out once,
+# formatted, with no preview at all.
+FIRST_CHARS = 20
+MIN_INTERVAL_S = 1.0  # UX: edits at most every ~1 s (and Telegram's ~1 message/s per chat)
+MAX_PREVIEW_FAILURES = 3  # in a row; then stop previewing and let `finish` send the answer
+MORE = " …"  # ends a preview that has more text than one message holds
+
+
+class MessageNotModified(ChannelError):
+    """`edit` found the message already showing this text (Telegram's "message is not
+    modified"); the edit counts as done."""
+
+
+class MarkupRejected(ChannelError):
+    """`send`/`edit` with html=True was refused because the HTML could not be parsed."""
+
+
+class StreamState(StrEnum):
+    COLLECTING = "collecting"  # nothing shown yet
+    PREVIEWING = "previewing"  # a plain-text preview message is growing
+    FINISHED = "finished"  # `finish` ran (see `message_ids` for what was delivered)
+    ABORTED = "aborted"  # `abort` ran; the preview, if any, keeps the partial text
+
+
+class StreamingReply:
+    """One answer on its way into one chat; use each instance for one answer.
+
+    `send` and `edit` raise `MarkupRejected` when Telegram can't parse html=True text,
+    `MessageNotModified` when an edit changes nothing, and any other exception on failure.
+    `clock` and `sleep` are injectable so tests control time.
+    """
+
+    def __init__(
+        self,
+        send: SendText,
+        edit: EditText,
+        *,
+        min_interval_s: float = MIN_INTERVAL_S,
+        first_chars: int = FIRST_CHARS,
+        render: Callable[[str], Sequence[Chunk]] = split_for_telegram,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self._send = send
+        self._edit = edit
+        self._min_interval_s = min_interval_s
+        self._first_chars = first_chars
+        self._render = render
+        self._clock = clock
+        self._sleep = sleep
+        self._text = ""
+        self._state = StreamState.COLLECTING
+        self._closing = False  # finish or abort has begun: no more previews
+        self._preview_id: int | None = None
+        self._shown = ""  # what the preview shows now
+        self._message_ids: list[int] = []
+        self._wake = asyncio.Event()  # set when there is newer text to show
+        self._worker: asyncio.Task[None] | None = None
+        self._in_call = False
+        self._last_call_at = -math.inf
+        self._failures = 0
+
+    @property
+    def state(self) -> StreamState:
+        return self._state
+
+    @property
+    def text(self) -> str:
+        """Everything pushed so far."""
+        return self._text
+
+    @property
+    def preview_message_id(self) -> int | None:
+        """The preview message, if one was sent. After `finish` it is `message_ids[0]`, unless
+        it could not be edited (then it still shows a partial text)."""
+        return self._preview_id
+
+    @property
+    def message_ids(self) -> tuple[int, ...]:
+        """The messages showing the final answer, one per chunk delivered, in order. If
+        `finish` raised, only the chunks that went out: its length is the parts sent."""
+        return tuple(self._message_ids)
+
+    async def push(self, delta: str) -> None:
+        """Add the next piece of the answer. Returns at once; never waits for the chat."""
+        if self._closing:
+            return  # e.g. a delta racing /stop
+        self._text += delta
+        if self._preview_id is None and not self._worth_showing():
+            return
+        if self._failures >= MAX_PREVIEW_FAILURES:
+            return
+        self._wake.set()
+        if self._worker is None:
+            self._worker = asyncio.create_task(self._show_previews(), name="streaming-preview")
+
+    async def finish(self, final_text: str) -> None:
+        """Make the chat show `final_text`, formatted, exactly once.
+
+        The first chunk replaces the preview; the others follow as new messages. If the
+        preview can't be edited, every chunk is sent as a new message. Errors sending a chunk
+        propagate, with `message_ids` telling how many chunks went out before.
+        """
+        if self._closing:
+            raise RuntimeError(f"this reply is already {self._state}")
+        chunks = list(self._render(final_text))
+        if not chunks:
+            raise ValueError("the final answer is empty: there is nothing to show")
+        await self._stop_previews()
+        try:
+            rest = chunks
+            if self._preview_id is not None:
+                if await self._replace_preview(self._preview_id, chunks[0]):
+                    self._message_ids.append(self._preview_id)
+                    rest = chunks[1:]
+                else:
+                    log.warning("stream_preview_left", message_id=self._preview_id)
+            for chunk in rest:
+                self._message_ids.append(await self._send_chunk(chunk))
+        finally:
+            self._state = StreamState.FINISHED
+
+    async def abort(self, note: str | None = None) -> None:
+        """Stop previewing; an existing preview keeps the text so far, plus `note`.
+
+        Does nothing once `finish` or `abort` has begun, so it is safe in a `finally`.
+        """
+        if self._closing:
+            return
+        await self._stop_previews()
+        self._state = StreamState.ABORTED
+        if self._preview_id is None:
+            return
+        text = _preview(self._text, f"\n\n{note}" if note else "")
+        if text == self._shown:
+            return
+        try:
+            await self._edit(self._preview_id, text, False)
+        except MessageNotModified:
+            pass
+        except Exception as exc:
+            log.warning("stream_abort_edit_failed", error=str(exc))
+            return
+        self._shown = text
+
+    # -- the preview ------------------------------------------------------------------------
+
+    def _worth_showing(self) -> bool:
+        visible = self._text.strip()
+        return len(visible) >= self._first_chars or "\n" in visible
+
+    async def _show_previews(self) -> None:
+        while not self._closing:
+            await self._wake.wait()
+            wait_s = self._last_call_at + self._min_interval_s - self._clock()
+            if wait_s > 0:
+                await self._sleep(wait_s)  # deltas arriving meanwhile make one edit, not many
+            self._wake.clear()
+            text = _preview(self._text)
+            if not text or text == self._shown:
+                continue
+            self._in_call = True
+            try:
+                await self._show(text)
+            except Exception as exc:
+                self._failures += 1
+                log.warning("stream_preview_failed", error=str(exc), failures=self._failures)
+                if self._failures >= MAX_PREVIEW_FAILURES:
+                    return
+            else:
+                self._failures = 0
+            finally:
+                self._in_call = False
+                self._last_call_at = self._clock()
+
+    async def _show(self, text: str) -> None:
+        if self._preview_id is None:
+            self._preview_id = await self._send(text, False)
+            self._state = StreamState.PREVIEWING
+        else:
+            try:
+                await self._edit(self._preview_id, text, False)
+            except MessageNotModified:
+                pass
+        self._shown = text
+
+    async def _stop_previews(self) -> None:
+        self._closing = True
+        worker = self._worker
+        if worker is None or worker.done():
+            return
+        if not self._in_call:
+            worker.cancel()  # it is only waiting, for a delta or for its turn
+        # A call in flight is awaited, not cancelled: a cancelled request may still reach
+        # Telegram after the final edit and overwrite it, or leave a message we can't name.
+        await asyncio.wait([worker])
+
+    # -- the final answer -------------------------------------------------------------------
+
+    async def _replace_preview(self, message_id: int, chunk: Chunk) -> bool:
+        try:
+            try:
+                await self._edit(message_id, chunk.html, True)
+            except MarkupRejected as exc:
+                log.warning("html_rejected", error=str(exc))
+                await self._edit(message_id, chunk.plain, False)
+        except MessageNotModified:
+            pass
+        except Exception as exc:
+            log.warning("stream_final_edit_failed", error=str(exc))
+            return False
+        return True
+
+    async def _send_chunk(self, chunk: Chunk) -> int:
+        try:
+            return await self._send(chunk.html, True)
+        except MarkupRejected as exc:
+            # Formatting is a nicety: if Telegram can't parse it, the words still arrive.
+            log.warning("html_rejected", error=str(exc))
+            return await self._send(chunk.plain, False)
+
+
+def _preview(markdown: str, suffix: str = "", limit: int = TELEGRAM_TEXT_LIMIT) -> str:
+    """The plain text to show for `markdown` so far, `suffix` kept whole, within `limit`.
+
+    Too long for one message: the beginning, cut after a word if one is near, and " …". The
+    beginning, not the newest end, so what the person is reading does not move away; it is
+    what the final answer's first message will show.
+    """
+    source = markdown[: 8 * limit]  # no Markdown shrinks that much; saves rendering huge text
+    plain = to_plain_text(source).strip()
+    if not plain:
+        return ""
+    if len(source) == len(markdown) and _utf16_len(plain + suffix) <= limit:
+        return plain + suffix
+    head = _fit(plain, limit - _utf16_len(MORE + suffix))
+    space = max(head.rfind(" "), head.rfind("\n"))
+    if space > len(head) * 3 // 4:
+        head = head[:space]
+    return _fit(head.rstrip() + MORE + suffix, limit)
+
+
+def _utf16_len(text: str) -> int:
+    # Telegram counts UTF-16 code units; an emoji outside the BMP is two of them.
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _fit(text: str, limit: int) -> str:
+    """The longest prefix of `text` (give or take one unit) within `limit` UTF-16 units."""
+    head = text[: max(limit, 0)]
+    while (excess := _utf16_len(head) - limit) > 0:
+        head = head[: len(head) - (excess + 1) // 2]  # each character is one or two units
+    return head

@@ -1,0 +1,160 @@
+"""A small real MCP server for the connector tests: notes in a JSON file (or in memory).
+
+Run over stdio:  python -m tests.servers.notes_server        (or by file path)
+Over HTTP:       python -m tests.servers.notes_server --http PORT   (streamable HTTP at /mcp)
+
+Environment: NOTES_FILE (JSON store, so notes survive a restart; in memory when unset),
+NOTES_NOISY=1 (print a non-JSON line to stdout before speaking JSON-RPC),
+NOTES_EXIT_CODE=<n> (exit at once with that code, like a server that fails to start).
+
+This file imports only the MCP SDK, so it runs by path from any working directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ImageContent, TextContent, ToolAnnotations
+
+READ = ToolAnnotations(read_only_hint=True)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+
+
+class NoteStore:
+    """Notes as {id: {"title", "body"}}, written through to a JSON file when one is given."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+        self._notes: dict[str, dict[str, str]] = {}
+        if path is not None and path.exists():
+            self._notes = json.loads(path.read_text())
+
+    def all(self) -> dict[str, dict[str, str]]:
+        return dict(self._notes)
+
+    def add(self, title: str, body: str) -> str:
+        note_id = str(max((int(k) for k in self._notes), default=0) + 1)
+        self._notes[note_id] = {"title": title, "body": body}
+        self._save()
+        return note_id
+
+    def delete(self, note_id: str) -> bool:
+        found = self._notes.pop(note_id, None) is not None
+        self._save()
+        return found
+
+    def _save(self) -> None:
+        if self._path is not None:
+            self._path.write_text(json.dumps(self._notes))
+
+
+def build_server(store: NoteStore) -> MCPServer:
+    server = MCPServer("notes")
+
+    @server.tool(annotations=READ)
+    def list_notes() -> str:
+        """List every note as `id: title`."""
+        notes = store.all()
+        return "\n".join(f"{k}: {v['title']}" for k, v in notes.items()) or "no notes"
+
+    @server.tool(annotations=READ)
+    def search_notes(query: str) -> str:
+        """Find notes whose title or body contains the query."""
+        hits = [
+            f"{k}: {v['title']}"
+            for k, v in store.all().items()
+            if query.lower() in (v["title"] + " " + v["body"]).lower()
+        ]
+        return "\n".join(hits) or "no match"
+
+    @server.tool(annotations=WRITE)
+    def add_note(title: str, body: str) -> str:
+        """Add a note; returns its id."""
+        return f"added note {store.add(title, body)}"
+
+    @server.tool(annotations=DESTRUCTIVE)
+    def delete_note(id: str) -> str:
+        """Delete a note by id."""
+        if not store.delete(id):
+            raise ToolError(f"no note with id {id}")
+        return f"deleted note {id}"
+
+    @server.tool(annotations=READ)
+    async def slow_op(seconds: float) -> str:
+        """Sleep for a while, then answer."""
+        await asyncio.sleep(seconds)
+        return f"slept {seconds}s"
+
+    @server.tool(annotations=READ)
+    def pid() -> str:
+        """The server's process id (tests kill it)."""
+        return str(os.getpid())
+
+    @server.tool(annotations=READ)
+    def stats() -> dict[str, int]:
+        """How many notes there are, as structured content only."""
+        return {"count": len(store.all())}
+
+    @server.tool(annotations=READ)
+    def picture() -> list[TextContent | ImageContent]:
+        """A caption and a tiny PNG."""
+        return [
+            TextContent(type="text", text="a picture"),
+            ImageContent(type="image", data="iVBORw0KGgo=" * 100, mime_type="image/png"),
+        ]
+
+    @server.tool(annotations=WRITE)
+    async def add_tool_later(name: str, ctx: Context) -> str:
+        """Register a new tool called `name` and tell the client the tool list changed."""
+
+        def extra() -> str:
+            return f"{name} works"
+
+        server.add_tool(extra, name=name, description=f"added at runtime: {name}")
+        # The 2026 wire delivers list changes on subscriptions/listen, the older wire as a
+        # notification on the session; each call is a no-op on the other wire.
+        await ctx.notify_tools_changed()
+        await ctx.request_context.session.send_tool_list_changed()
+        return f"added {name}"
+
+    return server
+
+
+def _store_from_env() -> NoteStore:
+    path = os.environ.get("NOTES_FILE")
+    return NoteStore(Path(path) if path else None)
+
+
+async def serve_http(server: MCPServer, port: int) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    await uvicorn.Server(config).serve()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    args = parser.parse_args(argv)
+    if code := os.environ.get("NOTES_EXIT_CODE"):
+        print("notes server refuses to start", file=sys.stderr)
+        sys.exit(int(code))
+    if os.environ.get("NOTES_NOISY") == "1":
+        print("notes server starting up... (not JSON)", flush=True)
+    server = build_server(_store_from_env())
+    if args.http is not None:
+        asyncio.run(serve_http(server, args.http))
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()
