@@ -16,6 +16,7 @@ formatted chunk and sends the other chunks as new messages.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -227,10 +228,8 @@ class StreamingReply:
             self._preview_id = await self._send(text, False)
             self._state = StreamState.PREVIEWING
         else:
-            try:
+            with contextlib.suppress(MessageNotModified):
                 await self._edit(self._preview_id, text, False)
-            except MessageNotModified:
-                pass
         self._shown = text
 
     async def _stop_previews(self) -> None:

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
+
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent, ToolAnnotations

@@ -1,0 +1,146 @@
+"""Opening one MCP server's transport (stdio or streamable HTTP) and naming why it failed.
+
+The SDK's stdio transport reports a server's death only by closing its read stream, which its
+session does not surface; `open_transport` wraps that stream so the connector hears about it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from palui.config import McpServerSettings
+
+# Besides the SDK's own minimal set (HOME, LOGNAME, PATH, SHELL, TERM, USER): locale and temp
+# dir, so servers decode text and write scratch files as they would in a shell.
+EXTRA_INHERITED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
+REASON_LIMIT = 200
+
+
+def stdio_parameters(settings: McpServerSettings) -> StdioServerParameters:
+    assert settings.command is not None
+    inherited = {k: v for k in EXTRA_INHERITED_ENV if (v := os.environ.get(k)) is not None}
+    return StdioServerParameters(
+        command=settings.command,
+        args=list(settings.args),
+        env=inherited | dict(settings.env),  # the SDK merges this over its minimal set
+        cwd=settings.cwd,
+    )
+
+
+@asynccontextmanager
+async def open_transport(
+    settings: McpServerSettings, on_closed: Callable[[], None]
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The server's streams; `on_closed` runs once the server side has closed its stream."""
+    if settings.url:
+        async with (
+            httpx2.AsyncClient(headers=dict(settings.headers), timeout=HTTP_TIMEOUT) as http,
+            streamable_http_client(settings.url, http_client=http) as (read, write),
+        ):
+            yield ClosingWatch(read, on_closed), write
+    else:
+        async with stdio_client(stdio_parameters(settings)) as (read, write):
+            yield ClosingWatch(read, on_closed), write
+
+
+class ClosingWatch:
+    """A read stream that calls `on_closed` when it ends (end of stream or closed under us)."""
+
+    def __init__(self, inner: Any, on_closed: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_closed = on_closed
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_closed()
+            raise
+
+    def __aiter__(self) -> ClosingWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> ClosingWatch:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        # e.g. `last_context`, which the SDK's dispatcher looks up on context-carrying streams
+        return getattr(self._inner, name)
+
+
+def describe_failure(exc: BaseException, settings: McpServerSettings) -> str:
+    """A short reason a person can act on. Never includes headers, env values or the URL."""
+    exc = _first_leaf(exc)
+    if isinstance(exc, FileNotFoundError):
+        if (
+            settings.cwd is not None
+            and exc.filename is not None
+            and str(exc.filename) == str(settings.cwd)
+        ):
+            return f"working directory not found: {settings.cwd}"
+        return f"command not found: {settings.command}"
+    if isinstance(exc, PermissionError):
+        return f"command not executable: {settings.command}"
+    if isinstance(exc, httpx2.ConnectError):
+        if _caused_by(exc, socket.gaierror):
+            return "host not found"
+        return "connection refused"
+    if isinstance(exc, httpx2.TimeoutException):
+        return "the server did not answer in time"
+    if isinstance(exc, httpx2.TransportError):
+        return f"connection failed ({type(exc).__name__})"
+    if isinstance(exc, MCPError):
+        if exc.code == CONNECTION_CLOSED:
+            return "server exited during start-up" if settings.command else "connection closed"
+        if exc.code == REQUEST_TIMEOUT:
+            return "the server did not answer in time"
+        return _short(f"server error: {exc.message}")
+    if isinstance(exc, TimeoutError):
+        return "the server did not answer in time"
+    if isinstance(exc, OSError):
+        return _short(f"could not start {settings.command}: {exc.strerror or exc}")
+    return _short(f"{type(exc).__name__}: {exc}")
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 1] + "…"
