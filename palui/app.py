@@ -81,7 +81,9 @@ class Palui:
         self.settings.require("telegram_token", "allowed_users")
         assert self.settings.telegram_token is not None
         channel = TelegramChannel(
-            self.settings.telegram_token.get_secret_value(), self.settings.telegram_api_url
+            self.settings.telegram_token.get_secret_value(),
+            self.settings.telegram_api_url,
+            stream_replies=self.settings.stream_replies,
         )
         service = self._service(channel, self.settings.allowed_users)
         await channel.initialize()

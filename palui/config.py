@@ -120,6 +120,7 @@ class Settings(BaseSettings):
     model_api_key: SecretStr | None = None
     fallback_models: Annotated[tuple[str, ...], NoDecode] = ()
     model_timeout_s: float = Field(default=60, gt=0)
+    stream_replies: bool = True
 
     database_url: str | None = None
     data_dir: Path = Path("data")

@@ -38,8 +38,25 @@ class ChatModel(Protocol):
     async def ping(self) -> str: ...
 
 
+class ReplyStream(Protocol):
+    """An answer shown while the model writes it (see palui.channels.streaming)."""
+
+    @property
+    def message_ids(self) -> tuple[int, ...]: ...
+
+    async def push(self, delta: str) -> None: ...
+
+    async def finish(self, final_text: str) -> None: ...
+
+    async def abort(self, note: str | None = None) -> None: ...
+
+
 class Channel(Protocol):
     """Where replies go. Parts are channel-specific (e.g. Telegram's 4096-character pieces)."""
+
+    def streaming_reply(self, chat_id: int) -> ReplyStream | None:
+        """A stream for the chat's next answer, or None where the channel doesn't stream."""
+        ...
 
     def render(self, text: str) -> Sequence[Any]: ...
 

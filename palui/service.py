@@ -35,7 +35,7 @@ from palui.domain import (
 )
 from palui.errors import ChannelError, ModelError, ModelUnavailable
 from palui.logs import bound, get_logger
-from palui.ports import Channel, ChatModel
+from palui.ports import Channel, ChatModel, ReplyStream
 from palui.tools.executor import TurnTools
 from palui.tools.registry import ToolOffer, ToolRegistry
 
@@ -382,6 +382,9 @@ class ChatService:
                 tools=offer.specs,
                 runner=tools,
             )
+            stream = self._channel.streaming_reply(chat_id)
+            if stream is not None:
+                deps = dataclasses.replace(deps, on_delta=stream.push)
             log.info("turn_started", messages=len(batch), tools=len(offer.tools))
             task = asyncio.create_task(run_turn(deps, messages))
             running = self._chat(chat_id).running = _RunningTurn(turn_id, task, tools)
@@ -393,29 +396,22 @@ class ChatService:
                 if not running.stop_requested or (this is not None and this.cancelling()):
                     raise  # shutdown: the inbox rows stay pending and run again after restart
                 log.info("turn_stopped")
+                if stream is not None:
+                    await stream.abort("(stopped — this answer is incomplete)")
                 await self._store.turns.finish(
                     turn_id, TurnStatus.CANCELLED, update_ids=update_ids, error="stopped by /stop"
                 )
                 return
-            except ModelUnavailable as exc:
-                log.warning("model_unavailable", error=str(exc))
-                await self._fail(turn_id, update_ids, _unavailable_text(exc), str(exc))
-                return
-            except ModelError as exc:
-                log.warning("model_error", error=str(exc))
-                text = f"The model call failed ({exc}). Nothing was run."
-                await self._fail(turn_id, update_ids, text, str(exc))
-                return
             except Exception as exc:
-                log.exception("turn_crashed")
-                text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
-                await self._fail(turn_id, update_ids, text, repr(exc))
+                if stream is not None:
+                    await stream.abort(None)
+                await self._fail(turn_id, update_ids, exc)
                 return
             finally:
                 typing.cancel()
                 self._chat(chat_id).running = None
             text = reply.text.strip() or "(The model returned an empty answer.)"
-            await self._store.turns.finish(
+            outbox_id = await self._store.turns.finish(
                 turn_id,
                 TurnStatus.DONE,
                 update_ids=update_ids,
@@ -424,16 +420,44 @@ class ChatService:
                 budget_hit=reply.budget_hit,
             )
             log.info("turn_done", steps=reply.steps, tokens=reply.usage.total_tokens)
+            if stream is not None and outbox_id is not None:
+                await self._finish_stream(chat_id, stream, outbox_id, text)
+
+    async def _finish_stream(
+        self, chat_id: int, stream: ReplyStream, outbox_id: int, text: str
+    ) -> None:
+        """Turn the streamed preview into the final answer; record the parts it delivered, so
+        `_deliver` sends only what is left (and nothing twice)."""
+        state = self._chat(chat_id)
+        async with state.delivery:
+            parts = self._channel.render(text)
+            try:
+                await stream.finish(text)
+            except ChannelError as exc:
+                log.warning("stream_finish_failed", error=str(exc))
+            finally:
+                sent = min(len(stream.message_ids), len(parts))
+                await self._store.outbox.part_sent(outbox_id, sent, done=sent == len(parts))
 
     def _offer(self, recent: Sequence[Any]) -> ToolOffer:
         # The newest messages weigh most: they are last in the query and repeat the request.
         query = " ".join(message.content for message in recent)
         return self._registry.offer(query, self._limits.max_tools)
 
-    async def _fail(self, turn_id: str, update_ids: list[int], text: str, error: str) -> None:
+    async def _fail(self, turn_id: str, update_ids: list[int], exc: Exception) -> None:
+        """A turn that could not answer: the person is told why, and it leaves no history."""
+        if isinstance(exc, ModelUnavailable):
+            log.warning("model_unavailable", error=str(exc))
+            text = _unavailable_text(exc)
+        elif isinstance(exc, ModelError):
+            log.warning("model_error", error=str(exc))
+            text = f"The model call failed ({exc}). Nothing was run."
+        else:
+            log.exception("turn_crashed")
+            text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
         await self._store.turns.finish(
             turn_id, TurnStatus.FAILED, update_ids=update_ids, reply=text, remember=False,
-            error=error,
+            error=str(exc) or repr(exc),
         )  # fmt: skip
 
     async def _keep_typing(self, chat_id: int) -> None:

@@ -206,12 +206,29 @@ async def test_flood_control_delays_the_next_send_and_loses_nothing(
 
 async def test_markdown_is_sent_as_telegram_html(start_palui, fake_telegram, fake_model) -> None:
     fake_model.reply("**Done**: use `pip` <now>")
-    await start_palui()
+    await start_palui(PALUI_STREAM_REPLIES="false")
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hi")
     await fake_telegram.wait_for_messages(OWNER_CHAT, 1)
     request = await fake_telegram.wait_for_request("sendMessage")
     assert request.params["parse_mode"] == "HTML"
     assert request.params["text"] == "<b>Done</b>: use <code>pip</code> &lt;now&gt;"
+
+
+async def test_a_streamed_answer_grows_in_one_message_and_ends_formatted(
+    start_palui, fake_telegram, fake_model
+) -> None:
+    answer = "**Plan**: " + " ".join(f"step{n}" for n in range(60))
+    fake_model.reply(answer)
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "plan my day")
+    final = await fake_telegram.wait_for_request(
+        "editMessageText", predicate=lambda params: params.get("parse_mode") == "HTML"
+    )
+    assert final.params["text"].startswith("<b>Plan</b>: step0 step1")
+    assert final.params["text"].endswith("step59")
+    previews = [r for r in fake_telegram.requests if r.method == "sendMessage"]
+    assert len(previews) == 1 and "parse_mode" not in previews[0].params  # plain while growing
+    assert len(fake_telegram.sent_messages(OWNER_CHAT)) == 1  # one message, edited in place
 
 
 async def test_typing_is_shown_while_a_turn_runs(start_palui, fake_telegram, fake_model) -> None:

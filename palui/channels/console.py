@@ -12,6 +12,9 @@ class ConsoleChannel:
     def __init__(self, out: TextIO) -> None:
         self._out = out
 
+    def streaming_reply(self, chat_id: int) -> None:
+        return None  # a terminal shows the whole answer at once
+
     def render(self, text: str) -> Sequence[str]:
         return [text]
 

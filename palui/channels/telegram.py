@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -31,6 +32,7 @@ from telegram.request import HTTPXRequest
 
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
+from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
 from palui.domain import ChatUser, Inbound
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
@@ -97,6 +99,7 @@ class TelegramChannel:
         *,
         limiter: SendRateLimiter | None = None,
         poll_timeout_s: int = POLL_TIMEOUT_S,
+        stream_replies: bool = True,
     ) -> None:
         request = HTTPXRequest(connection_pool_size=16, read_timeout=15, connect_timeout=10)
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
@@ -105,6 +108,7 @@ class TelegramChannel:
         )
         self._limiter = limiter or SendRateLimiter()
         self._poll_timeout_s = poll_timeout_s
+        self._stream_replies = stream_replies
         self._poller: asyncio.Task[None] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -163,6 +167,37 @@ class TelegramChannel:
                 backoff = min(backoff * 2, 60)
 
     # -- the Channel port ------------------------------------------------------------------------
+
+    def streaming_reply(self, chat_id: int) -> StreamingReply | None:
+        if not self._stream_replies:
+            return None
+
+        async def send(text: str, html: bool) -> int:
+            message = await self._translated(chat_id, self.bot.send_message, chat_id, text, html)
+            return int(message.message_id)
+
+        async def edit(message_id: int, text: str, html: bool) -> None:
+            await self._translated(
+                chat_id, self.bot.edit_message_text, text, html,
+                chat_id=chat_id, message_id=message_id,
+            )  # fmt: skip
+
+        return StreamingReply(send, edit)
+
+    async def _translated(self, for_chat: int, method: Any, *args: Any, **kwargs: Any) -> Any:
+        """`_call` with the Bad Requests a stream must tell apart mapped to its errors."""
+        *positional, html = args
+        parse_mode = ParseMode.HTML if html else None
+        call = functools.partial(method, *positional, parse_mode=parse_mode, **kwargs)
+        try:
+            return await self._call(for_chat, call)
+        except BadRequest as exc:
+            text = exc.message.lower()
+            if "not modified" in text:
+                raise MessageNotModified(exc.message) from exc
+            if "parse" in text:
+                raise MarkupRejected(exc.message) from exc
+            raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
 
     def render(self, text: str) -> Sequence[Chunk]:
         return split_for_telegram(text)

@@ -242,8 +242,11 @@ class TurnRepo(_Repo):
         steps: int = 0,
         budget_hit: str | None = None,
         error: str | None = None,
-    ) -> None:
-        """End a turn in one transaction: its reply into history and the outbox, inbox done."""
+    ) -> int | None:
+        """End a turn in one transaction: its reply into history and the outbox, inbox done.
+
+        Returns the reply's outbox id."""
+        outbox_id: int | None = None
         async with self._db.session() as s, s.begin():
             turn = await s.get_one(Turn, turn_id)
             turn.status = status
@@ -263,8 +266,12 @@ class TurnRepo(_Repo):
                             tainted=turn.tainted,
                         )
                     )
-                s.add(OutboxMessage(chat_id=turn.chat_id, text=reply, turn_id=turn_id))
+                outbox = OutboxMessage(chat_id=turn.chat_id, text=reply, turn_id=turn_id)
+                s.add(outbox)
+                await s.flush()
+                outbox_id = outbox.id
             await _mark_inbox_done(s, update_ids, turn_id)
+        return outbox_id
 
     async def abandon_running(self, reason: str) -> int:
         """Turns left `running` by a process that died: mark them failed (their inbox rows stay

@@ -5,7 +5,8 @@ Over HTTP:       python -m tests.servers.notes_server --http PORT   (streamable 
 
 Environment: NOTES_FILE (JSON store, so notes survive a restart; in memory when unset),
 NOTES_NOISY=1 (print a non-JSON line to stdout before speaking JSON-RPC),
-NOTES_EXIT_CODE=<n> (exit at once with that code, like a server that fails to start).
+NOTES_EXIT_CODE=<n> (exit at once with that code, like a server that fails to start),
+NOTES_LEGACY=1 (speak only the 2025 handshake era over stdio, as most servers of today do).
 
 This file imports only the MCP SDK, so it runs by path from any working directory.
 """
@@ -19,9 +20,20 @@ import os
 import sys
 from pathlib import Path
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ImageContent, TextContent, ToolAnnotations
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    METHOD_NOT_FOUND,
+    ErrorData,
+    ImageContent,
+    JSONRPCError,
+    JSONRPCRequest,
+    TextContent,
+    ToolAnnotations,
+)
 
 READ = ToolAnnotations(read_only_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
@@ -87,16 +99,32 @@ def build_server(store: NoteStore) -> MCPServer:
             raise ToolError(f"no note with id {id}")
         return f"deleted note {id}"
 
+    running = [0]
+
     @server.tool(annotations=READ)
     async def slow_op(seconds: float) -> str:
         """Sleep for a while, then answer."""
-        await asyncio.sleep(seconds)
+        running[0] += 1
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            running[0] -= 1
         return f"slept {seconds}s"
+
+    @server.tool(annotations=READ)
+    def running_ops() -> str:
+        """How many slow_op calls are still running (a cancelled one stops)."""
+        return str(running[0])
 
     @server.tool(annotations=READ)
     def pid() -> str:
         """The server's process id (tests kill it)."""
         return str(os.getpid())
+
+    @server.tool(annotations=READ)
+    def env_var(name: str) -> str:
+        """One variable of the server's environment, or `<unset>`."""
+        return os.environ.get(name, "<unset>")
 
     @server.tool(annotations=READ)
     def stats() -> dict[str, int]:
@@ -133,6 +161,29 @@ def _store_from_env() -> NoteStore:
     return NoteStore(Path(path) if path else None)
 
 
+async def serve_legacy_stdio(server: MCPServer) -> None:
+    """Serve stdio, answering `server/discover` as a pre-2026 server does (method not found)."""
+    lowlevel = server._lowlevel_server  # the public run() takes over the era choice itself
+    async with stdio_server() as (read, write):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+
+        async def drop_discover() -> None:
+            async with send:
+                async for item in read:
+                    message = item.message if isinstance(item, SessionMessage) else None
+                    if isinstance(message, JSONRPCRequest) and message.method == "server/discover":
+                        error = ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
+                        reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+                        await write.send(SessionMessage(reply))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(drop_discover)
+            await lowlevel.run(receive, write, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
 async def serve_http(server: MCPServer, port: int) -> None:
     import uvicorn
 
@@ -153,6 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     server = build_server(_store_from_env())
     if args.http is not None:
         asyncio.run(serve_http(server, args.http))
+    elif os.environ.get("NOTES_LEGACY") == "1":
+        anyio.run(serve_legacy_stdio, server)
     else:
         server.run()
 

@@ -1,0 +1,328 @@
+"""One MCP server as a toolset.
+
+A supervising task owns the MCP session from open to close (the SDK's transports and sessions are
+anyio task groups and cancel scopes, which must be entered and left in one task), keeps the tool
+list fresh, and reconnects with back-off when the server fails to start, dies or drops the
+connection. Tool calls come from other tasks and go through the same session: the SDK's request
+path only writes to a stream and waits for the answer, so that is safe, and cancelling a caller
+sends the server a `notifications/cancelled` and leaves the session usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from importlib import metadata
+from typing import Any
+
+import anyio
+import mcp.types as mcp_types
+from mcp import Client
+from mcp.client.session import IncomingMessage
+from mcp.client.subscriptions import SubscriptionLost
+from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from palui.config import McpServerSettings
+from palui.connectors.backoff import Backoff
+from palui.connectors.content import outcome_text, remote_tool
+from palui.connectors.transport import describe_failure, open_transport
+from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
+from palui.logs import get_logger
+
+log = get_logger(__name__)
+
+ToolsChanged = Callable[[str], Awaitable[None] | None]
+
+CONNECT_TIMEOUT_S = 15.0  # per request while connecting: the SDK waits forever on a mute server
+STOP_TIMEOUT_S = (
+    10.0  # the SDK's stdio shutdown escalates stdin close -> SIGTERM -> SIGKILL in ~6 s
+)
+TOOL_PAGE_LIMIT = 100  # a server whose cursor never ends can't hang the listing
+
+
+def _client_info() -> mcp_types.Implementation:
+    try:
+        version = metadata.version("palui")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return mcp_types.Implementation(name="palui", version=version)
+
+
+class McpConnector:
+    """Connector `mcp-<slug>`: `start()` it, read `tools()` and `status()`, `call()` its tools."""
+
+    def __init__(
+        self,
+        slug: str,
+        settings: McpServerSettings,
+        *,
+        backoff: Backoff = Backoff(),
+        on_tools_changed: ToolsChanged | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> None:
+        self.id = f"mcp-{slug}"
+        self.settings = settings
+        self.trust = settings.trust
+        self._backoff = backoff
+        self._on_tools_changed = on_tools_changed
+        self._connect_timeout_s = connect_timeout_s
+        self._state = ConnectorState.PAUSED if settings.paused else ConnectorState.CONNECTING
+        self._error: str | None = None
+        self._retry_at: float | None = None
+        self._tools: tuple[RemoteTool, ...] = ()
+        self._client: Client | None = None
+        self._failures = 0
+        self._task: asyncio.Task[None] | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._changed = asyncio.Event()  # replaced on every state change
+        self._settled = asyncio.Event()  # set once the first attempt has connected or failed
+        # Per connection, replaced by each attempt:
+        self._lost = asyncio.Event()
+        self._lost_reason: str | None = None
+        self._refresh_wanted = asyncio.Event()
+        self._bad_messages = 0
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def state(self) -> ConnectorState:
+        return self._state
+
+    def tools(self) -> list[RemoteTool]:
+        return list(self._tools) if self._state is ConnectorState.CONNECTED else []
+
+    def status(self) -> ConnectorStatus:
+        retry_in_s = None
+        if self._state is ConnectorState.ERRORED and self._retry_at is not None:
+            retry_in_s = round(max(0.0, self._retry_at - time.monotonic()), 1)
+        return ConnectorStatus(
+            id=self.id,
+            state=self._state,
+            tool_count=len(self.tools()),
+            error=self._error,
+            retry_in_s=retry_in_s,
+            trust=self.trust,
+        )
+
+    async def wait_settled(self) -> None:
+        """Return once the first attempt has connected or failed (at once when paused)."""
+        await self._settled.wait()
+
+    async def wait_for_state(self, *states: ConnectorState) -> ConnectorState:
+        while self._state not in states:
+            changed = self._changed
+            await changed.wait()
+        return self._state
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.settings.paused:
+            self._settled.set()
+            return
+        if self._task is not None:
+            return
+        self._scope = anyio.CancelScope()
+        self._task = asyncio.create_task(self._supervise(self._scope), name=f"connector {self.id}")
+
+    async def stop(self) -> None:
+        task, scope = self._task, self._scope
+        if task is None or scope is None:
+            return
+        scope.cancel()  # an anyio cancel, so the SDK's shielded process shutdown runs to the end
+        done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
+        if not done:
+            log.warning("connector_stop_slow", connector=self.id, waited_s=STOP_TIMEOUT_S)
+            task.cancel()
+            await asyncio.wait({task})
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("connector_supervisor_failed", connector=self.id, error=repr(exc))
+        self._task = self._scope = self._retry_at = None
+        self._client = None
+        self._tools = ()
+        self._set_state(ConnectorState.ERRORED, "stopped")
+        log.info("connector_stopped", connector=self.id)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, timeout_s: float | None = None
+    ) -> ToolOutcome:
+        """Run one tool. Server-side failures come back as error outcomes; a timeout raises
+        TimeoutError (the action may have happened); cancellation propagates."""
+        client = self._client
+        if client is None or self._state is not ConnectorState.CONNECTED:
+            return ToolOutcome(f"{self.id} is not connected: {self._why_not_connected()}", True)
+        limit = timeout_s if timeout_s is not None else self.settings.timeout_s
+        late = f"{self.id}__{tool} gave no answer within {limit:g} s"
+        try:
+            async with asyncio.timeout(limit):
+                result = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
+        except TimeoutError as exc:
+            raise TimeoutError(late) from exc
+        except MCPError as exc:
+            if exc.code == mcp_types.REQUEST_TIMEOUT:
+                raise TimeoutError(late) from exc
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                text = f"{self.id} lost its connection during the call; it may or may not have run"
+                return ToolOutcome(text, True)
+            return ToolOutcome(f"{self.id} refused the call: {exc.message}", True)
+        except ValidationError:
+            return ToolOutcome(f"{self.id} answered with a malformed result", True)
+        except Exception as exc:  # the server's answer broke the SDK's rules; report, don't crash
+            log.warning("connector_call_failed", connector=self.id, tool=tool, error=repr(exc))
+            return ToolOutcome(f"{self.id}__{tool} failed: {type(exc).__name__}: {exc}", True)
+        return outcome_text(result)
+
+    def _why_not_connected(self) -> str:
+        if self._state is ConnectorState.PAUSED:
+            return "it is paused"
+        if self._state is ConnectorState.CONNECTING:
+            return f"still connecting (last error: {self._error})" if self._error else "connecting"
+        return self._error or "not started"
+
+    # -- the supervising task ---------------------------------------------------------------
+
+    async def _supervise(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            while True:
+                reason = await self._connect_once()
+                was_connected = self._state is ConnectorState.CONNECTED
+                self._failures += 1
+                delay = self._backoff.delay(self._failures)
+                self._retry_at = time.monotonic() + delay
+                self._tools = ()
+                self._set_state(ConnectorState.ERRORED, reason)
+                self._settled.set()
+                log.warning("connector_errored", connector=self.id, reason=reason, retry_in_s=delay)
+                if was_connected:
+                    await self._publish_tools()
+                await anyio.sleep(delay)
+                self._set_state(ConnectorState.CONNECTING, self._error)
+
+    async def _connect_once(self) -> str:
+        """One connection from open to loss; returns why it ended."""
+        self._lost, self._lost_reason = asyncio.Event(), None
+        self._refresh_wanted, self._bad_messages = asyncio.Event(), 0
+        closed_reason = "server exited" if self.settings.command else "connection closed"
+        transport = open_transport(self.settings, lambda: self._mark_lost(closed_reason))
+        client = Client(
+            transport,
+            mode="auto",  # the 2026 protocol when the server speaks it, else the handshake
+            cache=None,  # Palui keeps its own tool list
+            read_timeout_seconds=self._connect_timeout_s,
+            message_handler=self._on_message,
+            client_info=_client_info(),
+        )
+        try:
+            async with client:
+                self._tools = await self._list_tools(client)
+                self._client = client
+                connected_at = time.monotonic()
+                self._set_state(ConnectorState.CONNECTED, None)
+                self._settled.set()
+                log.info(
+                    "connector_connected",
+                    connector=self.id,
+                    tools=len(self._tools),
+                    protocol=client.protocol_version,
+                )
+                await self._publish_tools()
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(self._refresh_when_asked, client)
+                    if self._can_listen(client):
+                        tasks.start_soon(self._listen_for_changes, client)
+                    await self._lost.wait()
+                    tasks.cancel_scope.cancel()
+                if time.monotonic() - connected_at >= self._backoff.max_s:
+                    self._failures = 0  # it held for a while: start the back-off over
+                return self._lost_reason or closed_reason
+        except Exception as exc:
+            return describe_failure(exc, self.settings)
+        finally:
+            self._client = None
+
+    def _mark_lost(self, reason: str) -> None:
+        if self._lost_reason is None:
+            self._lost_reason = reason
+        self._lost.set()
+
+    async def _list_tools(self, client: Client) -> tuple[RemoteTool, ...]:
+        tools: dict[str, RemoteTool] = {}
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(TOOL_PAGE_LIMIT):
+            page = await client.list_tools(cursor=cursor)
+            for tool in page.tools:
+                tools.setdefault(tool.name, remote_tool(tool))
+            cursor = page.next_cursor
+            if cursor is None or cursor in seen:
+                break
+            seen.add(cursor)
+        return tuple(tools.values())
+
+    def _can_listen(self, client: Client) -> bool:
+        capability = client.server_capabilities.tools
+        return (
+            client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            and capability is not None
+            and bool(capability.list_changed)
+        )
+
+    async def _listen_for_changes(self, client: Client) -> None:
+        """2026 protocol: list changes arrive on a `subscriptions/listen` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                self._refresh_wanted.set()  # a change may have landed before the ack
+                async for _event in subscription:
+                    self._refresh_wanted.set()
+        except SubscriptionLost:
+            # Over HTTP this is often the first sign that the server is gone; reconnecting
+            # also re-lists, which the spec asks for after a lost subscription.
+            self._mark_lost("connection lost")
+        except Exception as exc:  # refused or unsupported: live without change notices
+            log.info("connector_listen_refused", connector=self.id, error=type(exc).__name__)
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        """Older protocol: list changes arrive as notifications. Also sees unreadable lines."""
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._refresh_wanted.set()
+        elif isinstance(message, Exception):
+            self._bad_messages += 1
+            if self._bad_messages == 1:  # the content may hold anything: log only its kind
+                log.warning(
+                    "connector_bad_message", connector=self.id, error=type(message).__name__
+                )
+
+    async def _refresh_when_asked(self, client: Client) -> None:
+        while True:
+            await self._refresh_wanted.wait()
+            self._refresh_wanted.clear()
+            try:
+                tools = await self._list_tools(client)
+            except Exception as exc:
+                log.warning("connector_refresh_failed", connector=self.id, error=repr(exc))
+                continue
+            if tools != self._tools:
+                self._tools = tools
+                log.info("connector_tools_changed", connector=self.id, tools=len(tools))
+                await self._publish_tools()
+
+    async def _publish_tools(self) -> None:
+        if self._on_tools_changed is None:
+            return
+        try:
+            result = self._on_tools_changed(self.id)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            log.error("connector_tools_callback_failed", connector=self.id, error=repr(exc))
+
+    def _set_state(self, state: ConnectorState, error: str | None) -> None:
+        self._state, self._error = state, error
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
