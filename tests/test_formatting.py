@@ -236,3 +236,12 @@ def test_random_input_splits_into_accepted_chunks_under_limit() -> None:
 def test_limit_too_small_for_any_message_is_refused() -> None:
     with pytest.raises(ValueError, match="at least"):
         split_for_telegram("hello", limit=10)
+
+
+def test_emoji_count_double_towards_the_limit_as_telegram_counts_them() -> None:
+    from palui.channels.formatting import telegram_length
+
+    text = "\n\n".join(["😀" * 1500] * 4)  # 6000 code points, 12000 UTF-16 units
+    chunks = split_for_telegram(text)
+    assert all(telegram_length(chunk.html) <= 4096 for chunk in chunks)
+    assert telegram_length("😀") == 2

@@ -78,6 +78,11 @@ def to_plain_text(markdown: str) -> str:
 # --- splitting ----------------------------------------------------------------------------
 
 
+def telegram_length(text: str) -> int:
+    """Telegram counts UTF-16 code units: an emoji outside the BMP counts twice."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def split_for_telegram(markdown: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[Chunk]:
     """Split Markdown into messages whose HTML and plain text each fit in `limit` characters.
 
@@ -91,7 +96,10 @@ def split_for_telegram(markdown: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[
         piece = piece.strip()
         if len(piece) > 8 * limit:  # no Markdown shrinks that much; saves rendering huge text
             return False
-        return len(to_telegram_html(piece)) <= limit and len(to_plain_text(piece)) <= limit
+        return (
+            telegram_length(to_telegram_html(piece)) <= limit
+            and telegram_length(to_plain_text(piece)) <= limit
+        )
 
     pieces: list[str] = []
     for block in _blocks(markdown):

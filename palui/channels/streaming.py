@@ -26,6 +26,7 @@ from palui.channels.formatting import (
     TELEGRAM_TEXT_LIMIT,
     Chunk,
     split_for_telegram,
+    telegram_length,
     to_plain_text,
 )
 from palui.errors import ChannelError
@@ -288,9 +289,7 @@ def _preview(markdown: str, suffix: str = "", limit: int = TELEGRAM_TEXT_LIMIT) 
     return _fit(head.rstrip() + MORE + suffix, limit)
 
 
-def _utf16_len(text: str) -> int:
-    # Telegram counts UTF-16 code units; an emoji outside the BMP is two of them.
-    return len(text.encode("utf-16-le")) // 2
+_utf16_len = telegram_length
 
 
 def _fit(text: str, limit: int) -> str:

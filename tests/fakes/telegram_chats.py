@@ -270,7 +270,7 @@ def _checked_text(params: dict[str, Any]) -> tuple[str, tuple[dict[str, Any], ..
         raise bad_request("unsupported parse_mode") from None
     if not parsed.text:
         raise bad_request("message text is empty")
-    if len(parsed.text) > _MAX_TEXT:
+    if len(parsed.text.encode("utf-16-le")) // 2 > _MAX_TEXT:  # Telegram counts UTF-16 units
         raise bad_request("message is too long")
     return parsed.text, parsed.entities
 
