@@ -91,6 +91,10 @@ class ToolRunner(Protocol):
 
     def concurrent_safe(self, name: str) -> bool: ...
 
+    def needs_approval(self, call: ToolCallRequest) -> bool:
+        """Asked right before the call would run (the turn's taint may have changed)."""
+        ...
+
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome: ...
 
 

@@ -30,6 +30,7 @@ from palui.domain import (
     ConnectorState,
     ConnectorStatus,
     Inbound,
+    Reply,
     TurnKind,
     TurnStatus,
 )
@@ -410,6 +411,7 @@ class ChatService:
             finally:
                 typing.cancel()
                 self._chat(chat_id).running = None
+            assert isinstance(reply, Reply)  # approvals are wired in the next change
             text = reply.text.strip() or "(The model returned an empty answer.)"
             outbox_id = await self._store.turns.finish(
                 turn_id,

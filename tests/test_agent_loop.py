@@ -164,3 +164,80 @@ async def test_a_tool_call_cancelled_mid_flight_is_recorded_as_unknown_outcome()
     await asyncio.gather(task, return_exceptions=True)
     assert [r["status"] for r in recorder.records.values()] == ["unknown"]
     assert tools.in_flight == {}
+
+
+class AskFor:
+    """Wraps a runner: calls to the named tools wait for approval."""
+
+    def __init__(self, inner: TurnTools, *names: str) -> None:
+        self.inner = inner
+        self.names = set(names)
+
+    def concurrent_safe(self, name: str) -> bool:
+        return self.inner.concurrent_safe(name)
+
+    def needs_approval(self, call: ToolCallRequest) -> bool:
+        return call.name in self.names
+
+    async def run(self, call: ToolCallRequest, step: int):
+        return await self.inner.run(call, step)
+
+
+async def test_a_held_call_pauses_the_turn_which_resumes_with_its_outcome() -> None:
+    from palui.agent.turn import NeedsApproval, resume_turn
+    from palui.domain import ToolOutcome
+
+    async def delete_note(id: int) -> str:
+        return f"deleted {id}"
+
+    async def list_notes() -> str:
+        return "note 12"
+
+    notes = FunctionToolset(
+        "mcp-n", {"delete_note": delete_note, "list_notes": list_notes}, read_only=["list_notes"]
+    )
+    both = Completion(
+        "scripted", "",
+        (ToolCallRequest("r", "mcp-n__list_notes", "{}"),
+         ToolCallRequest("d", "mcp-n__delete_note", '{"id": 12}')),
+        Usage(1, 1),
+    )  # fmt: skip
+    model = ScriptedModel([both, answer("Deleted note 12.")])
+    deps, tools = deps_for(model, notes)
+    deps = TurnDeps(model, no_usage, tools=deps.tools, runner=AskFor(tools, "mcp-n__delete_note"))
+
+    paused = await run_turn(deps, USER)
+    assert isinstance(paused, NeedsApproval)
+    assert [c.name for c in paused.held] == ["mcp-n__delete_note"]
+    assert notes.calls == [("list_notes", {})]  # the read ran; the delete waits
+    assert paused.snapshot.steps == 1
+
+    reply = await resume_turn(
+        deps, paused.snapshot, {"d": ToolOutcome("The person denied this call.")}
+    )
+    assert reply.text == "Deleted note 12."
+    tool_messages = [(m.tool_call_id, m.content) for m in model.calls[1][0] if m.role == Role.TOOL]
+    assert tool_messages == [("r", "note 12"), ("d", "The person denied this call.")]
+    assert notes.calls == [("list_notes", {})]  # nothing ran that was not approved
+
+
+async def test_time_spent_waiting_for_a_tap_does_not_count_against_the_turn() -> None:
+    from palui.agent.turn import NeedsApproval, resume_turn
+    from palui.domain import ToolOutcome
+
+    now = [0.0]
+    model = ScriptedModel([call("mcp-n__send", call_id="s"), answer("sent")])
+
+    async def send() -> str:
+        return "ok"
+
+    deps, tools = deps_for(model, FunctionToolset("mcp-n", {"send": send}))
+    deps = TurnDeps(
+        model, no_usage, tools=deps.tools, runner=AskFor(tools, "mcp-n__send"), timeout_s=10,
+        clock=lambda: now[0],
+    )  # fmt: skip
+    paused = await run_turn(deps, USER)
+    assert isinstance(paused, NeedsApproval)
+    now[0] += 3600  # an hour until the tap
+    reply = await resume_turn(deps, paused.snapshot, {"s": ToolOutcome("ok")})
+    assert reply.text == "sent" and reply.budget_hit is None

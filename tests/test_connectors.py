@@ -330,16 +330,16 @@ async def test_stop_ends_a_pending_call_as_connection_lost(
 
 
 async def test_manager_start_does_not_wait_forever_for_a_mute_server() -> None:
-    mute = McpServerSettings(command=sys.executable, args=("-c", "import time; time.sleep(60)"))
-    manager = ConnectorManager({"mute": mute, "notes": notes()}, start_timeout_s=3)
+    mute = McpServerSettings(command=sys.executable, args=("-c", "import sys; sys.stdin.read()"))
+    manager = ConnectorManager({"mute": mute}, start_timeout_s=0.5)
 
     started = time.monotonic()
     async with manager:
         elapsed = time.monotonic() - started
-        states = {status.id: status.state for status in manager.statuses()}
+        state = manager.statuses()[0].state
 
-    assert elapsed < 5
-    assert states == {"mcp-mute": ConnectorState.CONNECTING, "mcp-notes": ConnectorState.CONNECTED}
+    assert elapsed < 2
+    assert state is ConnectorState.CONNECTING  # still trying, in the background
 
 
 def test_backoff_doubles_from_one_second_up_to_a_minute() -> None:

@@ -8,6 +8,7 @@ asks for tools, they are not run and no further call is made) and `timeout_s` of
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,12 +48,48 @@ class TurnState:
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
     partial: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0  # run time before the last pause
 
     def add_usage(self, usage: Usage) -> None:
         self.usage = Usage(
             self.usage.prompt_tokens + usage.prompt_tokens,
             self.usage.completion_tokens + usage.completion_tokens,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSnapshot:
+    """A paused turn: its conversation up to the step whose calls wait, and what already ran."""
+
+    messages: tuple[Message, ...]
+    steps: int
+    usage: Usage
+    partial: tuple[str, ...]
+    elapsed_s: float
+    step_calls: tuple[ToolCallRequest, ...]  # every call of the paused step, in order
+    outcomes: dict[str, ToolOutcome]  # by call id: the calls that did not wait
+
+    @classmethod
+    def of(
+        cls, state: TurnState, calls: Sequence[ToolCallRequest], outcomes: dict[str, ToolOutcome]
+    ) -> TurnSnapshot:
+        return cls(
+            tuple(state.messages), state.steps, state.usage, tuple(state.partial),
+            state.elapsed_s, tuple(calls), dict(outcomes),
+        )  # fmt: skip
+
+    def restore(self) -> TurnState:
+        return TurnState(
+            list(self.messages), self.steps, self.usage, list(self.partial), self.elapsed_s
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsApproval:
+    """The turn stopped: `held` calls wait for a person; resume with `resume_turn`."""
+
+    snapshot: TurnSnapshot
+    held: tuple[ToolCallRequest, ...]
 
 
 def _budget_reply(state: TurnState, budget: str, note: str) -> Reply:
@@ -75,27 +112,49 @@ async def _step(deps: TurnDeps, state: TurnState) -> Completion:
 
 async def _run_calls(
     deps: TurnDeps, calls: Sequence[ToolCallRequest], step: int
-) -> list[ToolOutcome]:
-    """Run the step's calls in order; a run of consecutive read-only calls goes concurrently."""
+) -> tuple[dict[str, ToolOutcome], list[ToolCallRequest]]:
+    """Run the step's calls in order (a run of consecutive read-only calls concurrently).
+
+    Whether a call needs a person's approval is asked right before it would run, so a result
+    read earlier in the same step (which may taint the turn) counts. Returns the outcomes by
+    call id and the calls held for approval.
+    """
     runner = deps.runner
     if runner is None:
         missing = ToolOutcome("Error: no tools are available in this turn.", is_error=True)
-        return [missing for _ in calls]
-    outcomes: list[ToolOutcome] = []
+        return {call.id: missing for call in calls}, []
+    outcomes: dict[str, ToolOutcome] = {}
+    held: list[ToolCallRequest] = []
     index = 0
     while index < len(calls):
-        group = [calls[index]]
-        if runner.concurrent_safe(calls[index].name):
+        call = calls[index]
+        if runner.needs_approval(call):
+            held.append(call)
+            index += 1
+            continue
+        group = [call]
+        if runner.concurrent_safe(call.name):
             while index + len(group) < len(calls) and runner.concurrent_safe(
                 calls[index + len(group)].name
             ):
                 group.append(calls[index + len(group)])
-        outcomes += await asyncio.gather(*(runner.run(call, step) for call in group))
+        results = await asyncio.gather(*(runner.run(c, step) for c in group))
+        outcomes.update((c.id, r) for c, r in zip(group, results, strict=True))
         index += len(group)
-    return outcomes
+    return outcomes, held
 
 
-async def _loop(deps: TurnDeps, state: TurnState) -> Reply:
+def _add_results(
+    state: TurnState, calls: Sequence[ToolCallRequest], outcomes: dict[str, ToolOutcome]
+) -> None:
+    for call in calls:
+        outcome = outcomes[call.id]
+        state.messages.append(
+            Message(Role.TOOL, outcome.text, tool_call_id=call.id, name=call.name)
+        )
+
+
+async def _loop(deps: TurnDeps, state: TurnState) -> Reply | NeedsApproval:
     while state.steps < deps.max_steps:
         completion = await _step(deps, state)
         if not completion.tool_calls:
@@ -107,23 +166,50 @@ async def _loop(deps: TurnDeps, state: TurnState) -> Reply:
         state.messages.append(
             Message(Role.ASSISTANT, completion.content, tool_calls=completion.tool_calls)
         )
-        outcomes = await _run_calls(deps, completion.tool_calls, state.steps)
-        for call, outcome in zip(completion.tool_calls, outcomes, strict=True):
-            state.messages.append(
-                Message(Role.TOOL, outcome.text, tool_call_id=call.id, name=call.name)
+        outcomes, held = await _run_calls(deps, completion.tool_calls, state.steps)
+        if held:
+            return NeedsApproval(
+                TurnSnapshot.of(state, completion.tool_calls, outcomes), tuple(held)
             )
+        _add_results(state, completion.tool_calls, outcomes)
     return _budget_reply(
         state, "steps", f"I stopped after {deps.max_steps} steps (the limit for one turn)."
     )
 
 
-async def run_turn(deps: TurnDeps, messages: Sequence[Message]) -> Reply:
-    """Run the loop until a final answer or a budget ends it. Cancellation propagates."""
-    state = TurnState(messages=list(messages))
+async def _bounded(deps: TurnDeps, state: TurnState) -> Reply | NeedsApproval:
+    started = deps.clock()
+    budget = max(deps.timeout_s - state.elapsed_s, 0)
     try:
-        async with asyncio.timeout(deps.timeout_s):
-            return await _loop(deps, state)
+        async with asyncio.timeout(budget):
+            result = await _loop(deps, state)
     except TimeoutError:
         return _budget_reply(
             state, "time", f"I stopped after {deps.timeout_s:g} s (the limit for one turn)."
         )
+    if isinstance(result, NeedsApproval):
+        # Time spent waiting for a tap does not count against the turn.
+        elapsed = state.elapsed_s + deps.clock() - started
+        return NeedsApproval(dataclasses.replace(result.snapshot, elapsed_s=elapsed), result.held)
+    return result
+
+
+async def run_turn(deps: TurnDeps, messages: Sequence[Message]) -> Reply | NeedsApproval:
+    """Run the loop until a final answer, a budget, or calls that wait for a person's approval.
+
+    Cancellation propagates (the caller records what was interrupted).
+    """
+    return await _bounded(deps, TurnState(messages=list(messages)))
+
+
+async def resume_turn(
+    deps: TurnDeps, snapshot: TurnSnapshot, decided: dict[str, ToolOutcome]
+) -> Reply | NeedsApproval:
+    """Continue a paused turn once each held call has its outcome (ran, denied, expired)."""
+    state = snapshot.restore()
+    outcomes = {**snapshot.outcomes, **decided}
+    missing = [call.id for call in snapshot.step_calls if call.id not in outcomes]
+    if missing:
+        raise ValueError(f"no outcome for held calls {missing}")
+    _add_results(state, snapshot.step_calls, outcomes)
+    return await _bounded(deps, state)

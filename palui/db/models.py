@@ -183,3 +183,79 @@ class ToolCallRow(Base):
     duration_ms: Mapped[int | None] = mapped_column(Integer)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class PausedTurn(Base):
+    """A turn waiting for approval taps: everything `resume_turn` needs, as JSON."""
+
+    __tablename__ = "paused_turns"
+
+    turn_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    state: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Set by the process that resumes it, so a turn resumes once even with several processes.
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ApprovalRow(Base):
+    """One approval card: bound to a tool, its canonical arguments and its definition hash."""
+
+    __tablename__ = "approvals"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    token: Mapped[str] = mapped_column(String(32), unique=True)  # in the card's callback data
+    turn_id: Mapped[str] = mapped_column(String(32), index=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    call_id: Mapped[str] = mapped_column(String(128))
+    tool: Mapped[str] = mapped_column(String(128))
+    arguments: Mapped[str] = mapped_column(Text)  # canonical JSON
+    digest: Mapped[str] = mapped_column(String(64))  # tool + arguments + definition hash
+    tool_class: Mapped[str] = mapped_column(String(16))
+    sends_out: Mapped[bool] = mapped_column(Boolean, default=False)
+    why: Mapped[str] = mapped_column(Text)
+    decision_id: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    decided_by: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    result: Mapped[str | None] = mapped_column(Text)
+
+
+class ToolSetting(Base):
+    """A tool's switch and class as the person set them (the connector sheet)."""
+
+    __tablename__ = "tool_settings"
+
+    tool: Mapped[str] = mapped_column(String(128), primary_key=True)  # full name
+    enabled: Mapped[bool] = mapped_column(Boolean)
+    tool_class: Mapped[str | None] = mapped_column(String(16))  # set by a person: source "you"
+    definition_hash: Mapped[str | None] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ConnectorSetting(Base):
+    __tablename__ = "connector_settings"
+
+    connector_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    trust: Mapped[str | None] = mapped_column(String(16))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Decision(Base):
+    """Every policy decision on a tool call: what was decided, why, and under which rules."""
+
+    __tablename__ = "decisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    turn_id: Mapped[str] = mapped_column(String(32), index=True)
+    step: Mapped[int] = mapped_column(Integer)
+    tool: Mapped[str] = mapped_column(String(128))
+    tool_class: Mapped[str] = mapped_column(String(16))
+    decision: Mapped[str] = mapped_column(String(16))
+    decision_id: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

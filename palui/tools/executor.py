@@ -78,6 +78,9 @@ class TurnTools:
         tool = self.offer.tools.get(name)
         return tool is not None and tool.read_only
 
+    def needs_approval(self, call: ToolCallRequest) -> bool:
+        return False
+
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
         tool = self.offer.tools.get(call.name)
         if tool is None:

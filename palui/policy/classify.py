@@ -1,0 +1,114 @@
+"""One tool's class: the first of kinds file, connector card, marks, inference, fail closed.
+
+With `infer: false` inference no longer sets a class on its own, but the server's marks still
+count, and they still stand only while the tool shows no sign of change: that check can only make
+a class stricter, so keeping it is the fail-closed choice. A tool that is neither named in the
+file, nor set in its card, nor marked, is destructive (source `unsure`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+
+from palui.domain import RemoteTool
+from palui.policy.annotations import read_marks, weigh
+from palui.policy.classes import Classification, ClassSource, ToolClass
+from palui.policy.inference import infer
+from palui.policy.kinds_file import KindsFile
+
+
+def definition_hash(tool: RemoteTool) -> str:
+    """sha256 over the tool's definition: name, title, description, input schema, annotations."""
+    definition = {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+        "annotations": tool.annotations,
+    }
+    text = json.dumps(
+        definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def classify(
+    full_name: str,
+    tool: RemoteTool,
+    kinds: KindsFile | None,
+    *,
+    override: Classification | None = None,
+) -> Classification:
+    """Classify `tool`, shown to the model as `full_name`.
+
+    `override` is a class set in the connector card. The kinds file wins over it for the tools
+    the file names, as palui.toml's switches win over the chat's.
+    """
+    digest = definition_hash(tool)
+    inference = infer(tool)
+    marks = read_marks(tool.annotations)
+    entry = kinds.tools.get(full_name) if kinds is not None else None
+    if kinds is not None and entry is not None:
+        sends_out = inference.sends_out if entry.sends_out is None else entry.sends_out
+        return Classification(
+            tool_class=entry.tool_class,
+            sends_out=sends_out,
+            source=entry.source,
+            reason=entry.reason or f"named in {kinds.path}",
+            definition_hash=digest,
+            idempotent=marks.idempotent,
+        )
+    if override is not None:
+        return replace(override, definition_hash=digest, idempotent=marks.idempotent)
+    verdict = weigh(marks, inference)
+    if verdict is not None:
+        return Classification(
+            tool_class=verdict.tool_class,
+            sends_out=inference.sends_out,
+            source=ClassSource.ANNOTATION if verdict.marks_hold else ClassSource.INFERRED,
+            reason=verdict.reason,
+            conflict=verdict.conflict,
+            definition_hash=digest,
+            idempotent=marks.idempotent,
+        )
+    infer_on = kinds.infer if kinds is not None else True
+    if infer_on and inference.tool_class is not None:
+        return Classification(
+            tool_class=inference.tool_class,
+            sends_out=inference.sends_out,
+            source=ClassSource.INFERRED,
+            reason=inference.reason,
+            definition_hash=digest,
+            idempotent=marks.idempotent,
+        )
+    reason = inference.reason if infer_on else "not in the kinds file, no marks, inference off"
+    return Classification(
+        tool_class=ToolClass.DESTRUCTIVE,
+        sends_out=inference.sends_out,
+        source=ClassSource.UNSURE,
+        reason=reason,
+        definition_hash=digest,
+        idempotent=marks.idempotent,
+    )
+
+
+def recheck(stored: Classification, tool: RemoteTool) -> Classification:
+    """A stored classification against the tool's current definition.
+
+    A class that came from marks or inference does not survive a change of definition: the
+    tool is destructive (unsure) until someone looks at it again. A person's or an assistant's
+    class stays; compare `definition_hash` to report the change.
+    """
+    digest = definition_hash(tool)
+    decided_by_someone = stored.source in (ClassSource.YOU, ClassSource.ASSISTANT)
+    if digest == stored.definition_hash or decided_by_someone:
+        return stored
+    return Classification(
+        tool_class=ToolClass.DESTRUCTIVE,
+        sends_out=stored.sends_out or infer(tool).sends_out,
+        source=ClassSource.UNSURE,
+        reason="its definition changed since it was classified; look at it again",
+        definition_hash=digest,
+    )

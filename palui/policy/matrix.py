@@ -1,0 +1,104 @@
+"""The policy matrix: whether a tool is offered, and whether a call runs or asks first.
+
+| class       | chat | tainted chat | scheduled   | webhook     |
+|-------------|------|--------------|-------------|-------------|
+| read        | run  | run          | run         | not offered |
+| write       | run  | ask          | ask         | not offered |
+| destructive | ask  | ask          | not offered | not offered |
+
+A tainted scheduled turn is treated like any scheduled turn (already as strict). An unknown
+class is destructive; an unknown turn kind gets no tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+
+from palui.domain import TurnKind
+from palui.policy.classes import ToolClass
+from palui.policy.taint import TaintSource, describe_taint
+
+
+class Decision(StrEnum):
+    RUN = "run"
+    ASK = "ask"  # an approval card first
+    NOT_OFFERED = "not_offered"  # the model never sees the tool
+    REFUSED = "refused"  # a call to a tool that was not offered (a made-up or stale name)
+
+
+def _known_class(tool_class: ToolClass | str | None) -> ToolClass:
+    try:
+        return ToolClass(tool_class) if tool_class is not None else ToolClass.DESTRUCTIVE
+    except ValueError:
+        return ToolClass.DESTRUCTIVE
+
+
+def _known_kind(kind: TurnKind | str) -> TurnKind:
+    try:
+        return TurnKind(kind)
+    except ValueError:
+        return TurnKind.WEBHOOK  # the kind with no tools
+
+
+def decide(tool_class: ToolClass | str | None, kind: TurnKind | str, tainted: bool) -> Decision:
+    tool_class, kind = _known_class(tool_class), _known_kind(kind)
+    if kind is TurnKind.WEBHOOK:
+        return Decision.NOT_OFFERED
+    if tool_class is ToolClass.READ:
+        return Decision.RUN
+    if kind is TurnKind.SCHEDULED:
+        return Decision.ASK if tool_class is ToolClass.WRITE else Decision.NOT_OFFERED
+    if tool_class is ToolClass.WRITE and not tainted:
+        return Decision.RUN
+    return Decision.ASK
+
+
+def decide_call(
+    tool_class: ToolClass | str | None, kind: TurnKind | str, tainted: bool
+) -> Decision:
+    """The decision for a call the model made: a tool that is not offered is refused."""
+    decision = decide(tool_class, kind, tainted)
+    return Decision.REFUSED if decision is Decision.NOT_OFFERED else decision
+
+
+def decision_id(
+    tool: str,
+    tool_class: ToolClass | str,
+    decision: Decision | str,
+    kinds_digest: str | None,
+    infer: bool,
+    definition_hash: str,
+) -> str:
+    """A short stable id for a decision and everything it rested on."""
+    basis = [tool, str(tool_class), str(decision), kinds_digest, bool(infer), definition_hash]
+    text = json.dumps(basis, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def why(
+    tool_class: ToolClass | str | None,
+    kind: TurnKind | str,
+    tainted: bool,
+    *,
+    taint: TaintSource | None = None,
+    unsure: bool = False,
+) -> str:
+    """The line a card (or a log) shows for the decision."""
+    tool_class, kind = _known_class(tool_class), _known_kind(kind)
+    if kind is TurnKind.WEBHOOK:
+        return "webhook summaries run with no tools"
+    if tool_class is ToolClass.READ:
+        return "read tools run without asking"
+    if tool_class is ToolClass.DESTRUCTIVE:
+        if kind is TurnKind.SCHEDULED:
+            return "scheduled jobs are not offered destructive tools"
+        if unsure:
+            return "Palui can't tell what this tool does, so it asks first, as for destructive ones"
+        return "destructive tools always ask first"
+    if kind is TurnKind.SCHEDULED:
+        return "scheduled jobs ask before any write"
+    if tainted:
+        return describe_taint(taint) if taint else "this turn read untrusted content"
+    return "writes run at once in a chat turn with no untrusted content"
