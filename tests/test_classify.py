@@ -91,6 +91,8 @@ TOOLS = [
     (tool("getResultSet", "Returns a set of rows"), READ, False),
     (tool("get_weather", "Get the forecast", city=STR,
           date_to={"type": "string", "format": "date"}), READ, False),
+    (tool("list_installed_packages", "Lists installed packages"), READ, False),
+    (tool("list_deleted_files", "Lists files in the trash"), DESTRUCTIVE, False),
     # writes
     (tool("write_file", "Create a new file or completely replace an existing file.",
           path=STR, content=STR), WRITE, False),
@@ -148,6 +150,9 @@ TOOLS = [
     (tool("cleanup", "Deletes temporary files older than a week"), DESTRUCTIVE, False),
     (tool("trash_email", "Moves an email to the trash", id=STR), DESTRUCTIVE, False),
     (tool("http_request", "", url=STR, method=STR), DESTRUCTIVE, True),
+    (tool("execute_query", "Execute a query against the warehouse", query=STR),
+     DESTRUCTIVE, False),
+    (tool("run_code", "", code=STR, language=enum("python", "js")), DESTRUCTIVE, False),
     (tool("get_note", "Gets a note. If true, the note is deleted after reading",
           note_id=STR, consume={"type": "boolean", "description": "whether to delete it"}),
      DESTRUCTIVE, False),
@@ -168,6 +173,7 @@ TOOLS = [
     (tool("agendar_reuniao", "Agenda uma reunião",
           para={"type": "string", "format": "email"}, data=STR), WRITE, True),
     (tool("publicar_post", "Publica um texto no blog", texto=STR), WRITE, True),
+    (tool("postar_no_canal", "Posta uma mensagem", canal=STR), WRITE, True),
     (tool("apagar_tarefa", "Apaga uma tarefa", id=STR), DESTRUCTIVE, False),
     (tool("excluir-arquivo", "Exclui um arquivo", caminho=STR), DESTRUCTIVE, False),
     (tool("cancelar_assinatura", "Cancela a assinatura do cliente"), DESTRUCTIVE, False),
@@ -341,6 +347,12 @@ def test_a_strong_changing_verb_in_an_argument_is_never_read() -> None:
         if classify("x__t", make(base), None).tool_class is READ
     ]
     assert said_read == []
+
+
+@pytest.mark.parametrize("make", [*PLACES.values(), *ARGUMENT_PLACES.values()])
+def test_the_same_places_say_read_when_the_word_changes_nothing(make: Any) -> None:
+    # Keeps the two tests above honest: without the changing verb, each tool is a read.
+    assert classify("x__t", make("blue"), None).tool_class is READ
 
 
 def test_word_forms_in_both_languages_are_read() -> None:

@@ -13,11 +13,8 @@ class ToolClass(StrEnum):
 
     @property
     def rank(self) -> int:
-        """Strictness: read < write < destructive."""
-        return _RANKS[self.value]
-
-
-_RANKS = {"read": 0, "write": 1, "destructive": 2}
+        """Strictness: read < write < destructive (the order above)."""
+        return list(ToolClass).index(self)
 
 
 def stricter(first: ToolClass, second: ToolClass) -> ToolClass:

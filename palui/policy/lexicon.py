@@ -63,14 +63,14 @@ _ENGLISH: dict[tuple[Effect, Strength], str] = {
     "approve reject accept decline confirm assign unassign attach detach configure deploy "
     "execute exec invoke restart unlock ban unban mute unmute unblock increment decrement "
     "toggle remember memorize compose dismiss pay buy purchase reserve initialize init dispatch "
-    "fix repair submit checkout upgrade downgrade migrate provision rotate authorize connect "
-    "disconnect hide unhide snooze withdraw spawn mount unmount chmod chown mkdir vote upvote "
-    "downvote kick unarchive undo redo",
+    "repair upgrade downgrade migrate provision rotate disconnect unhide withdraw unmount "
+    "chmod chown mkdir upvote downvote kick unarchive undo redo",
     (Effect.WRITE, _N): "update edit schedule move upload download draft copy duplicate clone "
     "fork import export archive backup commit release merge push build trigger resume "
-    "change patch star pin grant block transfer charge refund comment deposit flag",
+    "change patch star pin grant block transfer charge refund comment deposit flag hide "
+    "authorize submit checkout snooze spawn mount vote",
     (Effect.WRITE, _W): "set put run start stop pause close lock mark apply complete finish "
-    "resolve sync switch scale sign join touch",
+    "resolve sync switch scale sign join touch fix",
     (Effect.SEND, _S): "send notify publish invite announce respond",
     (Effect.SEND, _N): "post reply share forward broadcast tweet",
     (Effect.DESTRUCTIVE, _S): "delete remove destroy purge erase wipe revoke cancel terminate "
@@ -89,8 +89,7 @@ _PORTUGUESE: dict[tuple[Effect, Strength], str] = {
     "inserir renomear substituir anexar cadastrar executar instalar restaurar sincronizar "
     "atribuir mudar aprovar rejeitar habilitar desabilitar bloquear desbloquear duplicar "
     "transferir pagar confirmar memorizar gerar mover corrigir consertar submeter migrar "
-    "conectar desconectar ocultar esconder votar expulsar banir desarquivar reiniciar aceitar "
-    "recusar",
+    "desconectar ocultar esconder votar expulsar banir desarquivar reiniciar aceitar recusar",
     (Effect.WRITE, _N): "agendar registrar reservar comprar exportar baixar copiar arquivar",
     (Effect.WRITE, _W): "definir marcar iniciar parar rodar fechar concluir aplicar colocar "
     "ativar desativar importar pausar finalizar assinar",
@@ -104,11 +103,13 @@ _PORTUGUESE: dict[tuple[Effect, Strength], str] = {
 }
 
 
-def _set(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_DOUBLING = _set("stop drop set get put run pin star ban unban commit submit forget reset shred")
+_DOUBLING = word_set(
+    "stop drop set get put run pin star ban unban commit submit forget reset shred flag"
+)
 _EN_IRREGULAR: dict[str, tuple[str, ...]] = {
     "send": ("sent",),
     "write": ("wrote", "written"),
@@ -133,13 +134,15 @@ _EN_IRREGULAR: dict[str, tuple[str, ...]] = {
     "withdraw": ("withdrew", "withdrawn"),
 }
 _EN_EXTRA_ING = {"cancel": ("cancelling", "canceling")}
-_NO_FORMS = _set(
+_NO_FORMS = word_set(
     "rm rmdir del exec init lookup mkdir chmod chown permanently irreversible irreversibly"
 )
 
 # Portuguese spellings that are far more often another word: "para" (for, not "stops"),
 # "publica" (public), "ativa" (active), "conta" (account), "contem" (contains), "baixa" (low).
-_PT_NOT_VERBS = _set("para paras publica publicas ativa ativas conta contas contem baixa baixas")
+_PT_NOT_VERBS = word_set(
+    "para paras publica publicas ativa ativas conta contas contem baixa baixas"
+)
 # Verbs too short or irregular to conjugate by rule: only these spellings.
 _PT_ONLY: dict[str, dict[str, Form]] = {
     "ler": {
@@ -194,6 +197,8 @@ def english_forms(base: str) -> dict[str, Form]:
 def portuguese_forms(infinitive: str) -> dict[str, Form]:
     if infinitive in _PT_ONLY:
         return dict(_PT_ONLY[infinitive])
+    if infinitive[-2:] not in ("ar", "er", "ir"):  # an adverb or adjective: no forms
+        return {infinitive: Form.BASE}
     stem, ending = infinitive[:-2], infinitive[-2:]
     vowel = ending[0]
     soft = stem  # the stem before e (buscar -> busque, apagar -> apague)
