@@ -106,3 +106,14 @@ class CallRecorder(Protocol):
     async def call_ended(
         self, record_id: int, status: str, result: str, duration_s: float
     ) -> None: ...
+
+    async def decision_recorded(
+        self,
+        turn_id: str,
+        step: int,
+        tool: str,
+        tool_class: str,
+        decision: str,
+        decision_id: str,
+        reason: str,
+    ) -> None: ...

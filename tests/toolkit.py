@@ -61,7 +61,7 @@ class ScriptedModel:
 
 
 class FunctionToolset:
-    """A `Toolset` whose tools are async Python functions."""
+    """A `Toolset` whose tools are async Python functions, marked read, write or destructive."""
 
     def __init__(
         self,
@@ -69,15 +69,17 @@ class FunctionToolset:
         functions: dict[str, Callable[..., Awaitable[str]]],
         *,
         read_only: Sequence[str] = (),
+        destructive: Sequence[str] = (),
         descriptions: dict[str, str] | None = None,
         state: ConnectorState = ConnectorState.CONNECTED,
-        trust: str = "untrusted",
+        trust: str = "trusted",  # tests about taint say "untrusted" on purpose
     ) -> None:
         self.id = connector_id
         self.trust = trust
         self.state = state
         self._functions = functions
         self._read_only = set(read_only)
+        self._destructive = set(destructive)
         self._descriptions = descriptions or {}
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
@@ -87,7 +89,9 @@ class FunctionToolset:
                 name,
                 self._descriptions.get(name, f"{name.replace('_', ' ')}"),
                 {"type": "object", "properties": {}},
-                {"readOnlyHint": True} if name in self._read_only else None,
+                {"readOnlyHint": True}
+                if name in self._read_only
+                else {"readOnlyHint": False, "destructiveHint": name in self._destructive},
             )
             for name in self._functions
         ]
@@ -105,6 +109,7 @@ class MemoryRecorder:
 
     def __init__(self) -> None:
         self.records: dict[int, dict[str, Any]] = {}
+        self.decisions: list[tuple[str, str, str, str, str]] = []
 
     async def call_started(self, turn_id: str, step: int, tool: str, arguments: str) -> int:
         record = len(self.records) + 1
@@ -113,6 +118,11 @@ class MemoryRecorder:
 
     async def call_ended(self, record_id: int, status: str, result: str, duration_s: float):
         self.records[record_id].update(status=status, result=result)
+
+    async def decision_recorded(
+        self, turn_id, step, tool, tool_class, decision, decision_id, reason
+    ):
+        self.decisions.append((tool, str(tool_class), str(decision), decision_id, reason))
 
 
 async def no_usage(completion: Completion, latency: float) -> None:

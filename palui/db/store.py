@@ -30,6 +30,9 @@ from palui.db.models import (
     Turn,
     utcnow,
 )
+from palui.db.models import (
+    Decision as DecisionRow,
+)
 from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
 
 
@@ -355,6 +358,33 @@ class ToolCallRepo(_Repo):
                     ended_at=utcnow(),
                 )
             )
+
+    async def decision_recorded(
+        self,
+        turn_id: str,
+        step: int,
+        tool: str,
+        tool_class: str,
+        decision: str,
+        decision_id: str,
+        reason: str,
+    ) -> None:
+        async with self._db.session() as s, s.begin():
+            s.add(
+                DecisionRow(
+                    turn_id=turn_id, step=step, tool=tool[:128], tool_class=str(tool_class),
+                    decision=str(decision), decision_id=decision_id, reason=reason,
+                    created_at=utcnow(),
+                )
+            )  # fmt: skip
+
+    async def decisions_for(self, turn_id: str) -> list[tuple[str, str, str]]:
+        """(tool, decision, decision_id) of a turn, in order."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(DecisionRow).where(DecisionRow.turn_id == turn_id).order_by(DecisionRow.id)
+            )
+            return [(r.tool, r.decision, r.decision_id) for r in rows]
 
     async def mark_interrupted(self) -> int:
         """Calls left `running` by a process that died: their outcome is unknown."""

@@ -1,7 +1,8 @@
-"""The one place a tool call goes through: resolve, record, run within a time limit, record.
+"""The one place a tool call goes through: resolve, decide, record, run within a time limit.
 
-Every call is recorded *before* it goes out, so a crash or a /stop mid-call leaves a record whose
-outcome is unknown rather than no record at all. The policy issue gates calls here, too.
+The policy decision (DESIGN §1.4) is taken here for every call, right before it would run, and
+recorded with its decision id. Every call is recorded *before* it goes out, so a crash or a /stop
+mid-call leaves a record whose outcome is unknown rather than no record at all.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
-from palui.domain import ToolCallRequest, ToolOutcome
+from palui.domain import ToolCallRequest, ToolOutcome, TurnKind
 from palui.logs import get_logger
+from palui.policy.classes import Classification
+from palui.policy.matrix import Decision, decide_call, decision_id, why
+from palui.policy.taint import TaintSource, taints
 from palui.ports import CallRecorder
-from palui.tools.registry import ToolOffer
+from palui.tools.catalog import ToolCatalog
+from palui.tools.names import split_name
+from palui.tools.registry import OfferedTool, ToolOffer
 
 log = get_logger("palui.tools")
 
@@ -64,25 +70,90 @@ class TurnTools:
         recorder: CallRecorder,
         turn_id: str,
         *,
+        kind: TurnKind = TurnKind.CHAT,
+        catalog: ToolCatalog | None = None,
+        taint: TaintSource | None = None,
         result_limit: int = 16_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.offer = offer
+        self.kind = kind
+        self.catalog = catalog or ToolCatalog(None, {}, {})
+        self.taint = taint  # set once the turn reads untrusted content; never cleared
         self._recorder = recorder
         self._turn_id = turn_id
         self._result_limit = result_limit
         self._clock = clock
         self.in_flight: dict[int, str] = {}  # record id -> tool name
 
-    def concurrent_safe(self, name: str) -> bool:
+    @property
+    def tainted(self) -> bool:
+        return self.taint is not None
+
+    def classification(self, name: str) -> Classification | None:
         tool = self.offer.tools.get(name)
-        return tool is not None and tool.read_only
+        if tool is None:
+            return None
+        return self.catalog.entry(tool.toolset.id, tool.remote).classification
+
+    def decision(self, name: str) -> Decision:
+        classification = self.classification(name)
+        if classification is None:
+            return Decision.REFUSED
+        return decide_call(classification.tool_class, self.kind, self.tainted)
+
+    def why(self, name: str) -> str:
+        classification = self.classification(name)
+        tool_class = classification.tool_class if classification else None
+        unsure = bool(classification and classification.unsure)
+        return why(tool_class, self.kind, self.tainted, taint=self.taint, unsure=unsure)
+
+    def decision_id(self, name: str, decision: Decision) -> str:
+        classification = self.classification(name)
+        assert classification is not None
+        return decision_id(
+            name, classification.tool_class, decision, self.catalog.kinds_digest,
+            self.catalog.infer, classification.definition_hash,
+        )  # fmt: skip
+
+    def concurrent_safe(self, name: str) -> bool:
+        classification = self.classification(name)
+        return classification is not None and classification.tool_class == "read"
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
-        return False
+        return self.decision(call.name) is Decision.ASK
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
+        """Run a call the policy lets run; anything else is refused (fail closed)."""
+        decision = self.decision(call.name)
         tool = self.offer.tools.get(call.name)
+        if tool is not None and decision is not Decision.RUN:
+            await self._decided(call.name, step, decision)
+            reason = (
+                "it needs a person's approval"
+                if decision is Decision.ASK
+                else ("it is not available in this kind of turn")
+            )
+            await self._record_rejected(call, step, reason)
+            return ToolOutcome(f"Error: {call.name} can't run: {reason}.", is_error=True)
+        return await self._execute(call, step, tool, Decision.RUN)
+
+    async def run_approved(self, call: ToolCallRequest, step: int) -> ToolOutcome:
+        """Run a call a person approved; the caller has claimed the approval (single use)."""
+        return await self._execute(call, step, self.offer.tools.get(call.name), None)
+
+    async def _decided(self, name: str, step: int, decision: Decision) -> None:
+        classification = self.classification(name)
+        if classification is None:
+            return
+        await self._recorder.decision_recorded(
+            self._turn_id, step, name, classification.tool_class, decision,
+            self.decision_id(name, decision), self.why(name),
+        )  # fmt: skip
+
+    async def _execute(
+        self, call: ToolCallRequest, step: int, tool: OfferedTool | None, decision: Decision | None
+    ) -> ToolOutcome:
         if tool is None:
             await self._record_rejected(call, step, "not offered")
             return ToolOutcome(
@@ -95,6 +166,8 @@ class TurnTools:
         except ValueError as exc:
             await self._record_rejected(call, step, str(exc))
             return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
+        if decision is not None:
+            await self._decided(call.name, step, decision)
         record = await self._recorder.call_started(self._turn_id, step, call.name, call.arguments)
         self.in_flight[record] = call.name
         started = self._clock()
@@ -111,6 +184,11 @@ class TurnTools:
             status = CallStatus.ERROR
             outcome = ToolOutcome(f"Error: the tool failed ({type(exc).__name__}).", True)
         finally:
+            # Any result from an untrusted connector (an error or a write's confirmation too)
+            # taints the turn; so does an interrupted one, whose content may have arrived.
+            if self.taint is None and taints(tool.toolset.trust):
+                connector = (split_name(call.name) or (tool.toolset.id, ""))[0]
+                self.taint = TaintSource(connector, call.name)
             # Also on cancellation (/stop): the record must say the outcome is unknown.
             del self.in_flight[record]
             text = truncate(outcome.text, self._result_limit)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
 from palui.domain import ConnectorState, RemoteTool, ToolSpec
 from palui.ports import Toolset
@@ -14,16 +13,14 @@ from palui.tools.ranking import pick_within, rank
 BUILTIN_IDS = frozenset({"palui"})
 
 
+Allow = Callable[[str, RemoteTool], bool]  # (connector id, tool) -> may it be offered?
+
+
 @dataclass(frozen=True, slots=True)
 class OfferedTool:
     spec: ToolSpec
     toolset: Toolset
     remote: RemoteTool
-
-    @property
-    def read_only(self) -> bool:
-        """Marked read-only by its server. Until tool classes land, nothing else counts."""
-        return bool((self.remote.annotations or {}).get("readOnlyHint") is True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,33 +38,31 @@ def _spec(connector_id: str, remote: RemoteTool) -> ToolSpec:
 
 
 class ToolRegistry:
-    """All toolsets, with the operator's switches (`disable` globs per connector)."""
+    """All toolsets; which of their tools a turn may see is the caller's `allow`."""
 
-    def __init__(
-        self, toolsets: Sequence[Toolset], disabled: Mapping[str, Sequence[str]] | None = None
-    ) -> None:
+    def __init__(self, toolsets: Sequence[Toolset]) -> None:
         self._toolsets = list(toolsets)
-        self._disabled = {key: tuple(globs) for key, globs in (disabled or {}).items()}
 
     @property
     def toolsets(self) -> list[Toolset]:
         return list(self._toolsets)
 
-    def _switched_on(self, toolset: Toolset) -> list[OfferedTool]:
-        globs = self._disabled.get(toolset.id, ())
-        return [
-            OfferedTool(_spec(toolset.id, remote), toolset, remote)
-            for remote in toolset.tools()
-            if not any(fnmatchcase(remote.name, glob) for glob in globs)
-            and offerable(full_name(toolset.id, remote.name))
-        ]
+    def get(self, connector_id: str) -> Toolset | None:
+        return next((t for t in self._toolsets if t.id == connector_id), None)
 
-    def offer(self, query: str, max_tools: int) -> ToolOffer:
+    def offer(self, query: str, max_tools: int, allow: Allow | None = None) -> ToolOffer:
         """Built-ins always; then whole connectors, most relevant to `query` first."""
         groups: dict[str, list[OfferedTool]] = {}
         for toolset in self._toolsets:
-            live = toolset.status().state == ConnectorState.CONNECTED
-            if (live or toolset.id in BUILTIN_IDS) and (tools := self._switched_on(toolset)):
+            if toolset.status().state != ConnectorState.CONNECTED:
+                continue
+            tools = [
+                OfferedTool(_spec(toolset.id, remote), toolset, remote)
+                for remote in toolset.tools()
+                if offerable(full_name(toolset.id, remote.name))
+                and (allow is None or allow(toolset.id, remote))
+            ]
+            if tools:
                 groups[toolset.id] = tools
         builtin = [t for key in BUILTIN_IDS & groups.keys() for t in groups[key]]
         others = {key: tools for key, tools in groups.items() if key not in BUILTIN_IDS}

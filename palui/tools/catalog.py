@@ -1,0 +1,130 @@
+"""Every known tool's class and switch, from the kinds file, the person's settings and the tool.
+
+Pure: the service loads the stored settings and saves what changes. Rules (DESIGN §1.3):
+- a class comes from the kinds file, else a class the person set (source `you`), else the
+  tool's marks and inference (`palui.policy.classify`);
+- a tool whose definition changed since it was first seen loses a class that came from its
+  marks or inference (it is destructive until someone looks at it again) and is switched off
+  unless it is still read;
+- switches: palui.toml's `enable`/`disable` globs decide the tools they name (disable wins);
+  otherwise the switch set in the chat; a tool seen for the first time is on only if it is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
+
+from palui.domain import RemoteTool
+from palui.policy.classes import Classification, ClassSource, ToolClass
+from palui.policy.classify import classify, definition_hash
+from palui.policy.kinds_file import KindsFile
+from palui.tools.names import full_name
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTool:
+    """What the database remembers of a tool."""
+
+    enabled: bool
+    tool_class: ToolClass | None  # set by the person (source `you`)
+    definition_hash: str | None
+    changed: bool = False  # its definition changed since classification; not yet looked at
+
+
+@dataclass(frozen=True, slots=True)
+class Globs:
+    enable: Sequence[str] = ()
+    disable: Sequence[str] = ()
+
+    def decide(self, tool: str) -> bool | None:
+        if any(fnmatchcase(tool, glob) for glob in self.disable):
+            return False
+        if any(fnmatchcase(tool, glob) for glob in self.enable):
+            return True
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    name: str  # full name
+    connector_id: str
+    remote: RemoteTool
+    classification: Classification
+    enabled: bool
+    first_seen: bool
+    changed: bool  # the definition changed since the stored classification
+
+
+class ToolCatalog:
+    def __init__(
+        self,
+        kinds: KindsFile | None,
+        stored: Mapping[str, StoredTool],
+        globs: Mapping[str, Globs],
+    ) -> None:
+        self.kinds = kinds
+        self._stored = dict(stored)
+        self._globs = dict(globs)
+        self._cache: dict[tuple[str, str], CatalogEntry] = {}
+
+    @property
+    def kinds_digest(self) -> str | None:
+        return self.kinds.digest if self.kinds else None
+
+    @property
+    def infer(self) -> bool:
+        return self.kinds.infer if self.kinds else True
+
+    def remember(self, name: str, stored: StoredTool) -> None:
+        """The service saved new settings for a tool (a switch or a class from the chat)."""
+        self._stored[name] = stored
+        self._cache = {key: entry for key, entry in self._cache.items() if key[0] != name}
+
+    def entry(self, connector_id: str, remote: RemoteTool) -> CatalogEntry:
+        name = full_name(connector_id, remote.name)
+        digest = definition_hash(remote)
+        cached = self._cache.get((name, digest))
+        if cached is not None:
+            return cached
+        stored = self._stored.get(name)
+        override = None
+        if stored is not None and stored.tool_class is not None:
+            override = Classification(
+                tool_class=stored.tool_class, sends_out=False, source=ClassSource.YOU,
+                reason="set in the chat", definition_hash=digest,
+            )  # fmt: skip
+        classification = classify(name, remote, self.kinds, override=override)
+        changed = bool(stored and stored.definition_hash and stored.definition_hash != digest)
+        changed = changed or bool(stored and stored.changed)
+        if changed and classification.source in (ClassSource.ANNOTATION, ClassSource.INFERRED):
+            classification = replace(
+                classification,
+                tool_class=ToolClass.DESTRUCTIVE,
+                source=ClassSource.UNSURE,
+                reason="its definition changed after it was classified; look at it again",
+            )
+        enabled = self._switch(connector_id, remote.name, name, classification, stored, changed)
+        entry = CatalogEntry(
+            name, connector_id, remote, classification, enabled, stored is None, changed
+        )
+        self._cache[(name, digest)] = entry
+        return entry
+
+    def _switch(
+        self,
+        connector_id: str,
+        tool: str,
+        name: str,
+        classification: Classification,
+        stored: StoredTool | None,
+        changed: bool,
+    ) -> bool:
+        is_read = classification.tool_class is ToolClass.READ
+        by_file = self._globs.get(connector_id, Globs()).decide(tool)
+        if by_file is not None:
+            return by_file and not (changed and not is_read)
+        if stored is None:
+            return is_read
+        return stored.enabled and not (changed and not is_read)

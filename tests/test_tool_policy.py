@@ -1,0 +1,102 @@
+"""The policy gate in the one place tool calls go through."""
+
+from __future__ import annotations
+
+from palui.domain import RemoteTool, ToolCallRequest, TurnKind
+from palui.policy.classes import ToolClass
+from palui.policy.kinds_file import parse_kinds_file
+from palui.tools.catalog import Globs, StoredTool, ToolCatalog
+from palui.tools.executor import TurnTools
+from palui.tools.registry import ToolRegistry
+from tests.toolkit import FunctionToolset, MemoryRecorder
+
+
+async def _text(**_: object) -> str:
+    return "ok"
+
+
+def notes(trust: str = "untrusted") -> FunctionToolset:
+    return FunctionToolset(
+        "mcp-notes",
+        {"fetch_page": _text, "add_note": _text, "delete_note": _text},
+        read_only=["fetch_page"],
+        destructive=["delete_note"],
+        trust=trust,
+    )
+
+
+def turn_tools(toolset, kind=TurnKind.CHAT, catalog=None) -> tuple[TurnTools, MemoryRecorder]:
+    recorder = MemoryRecorder()
+    offer = ToolRegistry([toolset]).offer("", 30)
+    return TurnTools(offer, recorder, "t1", kind=kind, catalog=catalog), recorder
+
+
+def req(tool: str) -> ToolCallRequest:
+    return ToolCallRequest("c", f"mcp-notes__{tool}", "{}")
+
+
+async def test_a_write_runs_at_once_until_the_turn_reads_untrusted_content() -> None:
+    tools, recorder = turn_tools(notes())
+    assert not tools.needs_approval(req("add_note"))
+    await tools.run(req("add_note"), 1)  # its confirmation came from an untrusted server
+    assert tools.tainted
+    assert tools.needs_approval(req("add_note"))
+    assert tools.why("mcp-notes__add_note") == (
+        "this turn read untrusted content from mcp-notes (mcp-notes__add_note)"
+    )
+    assert [d[2] for d in recorder.decisions] == ["run"]
+
+
+async def test_results_from_a_trusted_connector_do_not_taint() -> None:
+    tools, _ = turn_tools(notes(trust="trusted"))
+    await tools.run(req("fetch_page"), 1)
+    assert not tools.tainted and not tools.needs_approval(req("add_note"))
+
+
+async def test_a_destructive_call_never_runs_without_approval() -> None:
+    toolset = notes()
+    tools, recorder = turn_tools(toolset)
+    assert tools.needs_approval(req("delete_note"))
+    outcome = await tools.run(req("delete_note"), 1)  # even if the loop forgot to ask
+    assert outcome.is_error and "needs a person's approval" in outcome.text
+    assert toolset.calls == []
+    assert recorder.decisions[0][:3] == ("mcp-notes__delete_note", "destructive", "ask")
+
+
+async def test_scheduled_turns_refuse_destructive_calls_and_webhook_turns_everything() -> None:
+    toolset = notes()
+    scheduled, _ = turn_tools(toolset, TurnKind.SCHEDULED)
+    assert "not available" in (await scheduled.run(req("delete_note"), 1)).text
+    webhook, _ = turn_tools(toolset, TurnKind.WEBHOOK)
+    assert "not available" in (await webhook.run(req("fetch_page"), 1)).text
+    assert toolset.calls == []
+
+
+async def test_decision_ids_cover_the_kinds_file_digest() -> None:
+    kinds = parse_kinds_file("tools:\n  mcp-notes__add_note:\n    kind: write\n")
+    plain, plain_rec = turn_tools(notes(trust="trusted"))
+    filed, filed_rec = turn_tools(notes(trust="trusted"), catalog=ToolCatalog(kinds, {}, {}))
+    await plain.run(req("add_note"), 1)
+    await filed.run(req("add_note"), 1)
+    assert plain_rec.decisions[0][3] != filed_rec.decisions[0][3]
+
+
+def test_new_tools_start_on_only_when_read_and_palui_toml_globs_decide() -> None:
+    catalog = ToolCatalog(None, {}, {"mcp-notes": Globs(enable=["add_*"], disable=["*_page"])})
+    read = RemoteTool("fetch_page", "Fetch a page", {}, {"readOnlyHint": True})
+    write = RemoteTool("add_note", "Add a note", {}, None)
+    other = RemoteTool("rename_note", "Rename a note", {}, None)
+    assert catalog.entry("mcp-notes", read).enabled is False  # the file disables it
+    assert catalog.entry("mcp-notes", write).enabled is True  # the file enables it
+    assert catalog.entry("mcp-notes", other).enabled is False  # new and not read
+
+
+def test_a_changed_definition_loses_its_inferred_class_and_is_switched_off() -> None:
+    before = RemoteTool("list_notes", "List notes", {}, {"readOnlyHint": True})
+    after = RemoteTool("list_notes", "List notes and email them", {}, {"readOnlyHint": True})
+    catalog = ToolCatalog(None, {}, {})
+    first = catalog.entry("mcp-notes", before)
+    stored = StoredTool(True, None, first.classification.definition_hash)
+    changed = ToolCatalog(None, {"mcp-notes__list_notes": stored}, {}).entry("mcp-notes", after)
+    assert changed.changed and changed.classification.tool_class is ToolClass.DESTRUCTIVE
+    assert changed.enabled is False
