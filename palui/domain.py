@@ -30,7 +30,7 @@ class TurnStatus(StrEnum):
     DONE = "done"
     FAILED = "failed"
     CANCELLED = "cancelled"
-    PAUSED = "paused"  # waiting for a rate/token cap to lift
+    AWAITING_APPROVAL = "awaiting_approval"  # paused on approval cards; resumes after the taps
 
 
 class InboxStatus(StrEnum):
@@ -168,3 +168,17 @@ class ConnectorStatus:
     error: str | None = None
     retry_in_s: float | None = None
     trust: str = "untrusted"
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    label: str
+    data: str  # callback data: opaque, at most 64 bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A chat message with buttons (an approval card); channels decide how to draw it."""
+
+    text: str  # plain text; channels escape it
+    buttons: tuple[Button, ...] = ()

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from palui.domain import (
+    Card,
     Completion,
     ConnectorStatus,
     Message,
@@ -67,6 +68,14 @@ class Channel(Protocol):
         ...
 
     async def typing(self, chat_id: int) -> None: ...
+
+    async def send_card(self, chat_id: int, card: Card) -> int:
+        """Send a card; returns its message id."""
+        ...
+
+    async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
+        """Replace a card's text and buttons (no buttons: they are removed)."""
+        ...
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None: ...
 

@@ -14,31 +14,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from palui.agent.context import build_context
-from palui.agent.turn import TurnDeps, run_turn
+from palui.approvals import Approvals
 from palui.caps import check_caps
 from palui.db import InboxItem, Store, day_start, hour_ago
-from palui.domain import (
-    ChatUser,
-    Completion,
-    ConnectorState,
-    ConnectorStatus,
-    Inbound,
-    Reply,
-    TurnKind,
-    TurnStatus,
-)
-from palui.errors import ChannelError, ModelError, ModelUnavailable
+from palui.domain import ChatUser, ConnectorState, ConnectorStatus, Inbound
+from palui.errors import ChannelError
 from palui.logs import bound, get_logger
-from palui.ports import Channel, ChatModel, ReplyStream
-from palui.tools.executor import TurnTools
-from palui.tools.registry import ToolOffer, ToolRegistry
+from palui.ports import Channel, ChatModel
+from palui.tools.catalog import ToolCatalog
+from palui.tools.registry import ToolRegistry
+from palui.turns import Limits, TurnRunner
 
 log = get_logger("palui.service")
 
@@ -48,9 +38,10 @@ COMMANDS: dict[str, str] = {
     "new": "Start a fresh conversation",
     "stop": "Stop what I'm doing now",
     "status": "Model, usage and limits",
+    "approvals": "Approvals waiting for you",
 }
-TYPING_EVERY_S = 4.0  # Telegram shows "typing" for ~5 s per chat action
 OUTBOX_RETRY_S = 5.0
+APPROVAL_SWEEP_S = 30.0
 
 HELP_TEXT = """\
 I'm Palui, your assistant. Send me a message and I'll answer.
@@ -59,20 +50,10 @@ Commands:
 /new — start a fresh conversation
 /stop — stop what I'm doing now
 /status — model, usage and limits
+/approvals — approvals waiting for you
 /help — this message"""
 
 START_TEXT = "Hi! " + HELP_TEXT
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    max_steps: int = 12
-    turn_timeout_s: float = 120
-    history_messages: int = 30
-    daily_token_cap: int = 0
-    runs_per_hour: int = 0
-    max_tools: int = 30
-    tool_result_chars: int = 16_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,18 +66,9 @@ class ServiceInfo:
 
 
 @dataclass(slots=True)
-class _RunningTurn:
-    turn_id: str
-    task: asyncio.Task[Any]
-    tools: TurnTools | None = None
-    stop_requested: bool = False
-
-
-@dataclass(slots=True)
 class _ChatState:
     worker: asyncio.Task[None] | None = None
     rekick: bool = False  # a message arrived while the worker was looking: look again
-    running: _RunningTurn | None = None
     delivery: asyncio.Lock = field(default_factory=asyncio.Lock)
     paused_until: datetime | None = None  # a cap is hit; the chat was told; wake-up is set
     wake: asyncio.TimerHandle | None = None
@@ -131,16 +103,23 @@ class ChatService:
         limits: Limits,
         info: ServiceInfo,
         registry: ToolRegistry | None = None,
+        catalog: ToolCatalog | None = None,
+        approval_ttl_s: int = 86_400,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._store = store
-        self._model = model
         self._channel = channel
         self._allowed = allowed_users
         self._limits = limits
         self._info = info
         self._registry = registry or ToolRegistry([])
         self._now = now
+        self._approvals = Approvals(store, channel, ttl_s=approval_ttl_s, now=now)
+        self._turns = TurnRunner(
+            store, model, channel, self._registry, catalog or ToolCatalog(None, {}, {}),
+            self._approvals, limits, now=now,
+            delivery_lock=lambda chat_id: self._chat(chat_id).delivery,
+        )  # fmt: skip
         self._chats: dict[int, _ChatState] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._handlers: set[asyncio.Task[Any]] = set()  # commands and taps being answered
@@ -152,13 +131,17 @@ class ChatService:
         """Pick up where a previous process stopped: re-run its unfinished work."""
         abandoned = await self._store.turns.abandon_running("interrupted: Palui restarted")
         await self._store.tool_calls.mark_interrupted()
+        await self._store.approvals.release_claims()
         pending = await self._store.inbox.pending()
         log.info("service_started", abandoned_turns=abandoned, pending_updates=len(pending))
         for item in pending:
             self._dispatch(item)
         for chat_id in {o.chat_id for o in await self._store.outbox.pending()}:
             self._spawn(self._deliver(chat_id))
+        for chat_id in await self._store.approvals.chats_with_paused_turns():
+            self._kick(chat_id)  # turns whose cards were decided while Palui was down
         self._spawn(self._outbox_sweeper())
+        self._spawn(self._approval_sweeper())
 
     async def close(self) -> None:
         """Stop all work; whatever was unfinished stays in the database for the next start."""
@@ -216,7 +199,9 @@ class ChatService:
         )
         try:
             if inbound.callback_query_id:
-                await self._channel.answer_callback(inbound.callback_query_id, text[:190])
+                await self._channel.answer_callback(
+                    inbound.callback_query_id, "Only the bot's owner can decide."
+                )
             else:
                 await self._channel.send_notice(inbound.chat_id, text)
         except ChannelError as exc:
@@ -227,12 +212,13 @@ class ChatService:
     async def _handle_now(self, inbound: Inbound) -> None:
         with bound(chat_id=inbound.chat_id, update_id=inbound.update_id):
             if inbound.callback_query_id:
-                # No buttons are live yet: every tap is stale by definition, and runs nothing.
-                with contextlib.suppress(ChannelError):
-                    await self._channel.answer_callback(
-                        inbound.callback_query_id, "This button is no longer active."
-                    )
+                result = await self._approvals.tap(inbound)
                 await self._store.inbox.mark_done([inbound.update_id])
+                with contextlib.suppress(ChannelError):
+                    await self._channel.answer_callback(inbound.callback_query_id, result.notice)
+                if result.resumable_turn:
+                    self._kick(inbound.chat_id)
+                await self._deliver(inbound.chat_id)
                 return
             command = inbound.command or ""
             log.info("command", command=command)
@@ -253,16 +239,15 @@ class ChatService:
             await self._store.chats.new_session(chat_id)
             return "Started a fresh conversation. Earlier messages won't be used from now on."
         if command == "stop":
-            running = self._chat(chat_id).running
-            if running is None or running.task.done():
+            interrupted = self._turns.stop(chat_id)
+            if interrupted is None:
                 return "Nothing is running."
-            interrupted = list(running.tools.in_flight.values()) if running.tools else []
-            running.stop_requested = True
-            running.task.cancel()
             notes = [
                 f"{name} was interrupted; it may or may not have completed." for name in interrupted
             ]
             return "\n".join(["Stopped.", *notes])
+        if command == "approvals":
+            return await self._approvals.pending_text(chat_id)
         return f"I don't know the command /{command}. Send /help to see what I can do."
 
     async def status_text(self) -> str:
@@ -306,6 +291,9 @@ class ChatService:
         state = self._chat(chat_id)
         while True:
             state.rekick = False
+            for turn_id in await self._store.approvals.resumable(chat_id):
+                await self._turns.resume(chat_id, turn_id)
+                await self._deliver(chat_id)
             batch = [
                 inbound
                 for inbound in map(inbound_from_json, await self._pending_payloads(chat_id))
@@ -355,118 +343,8 @@ class ChatService:
             await self._store.outbox.add(chat_id, note)
             await self._store.inbox.mark_done([inbound.update_id])
         if readable:
-            await self._run_chat_turn(chat_id, readable)
+            await self._turns.run_chat_turn(chat_id, readable)
         await self._deliver(chat_id)
-
-    async def _run_chat_turn(self, chat_id: int, batch: Sequence[Inbound]) -> None:
-        turn_id = uuid.uuid4().hex
-        update_ids = [i.update_id for i in batch]
-        with bound(chat_id=chat_id, turn_id=turn_id):
-            session_id = await self._store.chats.current_session(chat_id)
-            inputs = [(i.update_id, i.text or "") for i in batch]
-            await self._store.turns.start(turn_id, chat_id, session_id, TurnKind.CHAT, inputs)
-            history = await self._store.chats.history(session_id, self._limits.history_messages)
-            messages = build_context(history.messages, summary=history.summary, now=self._now())
-            offer = self._offer(history.messages[-6:])
-            tools = TurnTools(
-                offer, self._store.tool_calls, turn_id, result_limit=self._limits.tool_result_chars
-            )
-
-            async def record_usage(completion: Completion, latency_s: float) -> None:
-                await self._store.turns.record_model_call(turn_id, chat_id, completion, latency_s)
-
-            deps = TurnDeps(
-                model=self._model,
-                record_usage=record_usage,
-                max_steps=self._limits.max_steps,
-                timeout_s=self._limits.turn_timeout_s,
-                tools=offer.specs,
-                runner=tools,
-            )
-            stream = self._channel.streaming_reply(chat_id)
-            if stream is not None:
-                deps = dataclasses.replace(deps, on_delta=stream.push)
-            log.info("turn_started", messages=len(batch), tools=len(offer.tools))
-            task = asyncio.create_task(run_turn(deps, messages))
-            running = self._chat(chat_id).running = _RunningTurn(turn_id, task, tools)
-            typing = asyncio.create_task(self._keep_typing(chat_id))
-            try:
-                reply = await task
-            except asyncio.CancelledError:
-                this = asyncio.current_task()
-                if not running.stop_requested or (this is not None and this.cancelling()):
-                    raise  # shutdown: the inbox rows stay pending and run again after restart
-                log.info("turn_stopped")
-                if stream is not None:
-                    await stream.abort("(stopped — this answer is incomplete)")
-                await self._store.turns.finish(
-                    turn_id, TurnStatus.CANCELLED, update_ids=update_ids, error="stopped by /stop"
-                )
-                return
-            except Exception as exc:
-                if stream is not None:
-                    await stream.abort(None)
-                await self._fail(turn_id, update_ids, exc)
-                return
-            finally:
-                typing.cancel()
-                self._chat(chat_id).running = None
-            assert isinstance(reply, Reply)  # approvals are wired in the next change
-            text = reply.text.strip() or "(The model returned an empty answer.)"
-            outbox_id = await self._store.turns.finish(
-                turn_id,
-                TurnStatus.DONE,
-                update_ids=update_ids,
-                reply=text,
-                steps=reply.steps,
-                budget_hit=reply.budget_hit,
-            )
-            log.info("turn_done", steps=reply.steps, tokens=reply.usage.total_tokens)
-            if stream is not None and outbox_id is not None:
-                await self._finish_stream(chat_id, stream, outbox_id, text)
-
-    async def _finish_stream(
-        self, chat_id: int, stream: ReplyStream, outbox_id: int, text: str
-    ) -> None:
-        """Turn the streamed preview into the final answer; record the parts it delivered, so
-        `_deliver` sends only what is left (and nothing twice)."""
-        state = self._chat(chat_id)
-        async with state.delivery:
-            parts = self._channel.render(text)
-            try:
-                await stream.finish(text)
-            except ChannelError as exc:
-                log.warning("stream_finish_failed", error=str(exc))
-            finally:
-                sent = min(len(stream.message_ids), len(parts))
-                await self._store.outbox.part_sent(outbox_id, sent, done=sent == len(parts))
-
-    def _offer(self, recent: Sequence[Any]) -> ToolOffer:
-        # The newest messages weigh most: they are last in the query and repeat the request.
-        query = " ".join(message.content for message in recent)
-        return self._registry.offer(query, self._limits.max_tools)
-
-    async def _fail(self, turn_id: str, update_ids: list[int], exc: Exception) -> None:
-        """A turn that could not answer: the person is told why, and it leaves no history."""
-        if isinstance(exc, ModelUnavailable):
-            log.warning("model_unavailable", error=str(exc))
-            text = _unavailable_text(exc)
-        elif isinstance(exc, ModelError):
-            log.warning("model_error", error=str(exc))
-            text = f"The model call failed ({exc}). Nothing was run."
-        else:
-            log.exception("turn_crashed")
-            text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
-        await self._store.turns.finish(
-            turn_id, TurnStatus.FAILED, update_ids=update_ids, reply=text, remember=False,
-            error=str(exc) or repr(exc),
-        )  # fmt: skip
-
-    async def _keep_typing(self, chat_id: int) -> None:
-        while True:
-            with contextlib.suppress(ChannelError):
-                await self._channel.typing(chat_id)
-            await asyncio.sleep(TYPING_EVERY_S)
 
     # -- outbound -------------------------------------------------------------------------------
 
@@ -488,6 +366,16 @@ class ChatService:
                         continue
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
                     return  # the sweeper tries again; order is kept by stopping here
+
+    async def _approval_sweeper(self) -> None:
+        """Expire overdue cards (their turns then resume, told nothing ran); post unsent cards."""
+        while True:
+            try:
+                for chat_id in await self._approvals.expire_due():
+                    self._kick(chat_id)
+            except Exception:
+                log.exception("approval_sweep_failed")
+            await asyncio.sleep(APPROVAL_SWEEP_S)
 
     async def _outbox_sweeper(self) -> None:
         while True:
@@ -517,14 +405,6 @@ def _connector_line(status: ConnectorStatus) -> str:
         return f"⏳ {name} — connecting"
     retry = f" (retrying in {status.retry_in_s:.0f} s)" if status.retry_in_s else ""
     return f'⚠️ {name} — not connected: "{status.error or "unknown error"}"{retry}'
-
-
-def _unavailable_text(exc: ModelUnavailable) -> str:
-    first_model, first_reason = exc.attempts[0] if exc.attempts else ("the model", "unknown")
-    tried = " I tried the fallback too." if len(exc.attempts) > 1 else ""
-    return (
-        f"The model could not be reached ({first_model}: {first_reason}).{tried} Nothing was run."
-    )
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

@@ -2,7 +2,7 @@
 
 Revision ID: 0003
 Revises: 0002
-Create Date: 2026-11-30 01:58:52.124272
+Create Date: 2026-11-30 02:11:27.708201
 """
 
 from __future__ import annotations
@@ -91,9 +91,14 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("tool", name=op.f("pk_tool_settings")),
     )
+    with op.batch_alter_table("turns", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("taint_source", sa.String(length=160), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("turns", schema=None) as batch_op:
+        batch_op.drop_column("taint_source")
+
     op.drop_table("tool_settings")
     with op.batch_alter_table("paused_turns", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_paused_turns_chat_id"))

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from palui.domain import Card
+
 
 class ConsoleChannel:
     """Implements the `Channel` port on a text stream."""
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
+        self.pending_cards: list[Card] = []  # cards shown and not yet asked about
 
     def streaming_reply(self, chat_id: int) -> None:
         return None  # a terminal shows the whole answer at once
@@ -27,6 +30,18 @@ class ConsoleChannel:
 
     async def typing(self, chat_id: int) -> None:
         return None
+
+    async def send_card(self, chat_id: int, card: Card) -> int:
+        """Print the card; `palui chat` then asks the question as a y/n prompt."""
+        self._out.write(f"\n{card.text}\n")
+        self._out.flush()
+        self.pending_cards.append(card)
+        return len(self.pending_cards)
+
+    async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
+        last_line = card.text.rsplit("\n", 1)[-1]
+        self._out.write(f"{last_line}\n")
+        self._out.flush()
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         return None

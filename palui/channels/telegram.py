@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from telegram import Bot, BotCommand, Update
+from telegram import Bot, BotCommand, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -33,7 +33,7 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
-from palui.domain import ChatUser, Inbound
+from palui.domain import Card, ChatUser, Inbound
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
 from palui.service import COMMANDS, ChatService
@@ -43,6 +43,14 @@ log = get_logger("palui.telegram")
 POLL_TIMEOUT_S = 25
 ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 MAX_SEND_ATTEMPTS = 5
+
+
+def _keyboard(card: Card) -> InlineKeyboardMarkup | None:
+    if not card.buttons:
+        return None  # an edit without a keyboard removes the buttons
+    return InlineKeyboardMarkup(
+        [[InlineKeyboardButton(b.label, callback_data=b.data) for b in card.buttons]]
+    )
 
 
 class PermanentChannelError(ChannelError):
@@ -225,6 +233,26 @@ class TelegramChannel:
     async def typing(self, chat_id: int) -> None:
         with contextlib.suppress(TelegramError):
             await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
+
+    async def send_card(self, chat_id: int, card: Card) -> int:
+        message = await self._call(
+            chat_id,
+            functools.partial(
+                self.bot.send_message, chat_id, card.text, reply_markup=_keyboard(card)
+            ),
+        )
+        return int(message.message_id)
+
+    async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
+        call = functools.partial(
+            self.bot.edit_message_text, card.text, chat_id=chat_id, message_id=message_id,
+            reply_markup=_keyboard(card),
+        )  # fmt: skip
+        try:
+            await self._call(chat_id, call)
+        except BadRequest as exc:
+            if "not modified" not in exc.message.lower():
+                raise ChannelError(f"Telegram refused the edit: {exc.message}") from exc
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         try:

@@ -107,6 +107,7 @@ class Turn(Base):
     budget_hit: Mapped[str | None] = mapped_column(String(16))
     error: Mapped[str | None] = mapped_column(Text)
     tainted: Mapped[bool] = mapped_column(Boolean, default=False)
+    taint_source: Mapped[str | None] = mapped_column(String(160))  # "mcp-web" or "mcp-web:tool"
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 

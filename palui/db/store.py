@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from palui.db.approvals import ApprovalRepo
 from palui.db.engine import Database
 from palui.db.models import (
     Chat,
@@ -52,6 +53,8 @@ class History:
     summary_tainted: bool
     messages: tuple[Message, ...]
     tainted: bool  # some message in it came from a tainted turn
+    taint_source: str | None = None  # that turn's source ("mcp-web:mcp-web__fetch")
+    taint_turns_ago: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,13 +182,25 @@ class ChatRepo(_Repo):
                     .limit(limit)
                 )
             )
-        rows.reverse()
+            rows.reverse()
+            source, ago = None, None
+            tainted_rows = [index for index, row in enumerate(rows) if row.tainted]
+            if tainted_rows:
+                last = tainted_rows[-1]
+                source = await s.scalar(
+                    select(Turn.taint_source).where(Turn.id == rows[last].turn_id)
+                )
+                # Each reply after it is one turn later (the current turn has no reply yet).
+                later = {r.turn_id for r in rows[last + 1 :] if r.role == Role.ASSISTANT}
+                ago = len(later - {rows[last].turn_id}) + 1
         return History(
             session_id=session_id,
             summary=session.summary,
             summary_tainted=session.summary_tainted,
             messages=tuple(Message(Role(r.role), r.content) for r in rows),
-            tainted=session.summary_tainted or any(r.tainted for r in rows),
+            tainted=session.summary_tainted or bool(tainted_rows),
+            taint_source=source or ("an earlier summary" if session.summary_tainted else None),
+            taint_turns_ago=ago,
         )
 
     async def count_sessions(self, chat_id: int) -> int:
@@ -245,6 +260,8 @@ class TurnRepo(_Repo):
         steps: int = 0,
         budget_hit: str | None = None,
         error: str | None = None,
+        tainted: bool = False,
+        taint_source: str | None = None,
     ) -> int | None:
         """End a turn in one transaction: its reply into history and the outbox, inbox done.
 
@@ -257,6 +274,8 @@ class TurnRepo(_Repo):
             turn.steps = steps
             turn.budget_hit = budget_hit
             turn.error = error
+            turn.tainted = turn.tainted or tainted
+            turn.taint_source = turn.taint_source or taint_source
             if reply is not None:
                 if remember:
                     s.add(
@@ -461,6 +480,7 @@ class Store:
         self.outbox = OutboxRepo(db)
         self.strangers = StrangerRepo(db)
         self.tool_calls = ToolCallRepo(db)
+        self.approvals = ApprovalRepo(db)
 
 
 def day_start(now: datetime) -> datetime:

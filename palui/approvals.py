@@ -1,0 +1,278 @@
+"""Approval cards: created for held calls, decided by a tap, used once, resumed from the database.
+
+A decision exists only as a recorded tap on a card: bound to the card (an opaque token with 128
+random bits in its callback data) and to a digest of tool + canonical arguments + the tool's
+definition hash, so an approved call runs exactly as shown, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from palui.db import Store
+from palui.db.approvals import ApprovalRecord, NewApproval
+from palui.domain import Button, Card, Inbound, ToolCallRequest, ToolOutcome
+from palui.logs import get_logger
+from palui.policy.classify import definition_hash
+from palui.ports import Channel
+from palui.tools.executor import TurnTools, parse_arguments
+
+log = get_logger("palui.approvals")
+
+PREFIX = "ap"
+ARG_VALUE_CHARS = 300
+ARG_TOTAL_CHARS = 1500
+DENIED = "The person denied this call. Nothing was run."
+EXPIRED = "Nobody approved this call in time, so it expired. Nothing was run."
+STILL_RUNNING = (
+    "Unknown outcome: this approved call was interrupted while it ran, so it may or may not "
+    "have happened. Check before retrying, or tell the user."
+)
+CHANGED = (
+    "The tool changed after the card was shown, so the approval no longer fits. Nothing was run."
+)
+
+
+def canonical(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def call_digest(tool: str, arguments: dict[str, Any], definition: str) -> str:
+    return hashlib.sha256(f"{tool}\n{canonical(arguments)}\n{definition}".encode()).hexdigest()
+
+
+def parse_tap(data: str | None) -> tuple[str, str] | None:
+    """("<token>", "y"|"n"|"all") from a card button's callback data."""
+    parts = (data or "").split(":")
+    if len(parts) != 3 or parts[0] != PREFIX or parts[2] not in ("y", "n", "all"):
+        return None
+    return parts[1], parts[2]
+
+
+def _pretty(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def render_arguments(arguments: str, *, full: bool = False) -> tuple[str, bool]:
+    """Readable `key: value` lines; long values and long lists are cut unless `full`."""
+    try:
+        data = json.loads(arguments)
+    except json.JSONDecodeError:
+        data = {"(raw)": arguments}
+    if not data:
+        return "  (none)", False
+    lines, cut = [], False
+    for key, value in data.items():
+        text = _pretty(value)
+        if not full and len(text) > ARG_VALUE_CHARS:
+            text, cut = text[:ARG_VALUE_CHARS] + " …", True
+        lines.append(f"  {key}: {text}")
+    body = "\n".join(lines)
+    if not full and len(body) > ARG_TOTAL_CHARS:
+        body, cut = body[:ARG_TOTAL_CHARS] + " …", True
+    return body, cut
+
+
+def _expires_in(delta: timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    if hours >= 1:
+        return f"{hours:.0f} h"
+    return f"{max(int(delta.total_seconds() // 60), 1)} min"
+
+
+def _summary(description: str) -> str:
+    first = description.strip().split("\n", 1)[0]
+    return first[:200]
+
+
+@dataclass(frozen=True, slots=True)
+class TapResult:
+    notice: str  # the short answer the tapper sees
+    resumable_turn: str | None = None  # the turn whose approvals are now all decided
+
+
+class Approvals:
+    def __init__(
+        self,
+        store: Store,
+        channel: Channel,
+        *,
+        ttl_s: int,
+        now: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._channel = channel
+        self._ttl = timedelta(seconds=ttl_s)
+        self._now = now
+
+    # -- cards ---------------------------------------------------------------------------------
+
+    def card(self, record: ApprovalRecord, description: str = "", *, full: bool = False) -> Card:
+        label = record.tool_class + (" · sends out" if record.sends_out else "")
+        arguments, cut = render_arguments(record.arguments, full=full)
+        lines = [f"🔐 Approval needed — {record.tool}  ({label})"]
+        if description:
+            lines.append(_summary(description))
+        lines += [f"Why: {record.why}.", "Arguments", arguments]
+        lines.append(f"Expires in {_expires_in(record.expires_at - self._now())}.")
+        buttons = [Button("✅ Approve", f"{PREFIX}:{record.token}:y"),
+                   Button("❌ Deny", f"{PREFIX}:{record.token}:n")]  # fmt: skip
+        if cut:
+            buttons.append(Button("📄 Show all arguments", f"{PREFIX}:{record.token}:all"))
+        return Card("\n".join(lines), tuple(buttons))
+
+    def _closed(self, record: ApprovalRecord, outcome: str) -> Card:
+        label = record.tool_class + (" · sends out" if record.sends_out else "")
+        arguments, _ = render_arguments(record.arguments)
+        return Card(f"🔐 {record.tool}  ({label})\n{arguments}\n{outcome}")
+
+    async def open(
+        self, turn_id: str, chat_id: int, held: Sequence[ToolCallRequest], tools: TurnTools
+    ) -> list[NewApproval]:
+        """Approval records for the held calls (stored by the caller with the paused turn)."""
+        approvals = []
+        for call in held:
+            tool = tools.offer.tools[call.name]
+            classification = tools.classification(call.name)
+            assert classification is not None
+            arguments = parse_arguments(call.arguments)
+            approvals.append(
+                NewApproval(
+                    id=uuid.uuid4().hex,
+                    token=secrets.token_urlsafe(16),  # 128 random bits
+                    call_id=call.id,
+                    tool=call.name,
+                    arguments=canonical(arguments),
+                    digest=call_digest(call.name, arguments, definition_hash(tool.remote)),
+                    tool_class=classification.tool_class,
+                    sends_out=classification.sends_out,
+                    why=tools.why(call.name),
+                    decision_id=tools.decision_id(call.name, tools.decision(call.name)),
+                    expires_at=self._now() + self._ttl,
+                )
+            )
+        return approvals
+
+    async def post_cards(self, turn_id: str, descriptions: dict[str, str]) -> None:
+        for record in await self._store.approvals.for_turn(turn_id):
+            if record.status != "pending" or record.message_id is not None:
+                continue
+            card = self.card(record, descriptions.get(record.tool, ""))
+            message_id = await self._channel.send_card(record.chat_id, card)
+            await self._store.approvals.set_message(record.id, message_id)
+
+    # -- taps ----------------------------------------------------------------------------------
+
+    async def tap(self, inbound: Inbound) -> TapResult:
+        parsed = parse_tap(inbound.callback_data)
+        if parsed is None:
+            return TapResult("This button is not valid.")
+        token, action = parsed
+        record = await self._store.approvals.by_token(token)
+        if record is None:
+            log.warning("forged_tap", chat_id=inbound.chat_id, user_id=inbound.user.id)
+            return TapResult("This button is no longer active.")
+        if record.chat_id != inbound.chat_id:
+            return TapResult("Only the bot's owner can decide.")
+        if action == "all":
+            arguments, _ = render_arguments(record.arguments, full=True)
+            await self._store.outbox.add(
+                record.chat_id, f"All arguments of {record.tool}:\n{arguments}"
+            )
+            return TapResult("Sent below.")
+        if record.status != "pending":
+            return TapResult(f"Already decided ({record.status}).")
+        now = self._now()
+        if record.expires_at <= now:
+            await self.expire_due()
+            return TapResult("This approval has expired. Nothing was run.")
+        approve = action == "y"
+        if not await self._store.approvals.decide(record.id, approve, inbound.user.display, now):
+            return TapResult("Already decided.")
+        log.info("approval_decided", tool=record.tool, approved=approve, chat_id=record.chat_id)
+        at = now.strftime("%H:%M")
+        outcome = (
+            f"✅ Approved by {inbound.user.display} at {at} UTC"
+            if approve
+            else f"❌ Denied by {inbound.user.display} — nothing was run"
+        )
+        await self._close(record, outcome)
+        remaining = [
+            a for a in await self._store.approvals.for_turn(record.turn_id) if a.status == "pending"
+        ]
+        return TapResult(
+            "Approved." if approve else "Denied.", None if remaining else record.turn_id
+        )
+
+    async def _close(self, record: ApprovalRecord, outcome: str) -> None:
+        if record.message_id is None:
+            return
+        try:
+            await self._channel.edit_card(
+                record.chat_id, record.message_id, self._closed(record, outcome)
+            )
+        except Exception as exc:  # the decision stands even if the card can't be edited
+            log.warning("card_edit_failed", error=str(exc))
+
+    async def expire_due(self) -> set[int]:
+        """Expire overdue approvals, edit their cards; the chats whose turns can now resume."""
+        expired = await self._store.approvals.expire_due(self._now())
+        for record in expired:
+            await self._close(record, "⌛ Expired — nothing was run")
+        return {record.chat_id for record in expired}
+
+    # -- resuming ------------------------------------------------------------------------------
+
+    async def outcomes(
+        self, turn_id: str, tools: TurnTools, step: int, held: set[str]
+    ) -> dict[str, ToolOutcome]:
+        """Each held call's outcome: run if approved (once), else the reason it did not run."""
+        results: dict[str, ToolOutcome] = {}
+        for record in await self._store.approvals.for_turn(turn_id):
+            if record.call_id in held:
+                results[record.call_id] = await self._outcome(record, tools, step)
+        return results
+
+    async def _outcome(self, record: ApprovalRecord, tools: TurnTools, step: int) -> ToolOutcome:
+        if record.status == "denied":
+            return ToolOutcome(DENIED, is_error=True)
+        if record.status == "expired":
+            return ToolOutcome(EXPIRED, is_error=True)
+        if record.status == "executed":
+            return ToolOutcome(record.result or "")
+        if record.status != "approved":  # "executing": a crash cut it off; never re-fire
+            return ToolOutcome(STILL_RUNNING, is_error=True)
+        tool = tools.offer.tools.get(record.tool)
+        arguments = json.loads(record.arguments)
+        if (
+            tool is None
+            or call_digest(record.tool, arguments, definition_hash(tool.remote)) != record.digest
+        ):
+            await self._store.approvals.executed(record.id, CHANGED)
+            return ToolOutcome(CHANGED, is_error=True)
+        if not await self._store.approvals.claim_execution(record.id):
+            return ToolOutcome(STILL_RUNNING, is_error=True)
+        call = ToolCallRequest(record.call_id, record.tool, record.arguments)
+        outcome = await tools.run_approved(call, step)
+        await self._store.approvals.executed(record.id, outcome.text)
+        return outcome
+
+    async def pending_text(self, chat_id: int) -> str:
+        pending = await self._store.approvals.pending(chat_id)
+        if not pending:
+            return "No approvals are waiting."
+        now = self._now()
+        lines = [f"Pending approvals: {len(pending)}"]
+        for record in pending:
+            lines.append(
+                f"• {record.tool} ({record.tool_class}) — expires in "
+                f"{_expires_in(record.expires_at - now)}"
+            )
+        return "\n".join(lines)

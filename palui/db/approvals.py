@@ -1,0 +1,240 @@
+"""Approval records and paused turns: the lifecycle of a card, every step one transaction.
+
+    pending --tap--> approved --claimed to run--> executing --> executed
+            --tap--> denied
+            --time-> expired
+A claim is a conditional UPDATE, so a second tap, a replay, or a second process changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, select, update
+
+from palui.db.engine import Database
+from palui.db.models import ApprovalRow, InboxUpdate, PausedTurn, Turn, utcnow
+from palui.domain import InboxStatus, TurnStatus
+
+
+@dataclass(frozen=True, slots=True)
+class NewApproval:
+    id: str
+    token: str
+    call_id: str
+    tool: str
+    arguments: str
+    digest: str
+    tool_class: str
+    sends_out: bool
+    why: str
+    decision_id: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRecord:
+    id: str
+    token: str
+    turn_id: str
+    chat_id: int
+    call_id: str
+    tool: str
+    arguments: str
+    digest: str
+    tool_class: str
+    sends_out: bool
+    why: str
+    status: str
+    message_id: int | None
+    decided_by: str | None
+    created_at: datetime
+    expires_at: datetime
+    decided_at: datetime | None
+    result: str | None
+
+
+def _record(row: ApprovalRow) -> ApprovalRecord:
+    return ApprovalRecord(
+        row.id, row.token, row.turn_id, row.chat_id, row.call_id, row.tool, row.arguments,
+        row.digest, row.tool_class, row.sends_out, row.why, row.status, row.message_id,
+        row.decided_by, row.created_at, row.expires_at, row.decided_at, row.result,
+    )  # fmt: skip
+
+
+class ApprovalRepo:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def pause_turn(
+        self,
+        turn_id: str,
+        chat_id: int,
+        state: str,
+        approvals: Sequence[NewApproval],
+        *,
+        update_ids: Sequence[int] = (),
+        tainted: bool = False,
+        taint_source: str | None = None,
+    ) -> None:
+        """Store the paused turn and its approvals; the messages it answers are now handled."""
+        async with self._db.session() as s, s.begin():
+            turn = await s.get_one(Turn, turn_id)
+            turn.status = TurnStatus.AWAITING_APPROVAL
+            turn.tainted = tainted
+            turn.taint_source = taint_source
+            existing = await s.get(PausedTurn, turn_id)
+            if existing is None:
+                s.add(PausedTurn(turn_id=turn_id, chat_id=chat_id, state=state))
+            else:
+                existing.state, existing.claimed_at = state, None
+            for a in approvals:
+                s.add(
+                    ApprovalRow(
+                        id=a.id, token=a.token, turn_id=turn_id, chat_id=chat_id,
+                        call_id=a.call_id, tool=a.tool, arguments=a.arguments, digest=a.digest,
+                        tool_class=a.tool_class, sends_out=a.sends_out, why=a.why,
+                        decision_id=a.decision_id, status="pending", created_at=utcnow(),
+                        expires_at=a.expires_at,
+                    )
+                )  # fmt: skip
+            if update_ids:
+                await s.execute(
+                    update(InboxUpdate)
+                    .where(InboxUpdate.update_id.in_(list(update_ids)))
+                    .values(status=InboxStatus.DONE, handled_at=utcnow(), turn_id=turn_id)
+                )
+
+    async def set_message(self, approval_id: str, message_id: int) -> None:
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(ApprovalRow)
+                .where(ApprovalRow.id == approval_id)
+                .values(message_id=message_id)
+            )
+
+    async def by_token(self, token: str) -> ApprovalRecord | None:
+        async with self._db.session() as s:
+            row = await s.scalar(select(ApprovalRow).where(ApprovalRow.token == token))
+        return _record(row) if row else None
+
+    async def for_turn(self, turn_id: str) -> list[ApprovalRecord]:
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(ApprovalRow)
+                .where(ApprovalRow.turn_id == turn_id)
+                .order_by(ApprovalRow.created_at)
+            )
+            return [_record(r) for r in rows]
+
+    async def pending(self, chat_id: int | None = None) -> list[ApprovalRecord]:
+        query = select(ApprovalRow).where(ApprovalRow.status == "pending")
+        if chat_id is not None:
+            query = query.where(ApprovalRow.chat_id == chat_id)
+        async with self._db.session() as s:
+            return [_record(r) for r in await s.scalars(query.order_by(ApprovalRow.created_at))]
+
+    async def decide(self, approval_id: str, approve: bool, by: str, now: datetime) -> bool:
+        """Record a tap; False when the card was already decided or has expired."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(ApprovalRow)
+                .where(
+                    ApprovalRow.id == approval_id,
+                    ApprovalRow.status == "pending",
+                    ApprovalRow.expires_at > now,
+                )
+                .values(status="approved" if approve else "denied", decided_by=by, decided_at=now)
+            )
+        return bool(getattr(result, "rowcount", 0))
+
+    async def expire_due(self, now: datetime) -> list[ApprovalRecord]:
+        """Mark every pending approval past its time as expired; return them."""
+        async with self._db.session() as s, s.begin():
+            rows = list(
+                await s.scalars(
+                    select(ApprovalRow).where(
+                        ApprovalRow.status == "pending", ApprovalRow.expires_at <= now
+                    )
+                )
+            )
+            expired = []
+            for row in rows:
+                result = await s.execute(
+                    update(ApprovalRow)
+                    .where(ApprovalRow.id == row.id, ApprovalRow.status == "pending")
+                    .values(status="expired", decided_at=now)
+                )
+                if getattr(result, "rowcount", 0):
+                    row.status = "expired"
+                    expired.append(_record(row))
+        return expired
+
+    async def claim_execution(self, approval_id: str) -> bool:
+        """approved -> executing, once: the approval is used up before the call goes out."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(ApprovalRow)
+                .where(ApprovalRow.id == approval_id, ApprovalRow.status == "approved")
+                .values(status="executing")
+            )
+        return bool(getattr(result, "rowcount", 0))
+
+    async def executed(self, approval_id: str, result: str) -> None:
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(ApprovalRow)
+                .where(ApprovalRow.id == approval_id)
+                .values(status="executed", result=result)
+            )
+
+    # -- paused turns ------------------------------------------------------------------------
+
+    async def resumable(self, chat_id: int) -> list[str]:
+        """Paused turns of the chat, unclaimed, none of whose approvals is still pending."""
+        async with self._db.session() as s:
+            paused = list(
+                await s.scalars(
+                    select(PausedTurn.turn_id)
+                    .where(PausedTurn.chat_id == chat_id, PausedTurn.claimed_at.is_(None))
+                    .order_by(PausedTurn.created_at)
+                )
+            )
+            waiting = set(
+                await s.scalars(
+                    select(ApprovalRow.turn_id).where(
+                        ApprovalRow.turn_id.in_(paused), ApprovalRow.status == "pending"
+                    )
+                )
+            )
+        return [turn_id for turn_id in paused if turn_id not in waiting]
+
+    async def claim_resume(self, turn_id: str) -> str | None:
+        """Take a paused turn to resume it (once, in one process); returns its state."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(PausedTurn)
+                .where(PausedTurn.turn_id == turn_id, PausedTurn.claimed_at.is_(None))
+                .values(claimed_at=utcnow())
+            )
+            if not getattr(result, "rowcount", 0):
+                return None
+            return await s.scalar(select(PausedTurn.state).where(PausedTurn.turn_id == turn_id))
+
+    async def release_claims(self) -> int:
+        """At start: claims of a process that died are given up, so those turns resume."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(PausedTurn).where(PausedTurn.claimed_at.is_not(None)).values(claimed_at=None)
+            )
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    async def resumed(self, turn_id: str) -> None:
+        async with self._db.session() as s, s.begin():
+            await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
+
+    async def chats_with_paused_turns(self) -> list[int]:
+        async with self._db.session() as s:
+            return list(set(await s.scalars(select(PausedTurn.chat_id))))
