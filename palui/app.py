@@ -1,7 +1,7 @@
 """The composition root: builds every part from Settings and owns the start/stop order.
 
-async with Palui(settings) as app:      # database opened and migrated, model built
-    await app.serve_telegram(stop)      # until `stop` is set
+async with Palui(settings) as app:      # database migrated, tool settings loaded
+    await app.serve_telegram(stop)      # connectors up, Telegram polled, until `stop` is set
 """
 
 from __future__ import annotations
@@ -15,12 +15,19 @@ from typing import TextIO
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.config import Settings
+from palui.connectors import ConnectorManager
 from palui.db import Database, Store
 from palui.domain import ChatUser, Inbound
+from palui.errors import ConfigError
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
+from palui.policy.kinds_file import KindsFile, parse_kinds_file
 from palui.ports import Channel
-from palui.service import ChatService, Limits, ServiceInfo
+from palui.service import ChatService, ServiceInfo
+from palui.tool_watch import ToolWatch, load_catalog_state
+from palui.tools.catalog import Globs, ToolCatalog
+from palui.tools.registry import ToolRegistry
+from palui.turns import Limits
 
 log = get_logger("palui.app")
 
@@ -41,19 +48,50 @@ def build_model(settings: Settings) -> LiteLLMModel:
     )
 
 
+def load_kinds(settings: Settings) -> KindsFile | None:
+    path = settings.kinds_file
+    if not path.exists():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: can't be read ({exc.strerror}).") from None
+    return parse_kinds_file(text, str(path))
+
+
+def switch_globs(settings: Settings) -> dict[str, Globs]:
+    return {
+        f"mcp-{slug}": Globs(server.enable, server.disable) for slug, server in settings.mcp.items()
+    }
+
+
 class Palui:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.db = Database(settings.resolved_database_url)
         self.store = Store(self.db)
         self.model = build_model(settings)
+        self.kinds = load_kinds(settings)
+        self.connectors = ConnectorManager(settings.mcp, on_tools_changed=self._tools_changed)
+        self.registry = ToolRegistry(self.connectors.connectors())
+        self.catalog = ToolCatalog(self.kinds, {}, switch_globs(settings))
+        self._watch: ToolWatch | None = None
 
     async def __aenter__(self) -> Palui:
         await self.db.migrate()
+        self.catalog = ToolCatalog(
+            self.kinds, await load_catalog_state(self.store), switch_globs(self.settings)
+        )
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self.connectors.stop()
         await self.db.close()
+
+    async def _tools_changed(self, connector_id: str) -> None:
+        toolset = self.connectors.get(connector_id)
+        if self._watch is not None and toolset is not None:
+            await self._watch.sync([toolset])
 
     def _service(self, channel: Channel, allowed_users: frozenset[int]) -> ChatService:
         s = self.settings
@@ -68,13 +106,22 @@ class Palui:
                 history_messages=s.history_messages,
                 daily_token_cap=s.daily_token_cap,
                 runs_per_hour=s.runs_per_hour,
+                max_tools=s.max_tools,
             ),
             info=ServiceInfo(
                 model=self.model.name,
                 fallbacks=tuple(s.fallback_models),
                 database_kind=self.db.kind,
             ),
+            registry=self.registry,
+            catalog=self.catalog,
+            approval_ttl_s=s.approval_ttl_s,
         )
+
+    async def _start_tools(self, service: ChatService) -> None:
+        await self.connectors.start()
+        self._watch = ToolWatch(self.store, self.catalog, service.notify_owners)
+        await self._watch.sync(self.registry.toolsets)
 
     async def serve_telegram(self, stop: asyncio.Event) -> None:
         """Poll Telegram and answer until `stop` is set."""
@@ -88,6 +135,7 @@ class Palui:
         service = self._service(channel, self.settings.allowed_users)
         await channel.initialize()
         try:
+            await self._start_tools(service)
             await service.start()
             await channel.start_polling(service)
             log.info("palui_running", database=self.db.kind, model=self.model.name)
@@ -96,29 +144,47 @@ class Palui:
             log.info("palui_stopping")
             await channel.close()
             await service.close()
+            await self.connectors.stop()
 
-    async def chat_console(self, read_line: Callable[[], str], out: TextIO = sys.stdout) -> None:
-        """The same engine in a terminal: one line in, the reply out, until EOF or /quit."""
+    async def chat_console(self, read_line: Callable[[str], str], out: TextIO = sys.stdout) -> None:
+        """The same engine in a terminal: one line in, the reply out, until EOF or /quit.
+        Approval cards become y/n questions."""
         channel = ConsoleChannel(out)
         service = self._service(channel, frozenset({CONSOLE_USER.id}))
+        await self._start_tools(service)
         await service.start()
         out.write("Palui in the terminal. Type a message; /help for commands, /quit to leave.\n")
         try:
             while True:
                 try:
-                    line = await asyncio.to_thread(read_line)
+                    line = await asyncio.to_thread(read_line, "you> ")
                 except EOFError:
                     break
                 if line.strip() in {"/quit", "/exit"}:
                     break
-                if not line.strip():
-                    continue
-                # Negative ids never collide with Telegram's positive update ids.
-                inbound = Inbound(
-                    update_id=-time.time_ns(), chat_id=CONSOLE_CHAT_ID, user=CONSOLE_USER,
-                    text=line.strip(),
-                )  # fmt: skip
-                await service.accept(inbound)
-                await service.wait_idle(CONSOLE_CHAT_ID)
+                if line.strip():
+                    await self._console_event(service, text=line.strip())
+                while channel.pending_cards:
+                    card = channel.pending_cards.pop(0)
+                    try:
+                        answer = await asyncio.to_thread(read_line, "Approve? [y/N] ")
+                    except EOFError:
+                        answer = "n"
+                    approve = answer.strip().lower() in {"y", "yes"}
+                    suffix = ":y" if approve else ":n"
+                    data = next(b.data for b in card.buttons if b.data.endswith(suffix))
+                    await self._console_event(service, callback_data=data)
         finally:
             await service.close()
+
+    @staticmethod
+    async def _console_event(
+        service: ChatService, *, text: str | None = None, callback_data: str | None = None
+    ) -> None:
+        # Negative ids never collide with Telegram's positive update ids.
+        inbound = Inbound(
+            update_id=-time.time_ns(), chat_id=CONSOLE_CHAT_ID, user=CONSOLE_USER, text=text,
+            callback_query_id="console" if callback_data else None, callback_data=callback_data,
+        )  # fmt: skip
+        await service.accept(inbound)
+        await service.wait_idle(CONSOLE_CHAT_ID)

@@ -69,7 +69,7 @@ async def _chat(settings: Settings) -> None:
     from palui.app import Palui
 
     async with Palui(settings) as app:
-        await app.chat_console(lambda: input("you> "))
+        await app.chat_console(input)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

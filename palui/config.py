@@ -57,6 +57,7 @@ FIX_HINTS = {
         "or leave it unset for a SQLite file in PALUI_DATA_DIR."
     ),
     "log_format": "Use console or json.",
+    "kinds_file": "Point it at your tool_kinds.yaml (`palui kinds draft` writes one).",
     "http_port": "Use a port number between 1 and 65535.",
 }
 
@@ -122,6 +123,7 @@ class Settings(BaseSettings):
     model_timeout_s: float = Field(default=60, gt=0)
     stream_replies: bool = True
 
+    kinds_file: Path = Path("config/tool_kinds.yaml")  # read when it exists
     database_url: str | None = None
     data_dir: Path = Path("data")
     config: Path | None = None

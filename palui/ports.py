@@ -83,8 +83,11 @@ class Channel(Protocol):
 class Toolset(Protocol):
     """A connector's tools: an MCP server, or Palui's built-ins."""
 
-    id: str
-    trust: str
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def trust(self) -> str: ...
 
     def tools(self) -> Sequence[RemoteTool]: ...
 

@@ -160,6 +160,12 @@ class ChatService:
         while busy := [t for t in (state.worker, *self._handlers) if t and not t.done()]:
             await asyncio.wait(busy)
 
+    async def notify_owners(self, text: str) -> None:
+        """Tell every allowed user (in their private chat with the bot)."""
+        for user_id in sorted(self._allowed):
+            await self._store.outbox.add(user_id, text)
+            self._spawn(self._deliver(user_id))
+
     # -- inbound --------------------------------------------------------------------------------
 
     def is_allowed(self, user_id: int) -> bool:

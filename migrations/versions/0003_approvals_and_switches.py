@@ -2,7 +2,7 @@
 
 Revision ID: 0003
 Revises: 0002
-Create Date: 2026-11-30 02:11:27.708201
+Create Date: 2026-11-30 02:15:01.312012
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ def upgrade() -> None:
         sa.Column("enabled", sa.Boolean(), nullable=False),
         sa.Column("tool_class", sa.String(length=16), nullable=True),
         sa.Column("definition_hash", sa.String(length=64), nullable=True),
+        sa.Column("needs_review", sa.Boolean(), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("tool", name=op.f("pk_tool_settings")),
     )

@@ -234,6 +234,8 @@ class ToolSetting(Base):
     enabled: Mapped[bool] = mapped_column(Boolean)
     tool_class: Mapped[str | None] = mapped_column(String(16))  # set by a person: source "you"
     definition_hash: Mapped[str | None] = mapped_column(String(64))
+    # Its definition changed after it was classified: destructive and off until looked at.
+    needs_review: Mapped[bool] = mapped_column(Boolean, default=False)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -28,6 +28,7 @@ from palui.db.models import (
     OutboxMessage,
     StrangerNotice,
     ToolCallRow,
+    ToolSetting,
     Turn,
     utcnow,
 )
@@ -424,6 +425,41 @@ class ToolCallRepo(_Repo):
             return [(r.tool, r.status, r.result) for r in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class ToolSettingRecord:
+    tool: str
+    enabled: bool
+    tool_class: str | None
+    definition_hash: str | None
+    needs_review: bool
+
+
+class ToolSettingRepo(_Repo):
+    """Per-tool switches and classes set in the chat, and each tool's last seen definition."""
+
+    async def all(self) -> dict[str, ToolSettingRecord]:
+        async with self._db.session() as s:
+            rows = await s.scalars(select(ToolSetting))
+            return {
+                r.tool: ToolSettingRecord(
+                    r.tool, r.enabled, r.tool_class, r.definition_hash, r.needs_review
+                )
+                for r in rows
+            }
+
+    async def save(self, record: ToolSettingRecord) -> None:
+        async with self._db.session() as s, s.begin():
+            row = await s.get(ToolSetting, record.tool)
+            if row is None:
+                row = ToolSetting(tool=record.tool)
+                s.add(row)
+            row.enabled = record.enabled
+            row.tool_class = record.tool_class
+            row.definition_hash = record.definition_hash
+            row.needs_review = record.needs_review
+            row.updated_at = utcnow()
+
+
 class OutboxRepo(_Repo):
     async def add(self, chat_id: int, text: str) -> int:
         async with self._db.session() as s, s.begin():
@@ -481,6 +517,7 @@ class Store:
         self.strangers = StrangerRepo(db)
         self.tool_calls = ToolCallRepo(db)
         self.approvals = ApprovalRepo(db)
+        self.tool_settings = ToolSettingRepo(db)
 
 
 def day_start(now: datetime) -> datetime:

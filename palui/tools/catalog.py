@@ -98,7 +98,12 @@ class ToolCatalog:
         classification = classify(name, remote, self.kinds, override=override)
         changed = bool(stored and stored.definition_hash and stored.definition_hash != digest)
         changed = changed or bool(stored and stored.changed)
-        if changed and classification.source in (ClassSource.ANNOTATION, ClassSource.INFERRED):
+        # Only a class the tool gave itself is lost; one a person chose still stands.
+        changed = changed and classification.source in (
+            ClassSource.ANNOTATION,
+            ClassSource.INFERRED,
+        )
+        if changed:
             classification = replace(
                 classification,
                 tool_class=ToolClass.DESTRUCTIVE,
