@@ -191,8 +191,8 @@ class Approvals:
             return TapResult(f"Already decided ({record.status}).")
         now = self._now()
         if record.expires_at <= now:
-            await self.expire_due()
-            return TapResult("This approval has expired. Nothing was run.")
+            await self.expire_due()  # its turn resumes, told that nothing ran
+            return TapResult("This approval has expired. Nothing was run.", record.turn_id)
         approve = action == "y"
         if not await self._store.approvals.decide(record.id, approve, inbound.user.display, now):
             return TapResult("Already decided.")

@@ -139,11 +139,17 @@ async def test_missing_command_errors_with_its_reason_and_other_servers_run() ->
 async def test_server_that_exits_at_start_is_errored_and_retried(
     make_connector: Callable[..., Any],
 ) -> None:
-    connector = await make_connector(notes(NOTES_EXIT_CODE="1"), backoff=Backoff(0.05, 2, 0.1))
+    connector = await make_connector(notes(NOTES_EXIT_CODE="1"), backoff=Backoff(0.05, 40, 2))
+    first = connector.status()
 
-    assert connector.status().error == "server exited during start-up"
     async with asyncio.timeout(BOUND_S):
         await connector.wait_for_state(ConnectorState.CONNECTING)  # it tries again by itself
+        await connector.wait_for_state(ConnectorState.ERRORED)
+    second = connector.status()
+
+    assert first.error == second.error == "server exited during start-up"
+    assert first.retry_in_s is not None and first.retry_in_s <= 0.05
+    assert second.retry_in_s is not None and 1 < second.retry_in_s <= 2  # backing off
 
 
 async def test_missing_working_directory_is_named(
@@ -173,8 +179,9 @@ async def test_killed_server_errors_then_reconnects_by_itself_with_its_notes(
 
     assert errored.error == "server exited"
     assert errored.retry_in_s is not None and 0 < errored.retry_in_s <= 0.5
-    assert errored.tool_count == 0 and connector.tools() != []
+    assert errored.tool_count == 0
     assert down.is_error and down.text == "mcp-notes is not connected: server exited"
+    assert connector.status().tool_count == len(connector.tools()) > 0
     assert (await connector.call("list_notes", {})).text == "1: kept"
     assert await pid_of(connector) != old_pid
 

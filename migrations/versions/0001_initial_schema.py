@@ -118,7 +118,7 @@ def upgrade() -> None:
         sa.Column("chat_id", sa.BigInteger(), nullable=False),
         sa.Column("session_id", sa.Integer(), nullable=False),
         sa.Column("kind", sa.String(length=16), nullable=False),
-        sa.Column("status", sa.String(length=16), nullable=False),
+        sa.Column("status", sa.String(length=24), nullable=False),
         sa.Column("steps", sa.Integer(), nullable=False),
         sa.Column("budget_hit", sa.String(length=16), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),

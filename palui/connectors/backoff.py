@@ -16,3 +16,6 @@ class Backoff:
     def delay(self, failures: int) -> float:
         """The wait after `failures` consecutive failures (1 = the first)."""
         return min(self.max_s, self.initial_s * self.factor ** max(0, failures - 1))
+
+
+DEFAULT_BACKOFF = Backoff()  # 1 s doubling to 60 s

@@ -14,22 +14,21 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from importlib import metadata
 from typing import Any
 
 import anyio
 import mcp.types as mcp_types
 from mcp import Client
-from mcp.client.session import IncomingMessage
+from mcp.client import IncomingMessage
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from palui.config import McpServerSettings
-from palui.connectors.backoff import Backoff
-from palui.connectors.content import outcome_text, remote_tool
-from palui.connectors.transport import describe_failure, open_transport
+from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
+from palui.connectors.content import outcome_text
+from palui.connectors.listing import can_listen_for_tool_changes, list_all_tools
+from palui.connectors.transport import client_info, describe_failure, open_transport
 from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
 from palui.logs import get_logger
 
@@ -38,29 +37,23 @@ log = get_logger(__name__)
 ToolsChanged = Callable[[str], Awaitable[None] | None]
 
 CONNECT_TIMEOUT_S = 15.0  # per request while connecting: the SDK waits forever on a mute server
-STOP_TIMEOUT_S = (
-    10.0  # the SDK's stdio shutdown escalates stdin close -> SIGTERM -> SIGKILL in ~6 s
-)
-TOOL_PAGE_LIMIT = 100  # a server whose cursor never ends can't hang the listing
-
-
-def _client_info() -> mcp_types.Implementation:
-    try:
-        version = metadata.version("palui")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    return mcp_types.Implementation(name="palui", version=version)
+# The SDK's stdio shutdown escalates stdin close -> SIGTERM -> SIGKILL within about 6 s.
+STOP_TIMEOUT_S = 10.0
 
 
 class McpConnector:
-    """Connector `mcp-<slug>`: `start()` it, read `tools()` and `status()`, `call()` its tools."""
+    """Connector `mcp-<slug>`: `start()` it, read `tools()` and `status()`, `call()` its tools.
+
+    `on_tools_changed(connector_id)` (plain or async) runs whenever what `tools()` returns
+    changes: on connecting, on losing the connection, and when the server's list changes.
+    """
 
     def __init__(
         self,
         slug: str,
         settings: McpServerSettings,
         *,
-        backoff: Backoff = Backoff(),
+        backoff: Backoff = DEFAULT_BACKOFF,
         on_tools_changed: ToolsChanged | None = None,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
@@ -216,11 +209,11 @@ class McpConnector:
             cache=None,  # Palui keeps its own tool list
             read_timeout_seconds=self._connect_timeout_s,
             message_handler=self._on_message,
-            client_info=_client_info(),
+            client_info=client_info(),
         )
         try:
             async with client:
-                self._tools = await self._list_tools(client)
+                self._tools = await list_all_tools(client)
                 self._client = client
                 connected_at = time.monotonic()
                 self._set_state(ConnectorState.CONNECTED, None)
@@ -234,7 +227,7 @@ class McpConnector:
                 await self._publish_tools()
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(self._refresh_when_asked, client)
-                    if self._can_listen(client):
+                    if can_listen_for_tool_changes(client):
                         tasks.start_soon(self._listen_for_changes, client)
                     await self._lost.wait()
                     tasks.cancel_scope.cancel()
@@ -250,28 +243,6 @@ class McpConnector:
         if self._lost_reason is None:
             self._lost_reason = reason
         self._lost.set()
-
-    async def _list_tools(self, client: Client) -> tuple[RemoteTool, ...]:
-        tools: dict[str, RemoteTool] = {}
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(TOOL_PAGE_LIMIT):
-            page = await client.list_tools(cursor=cursor)
-            for tool in page.tools:
-                tools.setdefault(tool.name, remote_tool(tool))
-            cursor = page.next_cursor
-            if cursor is None or cursor in seen:
-                break
-            seen.add(cursor)
-        return tuple(tools.values())
-
-    def _can_listen(self, client: Client) -> bool:
-        capability = client.server_capabilities.tools
-        return (
-            client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            and capability is not None
-            and bool(capability.list_changed)
-        )
 
     async def _listen_for_changes(self, client: Client) -> None:
         """2026 protocol: list changes arrive on a `subscriptions/listen` stream."""
@@ -303,7 +274,12 @@ class McpConnector:
             await self._refresh_wanted.wait()
             self._refresh_wanted.clear()
             try:
-                tools = await self._list_tools(client)
+                tools = await list_all_tools(client)
+            except MCPError as exc:
+                if exc.code == mcp_types.CONNECTION_CLOSED:
+                    return  # the supervisor hears of it and reconnects
+                log.warning("connector_refresh_failed", connector=self.id, error=repr(exc))
+                continue
             except Exception as exc:
                 log.warning("connector_refresh_failed", connector=self.id, error=repr(exc))
                 continue

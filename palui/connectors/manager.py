@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import TracebackType
 
 from palui.config import McpServerSettings
-from palui.connectors.backoff import Backoff
+from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.connector import CONNECT_TIMEOUT_S, McpConnector, ToolsChanged
 from palui.domain import ConnectorStatus
 from palui.logs import get_logger
@@ -24,7 +24,7 @@ class ConnectorManager:
         self,
         settings_mcp: Mapping[str, McpServerSettings],
         *,
-        backoff: Backoff = Backoff(),
+        backoff: Backoff = DEFAULT_BACKOFF,
         on_tools_changed: ToolsChanged | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,

@@ -10,6 +10,7 @@ import os
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from importlib import metadata
 from typing import Any
 
 import anyio
@@ -17,7 +18,8 @@ import httpx2
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
+from pydantic import ValidationError
 
 from palui.config import McpServerSettings
 
@@ -26,6 +28,14 @@ from palui.config import McpServerSettings
 EXTRA_INHERITED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
 REASON_LIMIT = 200
+
+
+def client_info() -> Implementation:
+    try:
+        version = metadata.version("palui")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return Implementation(name="palui", version=version)
 
 
 def stdio_parameters(settings: McpServerSettings) -> StdioServerParameters:
@@ -111,6 +121,8 @@ def describe_failure(exc: BaseException, settings: McpServerSettings) -> str:
         return "connection refused"
     if isinstance(exc, httpx2.TimeoutException):
         return "the server did not answer in time"
+    if isinstance(exc, httpx2.ReadError | httpx2.WriteError | httpx2.RemoteProtocolError):
+        return "connection lost"
     if isinstance(exc, httpx2.TransportError):
         return f"connection failed ({type(exc).__name__})"
     if isinstance(exc, MCPError):
@@ -119,6 +131,8 @@ def describe_failure(exc: BaseException, settings: McpServerSettings) -> str:
         if exc.code == REQUEST_TIMEOUT:
             return "the server did not answer in time"
         return _short(f"server error: {exc.message}")
+    if isinstance(exc, ValidationError):  # its text quotes the server's answer: keep it out
+        return "the server sent a malformed answer"
     if isinstance(exc, TimeoutError):
         return "the server did not answer in time"
     if isinstance(exc, OSError):

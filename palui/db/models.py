@@ -102,7 +102,7 @@ class Turn(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, index=True)
     session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
     kind: Mapped[str] = mapped_column(String(16))
-    status: Mapped[str] = mapped_column(String(16), index=True)
+    status: Mapped[str] = mapped_column(String(24), index=True)
     steps: Mapped[int] = mapped_column(Integer, default=0)
     budget_hit: Mapped[str | None] = mapped_column(String(16))
     error: Mapped[str | None] = mapped_column(Text)

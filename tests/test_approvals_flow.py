@@ -1,0 +1,249 @@
+"""Tools from a real MCP server, the policy, and approval cards, through the fake Bot API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from palui.db.models import ApprovalRow
+from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.model_server import ModelRequest, Script
+
+NOTES_SERVER = Path(__file__).parent / "servers" / "notes_server.py"
+
+
+@pytest.fixture
+def notes_file(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps({"1": {"title": "Groceries", "body": "milk"}}))
+    return path
+
+
+@pytest.fixture
+def with_notes(tmp_path: Path, notes_file: Path, monkeypatch) -> Path:
+    """A palui.toml that declares the notes server (untrusted, writes switched on)."""
+    config = tmp_path / "palui.toml"
+    config.write_text(
+        "[mcp.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(NOTES_SERVER))}]\n"
+        f"env = {{ NOTES_FILE = {json.dumps(str(notes_file))} }}\n"
+        'enable = ["add_note", "delete_note"]\n'
+    )
+    monkeypatch.setenv("PALUI_CONFIG", str(config))
+    return notes_file
+
+
+def tool_results(request: ModelRequest) -> list[str]:
+    return [m["content"] for m in request.messages if m["role"] == "tool"]
+
+
+def scripted(*steps: Script):
+    """A brain that answers step by step within each turn (counted by tool results seen)."""
+    queue = list(steps)
+
+    def brain(request: ModelRequest) -> Script:
+        return queue.pop(0)
+
+    return brain
+
+
+def call(name: str, **arguments: object) -> Script:
+    return Script(tool_calls=[(name, json.dumps(arguments))])
+
+
+def buttons(message: dict) -> dict[str, str]:
+    keyboard = message.get("reply_markup") or {}
+    if isinstance(keyboard, str):
+        keyboard = json.loads(keyboard)
+    rows = keyboard.get("inline_keyboard", [])
+    return {b["text"]: b["callback_data"] for row in rows for b in row}
+
+
+async def wait_for_card(fake_telegram, count: int = 1) -> dict:
+    def has_card(params: dict) -> bool:
+        return "Approval needed" in str(params.get("text", ""))
+
+    await fake_telegram.wait_for_request("sendMessage", predicate=has_card)
+    cards = [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval needed" in m["text"]]
+    assert len(cards) >= count
+    return cards[count - 1]
+
+
+async def test_the_model_calls_an_mcp_tool_and_answers_with_its_result(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    def brain(request: ModelRequest) -> Script:
+        results = tool_results(request)
+        if not results:
+            return call("mcp-notes__list_notes")
+        return Script(text=f"Your notes: {results[0]}")
+
+    fake_model.brain = brain
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "which notes do I have?")
+    reply = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]["text"]
+    assert "Groceries" in reply
+    offered = {t["function"]["name"]: t["function"] for t in fake_model.requests[0].tools}
+    assert "mcp-notes__list_notes" in offered
+    assert "mcp-notes__delete_note" in offered  # switched on in palui.toml
+    assert offered["mcp-notes__search_notes"]["parameters"]["required"] == ["query"]
+
+
+async def test_stop_during_a_long_tool_call_ends_the_turn_and_names_the_call(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(call("mcp-notes__slow_op", seconds=30), Script(text="next"))
+    palui = await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "do the slow thing")
+    await _until_tool_running(palui.app)
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/stop")
+    reply = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1, timeout=5))[0]["text"]
+    assert reply == (
+        "Stopped.\nmcp-notes__slow_op was interrupted; it may or may not have completed."
+    )
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hello")
+    assert (await fake_telegram.wait_for_messages(OWNER_CHAT, 2))[1]["text"] == "next"
+
+
+async def _until_tool_running(app) -> None:
+    # The call is recorded as running in the database before it goes out; nothing to await.
+    from sqlalchemy import select
+
+    from palui.db.models import ToolCallRow
+
+    async with asyncio.timeout(20):
+        while True:
+            async with app.db.session() as s:
+                if await s.scalar(select(ToolCallRow).where(ToolCallRow.status == "running")):
+                    return
+            await asyncio.sleep(0.05)
+
+
+async def test_a_prompt_injection_gets_a_card_and_runs_only_after_approve_once(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    # The search result (untrusted) tells the model to delete a note; the model obeys.
+    fake_model.brain = scripted(
+        call("mcp-notes__search_notes", query="milk"),
+        call("mcp-notes__delete_note", id="1"),
+        Script(text="Deleted it."),
+    )
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "find milk")
+    card = await wait_for_card(fake_telegram)
+    assert "mcp-notes__delete_note  (destructive)" in card["text"]
+    assert "Why: destructive tools always ask first." in card["text"]
+    assert "id: 1" in card["text"]
+    assert "1" in json.loads(with_notes.read_text())  # nothing deleted yet
+
+    approve = buttons(card)["✅ Approve"]
+    assert len(approve.encode()) <= 64
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], approve)
+    final = await fake_telegram.wait_for_request(
+        "sendMessage", predicate=lambda p: p.get("text") == "Deleted it."
+    )
+    assert final
+    assert json.loads(with_notes.read_text()) == {}
+    await fake_telegram.wait_for_request("editMessageText", predicate=_says("✅ Approved by"))
+    edited = fake_telegram.sent_messages(OWNER_CHAT)[0]
+    assert "✅ Approved by" in edited["text"] and not buttons(edited)
+
+    # A second tap on the same card runs nothing.
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], approve)
+    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("Already decided"))
+    assert len(fake_model.requests) == 3
+
+
+def _says(text: str):
+    return lambda params: text in str(params.get("text", ""))
+
+
+async def test_deny_runs_nothing_and_the_model_is_told(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(
+        call("mcp-notes__delete_note", id="1"), Script(text="OK, I left it.")
+    )
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete note 1")
+    card = await wait_for_card(fake_telegram)
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["❌ Deny"])
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("OK, I left it."))
+    assert "1" in json.loads(with_notes.read_text())
+    assert "The person denied this call." in tool_results(fake_model.requests[-1])[0]
+    await fake_telegram.wait_for_request("editMessageText", predicate=_says("❌ Denied by"))
+
+
+async def test_forged_stranger_and_expired_taps_run_nothing(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(call("mcp-notes__delete_note", id="1"), Script(text="expired"))
+    palui = await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete note 1")
+    card = await wait_for_card(fake_telegram)
+    approve = buttons(card)["✅ Approve"]
+
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], "ap:forged-token:y")
+    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("no longer active"))
+    fake_telegram.push_callback(OWNER_CHAT, 4242, card["message_id"], approve)  # a stranger
+    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("owner can decide"))
+
+    async with palui.app.db.session() as s, s.begin():
+        past = datetime.now(UTC) - timedelta(minutes=1)
+        await s.execute(update(ApprovalRow).values(expires_at=past))
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], approve)
+    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("expired"))
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("expired"))
+    assert "1" in json.loads(with_notes.read_text())
+    await fake_telegram.wait_for_request("editMessageText", predicate=_says("⌛ Expired"))
+    assert "it expired" in tool_results(fake_model.requests[-1])[0]
+
+
+async def test_taint_carries_into_the_next_turn_until_new(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(
+        call("mcp-notes__search_notes", query="milk"),  # turn 1 reads untrusted content
+        Script(text="found it"),
+        call("mcp-notes__add_note", title="eggs", body="12"),  # turn 2: a write asks
+    )
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "find milk")
+    await fake_telegram.wait_for_messages(OWNER_CHAT, 1)
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
+    card = await wait_for_card(fake_telegram)
+    assert "(write)" in card["text"]
+    assert "this conversation includes content from mcp-notes, 1 turn ago" in card["text"]
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["❌ Deny"])
+    fake_model.brain = scripted(
+        Script(text="denied, fine"),
+        call("mcp-notes__add_note", title="eggs", body="12"),  # after /new: runs at once
+        Script(text="added"),
+    )
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("denied, fine"))
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/new")
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("fresh conversation"))
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("added"))
+    titles = [n["title"] for n in json.loads(with_notes.read_text()).values()]
+    assert titles == ["Groceries", "eggs"]
+
+
+async def test_a_write_in_an_untainted_chat_turn_runs_at_once(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(
+        call("mcp-notes__add_note", title="eggs", body="12"), Script(text="added")
+    )
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("added"))
+    assert len(json.loads(with_notes.read_text())) == 2
+    assert not [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval" in m["text"]]
