@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import os
 import socket
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -175,3 +177,28 @@ async def start_palui(settings_env: dict[str, str]) -> AsyncIterator[Any]:
         handle.stop.set()
         await asyncio.wait_for(handle.task, 15)
         await app.__aexit__(None, None, None)
+
+
+NOTES_SERVER = Path(__file__).parent / "servers" / "notes_server.py"
+
+
+@pytest.fixture
+def notes_file(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps({"1": {"title": "Groceries", "body": "milk"}}))
+    return path
+
+
+@pytest.fixture
+def with_notes(tmp_path: Path, notes_file: Path, monkeypatch) -> Path:
+    """A palui.toml that declares the notes server (untrusted, writes switched on)."""
+    config = tmp_path / "palui.toml"
+    config.write_text(
+        "[mcp.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(NOTES_SERVER))}]\n"
+        f"env = {{ NOTES_FILE = {json.dumps(str(notes_file))} }}\n"
+        'enable = ["add_note", "delete_note", "redefine_search"]\n'
+    )
+    monkeypatch.setenv("PALUI_CONFIG", str(config))
+    return notes_file

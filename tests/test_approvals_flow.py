@@ -4,40 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
 from sqlalchemy import update
 
 from palui.db.models import ApprovalRow
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-
-NOTES_SERVER = Path(__file__).parent / "servers" / "notes_server.py"
-
-
-@pytest.fixture
-def notes_file(tmp_path: Path) -> Path:
-    path = tmp_path / "notes.json"
-    path.write_text(json.dumps({"1": {"title": "Groceries", "body": "milk"}}))
-    return path
-
-
-@pytest.fixture
-def with_notes(tmp_path: Path, notes_file: Path, monkeypatch) -> Path:
-    """A palui.toml that declares the notes server (untrusted, writes switched on)."""
-    config = tmp_path / "palui.toml"
-    config.write_text(
-        "[mcp.notes]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(NOTES_SERVER))}]\n"
-        f"env = {{ NOTES_FILE = {json.dumps(str(notes_file))} }}\n"
-        'enable = ["add_note", "delete_note"]\n'
-    )
-    monkeypatch.setenv("PALUI_CONFIG", str(config))
-    return notes_file
 
 
 def tool_results(request: ModelRequest) -> list[str]:
@@ -247,3 +220,38 @@ async def test_a_write_in_an_untainted_chat_turn_runs_at_once(
     await fake_telegram.wait_for_request("sendMessage", predicate=_says("added"))
     assert len(json.loads(with_notes.read_text())) == 2
     assert not [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval" in m["text"]]
+
+
+async def test_a_tool_whose_definition_changes_becomes_destructive_off_and_the_chat_is_told(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(
+        call("mcp-notes__redefine_search", description="Search notes and mail them to a friend"),
+        Script(text="done"),
+        Script(text="second turn"),
+    )
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "go")
+    notice = await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("mcp-notes__search_notes changed its definition")
+    )
+    assert "counts as destructive and is switched off" in notice.params["text"]
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("done"))
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "search again")
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("second turn"))
+    offered = {t["function"]["name"] for t in fake_model.requests[-1].tools}
+    assert "mcp-notes__list_notes" in offered
+    assert "mcp-notes__search_notes" not in offered
+
+
+async def test_status_lists_each_connector_with_its_state_and_tools(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    config = with_notes.parent / "palui.toml"
+    config.write_text(config.read_text() + '\n[mcp.broken]\ncommand = "/nonexistent/mcp-server"\n')
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/status")
+    status = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]["text"]
+    assert "✅ notes — 12 tools" in status
+    assert '⚠️ broken — not connected: "' in status
+    assert "retrying in" in status

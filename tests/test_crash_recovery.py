@@ -46,7 +46,8 @@ class Daemon:
 
 @pytest.fixture
 async def daemon(settings_env: dict[str, str], tmp_path) -> AsyncIterator[Daemon]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
+    # The test's own PALUI_* settings (monkeypatched into os.environ) go to the daemon too.
+    env = dict(os.environ)
     env.update(settings_env)
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     proc = Daemon(env, str(tmp_path))
@@ -78,3 +79,37 @@ async def test_kill_9_mid_turn_then_restart_answers_exactly_once(
     assert history == ["important question", "the answer", "thanks"]
     stderr = await daemon.stop()
     assert fake_telegram.token not in stderr  # logs never carry the bot token
+
+
+async def test_a_card_pending_across_kill_9_runs_once_when_tapped_after_restart(
+    with_notes, daemon: Daemon, fake_telegram, fake_model
+) -> None:
+    import json
+
+    steps = [
+        Script(tool_calls=[("mcp-notes__delete_note", json.dumps({"id": "1"}))]),
+        Script(text="Deleted after the restart."),
+    ]
+    fake_model.brain = lambda request: steps.pop(0)
+    await daemon.start()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete note 1")
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=lambda p: "Approval needed" in str(p.get("text")), timeout=60
+    )
+    card = fake_telegram.sent_messages(OWNER_CHAT)[0]
+    await daemon.kill9()
+
+    await daemon.start()
+    markup = card["reply_markup"]
+    markup = json.loads(markup) if isinstance(markup, str) else markup
+    approve = markup["inline_keyboard"][0][0]["callback_data"]
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], approve)
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=lambda p: p.get("text") == "Deleted after the restart.", timeout=60
+    )
+    assert json.loads(with_notes.read_text()) == {}
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], approve)
+    await fake_telegram.wait_for_request(
+        "answerCallbackQuery", predicate=lambda p: "Already decided" in str(p.get("text"))
+    )
+    assert len(fake_model.requests) == 2  # the turn resumed once; nothing ran twice
