@@ -82,6 +82,33 @@ async def _telegram(settings: Settings) -> Check:
     return Check("telegram", True, f"logged in as @{name}")
 
 
+async def _connectors(settings: Settings) -> list[Check]:
+    from palui.connectors import ConnectorManager
+    from palui.domain import ConnectorState
+
+    if not settings.mcp:
+        return []
+    checks = []
+    async with ConnectorManager(settings.mcp) as manager:
+        for status in manager.statuses():
+            if status.state == ConnectorState.CONNECTED:
+                checks.append(Check(status.id, True, f"connected, {status.tool_count} tools"))
+            elif status.state == ConnectorState.PAUSED:
+                checks.append(Check(status.id, True, "paused in palui.toml"))
+            else:
+                slug = status.id.removeprefix("mcp-")
+                checks.append(
+                    Check(
+                        status.id,
+                        False,
+                        f"not connected: {status.error or status.state}",
+                        f"Check [mcp.{slug}] in palui.toml (command, args, url) and that the "
+                        "server runs on its own.",
+                    )
+                )
+    return checks
+
+
 async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
     """Print one line per check; return 0 when everything is fine, else 1 (2: config unreadable)."""
     try:
@@ -97,6 +124,7 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
         checks.append(await _model(settings))
     if settings.telegram_token:
         checks.append(await _telegram(settings))
+    checks += await _connectors(settings)
     for check in checks:
         mark = "✅" if check.ok else "❌"
         out.write(f"{mark} {check.name}: {check.detail}\n")

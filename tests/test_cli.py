@@ -97,3 +97,20 @@ async def test_migrate_brings_an_empty_database_to_the_newest_schema(
         await db.close()
     assert current == head
     assert f"database is at revision {head}" in out
+
+
+async def test_doctor_checks_each_connector(
+    settings_env, fake_model, fake_telegram, with_notes, monkeypatch
+) -> None:
+    config = with_notes.parent / "palui.toml"
+    config.write_text(config.read_text() + '\n[mcp.ghost]\ncommand = "/nonexistent/ghost-mcp"\n')
+    fake_model.reply("pong")
+    db = Database(settings_env["PALUI_DATABASE_URL"])
+    await db.migrate()
+    await db.close()
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 1
+    report = out.getvalue()
+    assert "✅ mcp-notes: connected, 12 tools" in report
+    assert "❌ mcp-ghost: not connected:" in report
+    assert "fix: Check [mcp.ghost] in palui.toml" in report
