@@ -121,7 +121,7 @@ class Palui:
     async def _start_tools(self, service: ChatService) -> None:
         await self.connectors.start()
         self._watch = ToolWatch(self.store, self.catalog, service.notify_owners)
-        await self._watch.sync(self.registry.toolsets)
+        await self._watch.sync(self.registry.toolsets, at_start=True)
 
     async def serve_telegram(self, stop: asyncio.Event) -> None:
         """Poll Telegram and answer until `stop` is set."""

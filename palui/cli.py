@@ -1,4 +1,4 @@
-"""`palui` command line: run, migrate, chat, doctor.
+"""`palui` command line: run, migrate, chat, doctor, kinds.
 
 Exit codes: 0 fine, 1 a problem found at run time (doctor, database), 2 bad configuration.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from palui.config import Settings, load_settings
 from palui.errors import ConfigError, PaluiError
+from palui.kinds_cli import add_kinds_parser, run_kinds
 from palui.logs import configure_logging
 
 # litellm downloads a price map at import unless told otherwise; Palui never needs the network
@@ -33,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("migrate", help="bring the database schema up to date")
     sub.add_parser("chat", help="talk to Palui in this terminal")
     sub.add_parser("doctor", help="check the set-up and say how to fix what is wrong")
+    add_kinds_parser(sub)
     return parser
 
 
@@ -79,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from palui.doctor import run_doctor
 
             return asyncio.run(run_doctor(args.config))
+        if args.command == "kinds":
+            return run_kinds(args)
         settings = _settings(args)
         if args.command == "run":
             settings.require("telegram_token", "allowed_users", "model")

@@ -181,4 +181,9 @@ class Card:
     """A chat message with buttons (an approval card); channels decide how to draw it."""
 
     text: str  # plain text; channels escape it
-    buttons: tuple[Button, ...] = ()
+    buttons: tuple[Button, ...] = ()  # one row
+    rows: tuple[tuple[Button, ...], ...] = ()  # or several rows
+
+    @property
+    def keyboard(self) -> tuple[tuple[Button, ...], ...]:
+        return self.rows or ((self.buttons,) if self.buttons else ())

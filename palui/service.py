@@ -26,6 +26,7 @@ from palui.domain import ChatUser, ConnectorState, ConnectorStatus, Inbound
 from palui.errors import ChannelError
 from palui.logs import bound, get_logger
 from palui.ports import Channel, ChatModel
+from palui.sheet import ConnectorSheet
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.turns import Limits, TurnRunner
@@ -39,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "stop": "Stop what I'm doing now",
     "status": "Model, usage and limits",
     "approvals": "Approvals waiting for you",
+    "connectors": "Connectors, their tools and switches",
 }
 OUTBOX_RETRY_S = 5.0
 APPROVAL_SWEEP_S = 30.0
@@ -51,6 +53,7 @@ Commands:
 /stop — stop what I'm doing now
 /status — model, usage and limits
 /approvals — approvals waiting for you
+/connectors — connectors, their tools and switches
 /help — this message"""
 
 START_TEXT = "Hi! " + HELP_TEXT
@@ -114,11 +117,13 @@ class ChatService:
         self._info = info
         self._registry = registry or ToolRegistry([])
         self._now = now
+        catalog = catalog or ToolCatalog(None, {}, {})
         self._approvals = Approvals(store, channel, ttl_s=approval_ttl_s, now=now)
+        self._sheet = ConnectorSheet(store, channel, self._registry, catalog)
         self._turns = TurnRunner(
-            store, model, channel, self._registry, catalog or ToolCatalog(None, {}, {}),
-            self._approvals, limits, now=now,
+            store, model, channel, self._registry, catalog, self._approvals, limits, now=now,
             delivery_lock=lambda chat_id: self._chat(chat_id).delivery,
+            is_paused=self._sheet.is_paused,
         )  # fmt: skip
         self._chats: dict[int, _ChatState] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -132,6 +137,7 @@ class ChatService:
         abandoned = await self._store.turns.abandon_running("interrupted: Palui restarted")
         await self._store.tool_calls.mark_interrupted()
         await self._store.approvals.release_claims()
+        await self._sheet.load()
         pending = await self._store.inbox.pending()
         log.info("service_started", abandoned_turns=abandoned, pending_updates=len(pending))
         for item in pending:
@@ -217,6 +223,9 @@ class ChatService:
 
     async def _handle_now(self, inbound: Inbound) -> None:
         with bound(chat_id=inbound.chat_id, update_id=inbound.update_id):
+            if inbound.callback_query_id and (inbound.callback_data or "").startswith("cx:"):
+                await self._sheet_tap(inbound)
+                return
             if inbound.callback_query_id:
                 result = await self._approvals.tap(inbound)
                 await self._store.inbox.mark_done([inbound.update_id])
@@ -254,7 +263,22 @@ class ChatService:
             return "\n".join(["Stopped.", *notes])
         if command == "approvals":
             return await self._approvals.pending_text(chat_id)
+        if command == "connectors":
+            if not await self._sheet.post(chat_id):
+                return "No connectors are configured. Add an [mcp.<name>] section to palui.toml."
+            return None
         return f"I don't know the command /{command}. Send /help to see what I can do."
+
+    async def _sheet_tap(self, inbound: Inbound) -> None:
+        result = await self._sheet.tap(inbound)
+        await self._store.inbox.mark_done([inbound.update_id])
+        assert inbound.callback_query_id is not None
+        try:
+            await self._channel.answer_callback(inbound.callback_query_id, result.notice)
+            if result.card is not None and result.message_id is not None:
+                await self._channel.edit_card(result.chat_id, result.message_id, result.card)
+        except ChannelError as exc:
+            log.warning("sheet_redraw_failed", error=str(exc))
 
     async def status_text(self) -> str:
         now = self._now()
@@ -269,7 +293,12 @@ class ChatService:
         tokens_line += f" / {_format_int(token_cap)}" if token_cap else " (no cap)"
         runs_line = f"runs this hour: {runs}" + (f" / {run_cap}" if run_cap else " (no cap)")
         lines = [f"Palui · model {model}", f"{tokens_line} · {runs_line}"]
-        statuses = [toolset.status() for toolset in self._registry.toolsets]
+        statuses = [
+            dataclasses.replace(status, state=ConnectorState.PAUSED)
+            if self._sheet.is_paused(status.id)
+            else status
+            for status in (toolset.status() for toolset in self._registry.toolsets)
+        ]
         if statuses:
             lines.append("Connectors")
             lines += [f"  {_connector_line(status)}" for status in statuses]

@@ -8,6 +8,7 @@ and the people who use Palui are told.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterable
 
 from palui.db import Store
@@ -38,8 +39,9 @@ class ToolWatch:
         self._catalog = catalog
         self._notify = notify
 
-    async def sync(self, toolsets: Iterable[Toolset]) -> list[str]:
-        """Remember new tools; flag changed ones. Returns the names that changed."""
+    async def sync(self, toolsets: Iterable[Toolset], *, at_start: bool = False) -> list[str]:
+        """Remember new tools; flag changed ones; at start, apply palui.toml's switches.
+        Returns the names whose definitions changed."""
         changed_names = []
         saved = await self._store.tool_settings.all()
         for toolset in toolsets:
@@ -47,6 +49,7 @@ class ToolWatch:
                 entry = self._catalog.entry(toolset.id, remote)
                 record = saved.get(entry.name)
                 digest = entry.classification.definition_hash
+                by_file = self._catalog.file_switch(toolset.id, remote.name)
                 if record is None:
                     new = ToolSettingRecord(entry.name, entry.enabled, None, digest, False)
                 elif entry.changed and not record.needs_review:
@@ -54,6 +57,11 @@ class ToolWatch:
                         entry.name, entry.enabled, record.tool_class, digest, True
                     )
                     changed_names.append(entry.name)
+                elif at_start and by_file is not None and by_file != record.enabled:
+                    enabled = by_file and not (
+                        entry.changed and entry.classification.tool_class != "read"
+                    )
+                    new = dataclasses.replace(record, enabled=enabled)
                 else:
                     continue
                 await self._store.tool_settings.save(new)

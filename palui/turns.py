@@ -95,6 +95,7 @@ class TurnRunner:
         *,
         now: Callable[[], datetime],
         delivery_lock: Callable[[int], asyncio.Lock],
+        is_paused: Callable[[str], bool] = lambda connector_id: False,
     ) -> None:
         self._store = store
         self._model = model
@@ -105,6 +106,7 @@ class TurnRunner:
         self._limits = limits
         self._now = now
         self._delivery_lock = delivery_lock
+        self._is_paused = is_paused
         self.running: dict[int, RunningTurn] = {}
 
     # -- /stop -----------------------------------------------------------------------------------
@@ -123,6 +125,8 @@ class TurnRunner:
 
     def _allow(self, kind: TurnKind, tainted: bool) -> Callable[[str, Any], bool]:
         def allow(connector_id: str, remote: Any) -> bool:
+            if self._is_paused(connector_id):
+                return False
             entry = self._catalog.entry(connector_id, remote)
             decision = decide(entry.classification.tool_class, kind, tainted)
             return entry.enabled and decision is not Decision.NOT_OFFERED

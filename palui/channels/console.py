@@ -13,7 +13,8 @@ class ConsoleChannel:
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
-        self.pending_cards: list[Card] = []  # cards shown and not yet asked about
+        self.pending_cards: list[Card] = []  # approval cards shown and not yet asked about
+        self._cards = 0
 
     def streaming_reply(self, chat_id: int) -> None:
         return None  # a terminal shows the whole answer at once
@@ -35,8 +36,10 @@ class ConsoleChannel:
         """Print the card; `palui chat` then asks the question as a y/n prompt."""
         self._out.write(f"\n{card.text}\n")
         self._out.flush()
-        self.pending_cards.append(card)
-        return len(self.pending_cards)
+        if any(b.data.startswith("ap:") for b in card.buttons):  # approval cards ask y/n
+            self.pending_cards.append(card)
+        self._cards += 1
+        return self._cards
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
         last_line = card.text.rsplit("\n", 1)[-1]

@@ -46,10 +46,13 @@ MAX_SEND_ATTEMPTS = 5
 
 
 def _keyboard(card: Card) -> InlineKeyboardMarkup | None:
-    if not card.buttons:
+    if not card.keyboard:
         return None  # an edit without a keyboard removes the buttons
     return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(b.label, callback_data=b.data) for b in card.buttons]]
+        [
+            [InlineKeyboardButton(b.label, callback_data=b.data) for b in row]
+            for row in card.keyboard
+        ]
     )
 
 

@@ -22,6 +22,7 @@ from palui.db.engine import Database
 from palui.db.models import (
     Chat,
     ChatSession,
+    ConnectorSetting,
     InboxUpdate,
     MessageRow,
     ModelCall,
@@ -457,6 +458,22 @@ class ToolSettingRepo(_Repo):
             row.tool_class = record.tool_class
             row.definition_hash = record.definition_hash
             row.needs_review = record.needs_review
+            row.updated_at = utcnow()
+
+    async def paused_connectors(self) -> set[str]:
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(ConnectorSetting.connector_id).where(ConnectorSetting.paused.is_(True))
+            )
+            return set(rows)
+
+    async def set_paused(self, connector_id: str, paused: bool) -> None:
+        async with self._db.session() as s, s.begin():
+            row = await s.get(ConnectorSetting, connector_id)
+            if row is None:
+                row = ConnectorSetting(connector_id=connector_id)
+                s.add(row)
+            row.paused = paused
             row.updated_at = utcnow()
 
 

@@ -6,8 +6,9 @@ Pure: the service loads the stored settings and saves what changes. Rules (DESIG
 - a tool whose definition changed since it was first seen loses a class that came from its
   marks or inference (it is destructive until someone looks at it again) and is switched off
   unless it is still read;
-- switches: palui.toml's `enable`/`disable` globs decide the tools they name (disable wins);
-  otherwise the switch set in the chat; a tool seen for the first time is on only if it is read.
+- switches: palui.toml's `enable`/`disable` globs decide the tools they name at every start
+  (disable wins; `ToolWatch` writes them into the stored switches); otherwise, and after a
+  change in the chat, the stored switch; a tool seen for the first time is on only if read.
 """
 
 from __future__ import annotations
@@ -127,9 +128,13 @@ class ToolCatalog:
         changed: bool,
     ) -> bool:
         is_read = classification.tool_class is ToolClass.READ
-        by_file = self._globs.get(connector_id, Globs()).decide(tool)
-        if by_file is not None:
-            return by_file and not (changed and not is_read)
-        if stored is None:
-            return is_read
-        return stored.enabled and not (changed and not is_read)
+        if changed and not is_read:
+            return False
+        if stored is not None:  # palui.toml's globs were written into it at start
+            return stored.enabled
+        by_file = self.file_switch(connector_id, tool)
+        return is_read if by_file is None else by_file
+
+    def file_switch(self, connector_id: str, tool: str) -> bool | None:
+        """What palui.toml's globs say of a tool's switch (None: they don't name it)."""
+        return self._globs.get(connector_id, Globs()).decide(tool)

@@ -1,0 +1,210 @@
+"""The connector sheet (`/connectors`): one card per connector with its tools' classes and
+switches, edited in place as the person taps.
+
+Buttons carry `cx:<op>:<hash>` where the hash names a connector or a tool (10 hex digits of
+its name's SHA-256), so the data stays short and a tap acts on the tool it was drawn for even if
+the list has changed since. Every change is saved before the card is redrawn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+
+from palui.db import Store
+from palui.db.store import ToolSettingRecord
+from palui.domain import Button, Card, ConnectorState, Inbound
+from palui.logs import get_logger
+from palui.policy.classes import ToolClass
+from palui.ports import Channel, Toolset
+from palui.tool_watch import stored_tool
+from palui.tools.catalog import CatalogEntry, ToolCatalog
+from palui.tools.registry import ToolRegistry
+
+log = get_logger("palui.sheet")
+
+PREFIX = "cx"
+MAX_ROWS = 30  # tools shown per card; `palui kinds list` shows all
+CLASS_CODES = {"r": ToolClass.READ, "w": ToolClass.WRITE, "d": ToolClass.DESTRUCTIVE}
+
+
+def short(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()[:10]
+
+
+@dataclass(frozen=True, slots=True)
+class SheetTap:
+    notice: str
+    chat_id: int
+    message_id: int | None
+    card: Card | None = None
+
+
+class ConnectorSheet:
+    def __init__(
+        self, store: Store, channel: Channel, registry: ToolRegistry, catalog: ToolCatalog
+    ) -> None:
+        self._store = store
+        self._channel = channel
+        self._registry = registry
+        self._catalog = catalog
+        self.paused: set[str] = set()
+
+    async def load(self) -> None:
+        self.paused = await self._store.tool_settings.paused_connectors()
+
+    def is_paused(self, connector_id: str) -> bool:
+        return connector_id in self.paused
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def _entries(self, toolset: Toolset) -> list[CatalogEntry]:
+        return [self._catalog.entry(toolset.id, remote) for remote in toolset.tools()]
+
+    def card(self, toolset: Toolset) -> Card:
+        status = toolset.status()
+        if toolset.id in self.paused:
+            state = "⏸ paused"
+        elif status.state == ConnectorState.CONNECTED:
+            state = "✅ on"
+        else:
+            state = f"⚠️ {status.error or status.state}"
+        lines = [f"{toolset.id.removeprefix('mcp-')}  ·  {state}  ·  {toolset.trust}"]
+        entries = self._entries(toolset)
+        rows: list[tuple[Button, ...]] = []
+        for entry in entries[:MAX_ROWS]:
+            c = entry.classification
+            source = f"(class from: {c.source}{' — unsure' if c.unsure else ''})"
+            switch = "on" if entry.enabled else "off"
+            lines.append(f" {c.tool_class:<11} {entry.remote.name}  [{switch}]  {source}")
+            mark = "✅" if entry.enabled else "⬜"
+            toggle = Button(f"{mark} {entry.remote.name}", f"{PREFIX}:t:{short(entry.name)}")
+            rows.append((toggle,))
+        if len(entries) > MAX_ROWS:
+            lines.append(f" … and {len(entries) - MAX_ROWS} more (`palui kinds list` shows all)")
+        if not entries:
+            lines.append(" (no tools right now)")
+        key = short(toolset.id)
+        pause = "▶️ Resume" if toolset.id in self.paused else "⏸ Pause"
+        rows.append(
+            (
+                Button("Enable all read tools", f"{PREFIX}:r:{key}"),
+                Button(pause, f"{PREFIX}:p:{key}"),
+                Button("Change a class…", f"{PREFIX}:k:{key}"),
+            )
+        )
+        return Card("\n".join(lines), rows=tuple(rows))
+
+    def _class_picker(self, toolset: Toolset) -> Card:
+        rows = [
+            (Button(entry.remote.name, f"{PREFIX}:c:{short(entry.name)}"),)
+            for entry in self._entries(toolset)[:MAX_ROWS]
+        ]
+        rows.append((Button("← Back", f"{PREFIX}:b:{short(toolset.id)}"),))
+        return Card(f"{toolset.id}: which tool's class?", rows=tuple(rows))
+
+    def _class_choices(self, entry: CatalogEntry) -> Card:
+        key = short(entry.name)
+        choices = tuple(
+            Button(tool_class.value, f"{PREFIX}:s:{key}{code}")
+            for code, tool_class in CLASS_CODES.items()
+        )
+        back = (Button("← Back", f"{PREFIX}:b:{short(entry.connector_id)}"),)
+        text = (
+            f"{entry.name} is {entry.classification.explain()}.\n"
+            "Pick its class (recorded as set by you):"
+        )
+        return Card(text, rows=(choices, back))
+
+    async def post(self, chat_id: int) -> int:
+        toolsets = self._registry.toolsets
+        for toolset in toolsets:
+            await self._channel.send_card(chat_id, self.card(toolset))
+        return len(toolsets)
+
+    # -- taps --------------------------------------------------------------------------------------
+
+    def _find_tool(self, key: str) -> tuple[Toolset, CatalogEntry] | None:
+        for toolset in self._registry.toolsets:
+            for entry in self._entries(toolset):
+                if short(entry.name) == key:
+                    return toolset, entry
+        return None
+
+    def _find_connector(self, key: str) -> Toolset | None:
+        return next((t for t in self._registry.toolsets if short(t.id) == key), None)
+
+    async def tap(self, inbound: Inbound) -> SheetTap:
+        parts = (inbound.callback_data or "").split(":")
+        chat, message = inbound.chat_id, inbound.message_id
+        if len(parts) != 3:
+            return SheetTap("This button is not valid.", chat, message)
+        _, op, key = parts
+        if op in ("t", "c"):
+            found = self._find_tool(key)
+            if found is None:
+                return SheetTap("That tool is gone; send /connectors again.", chat, message)
+            toolset, entry = found
+            if op == "c":
+                return SheetTap("Pick a class.", chat, message, self._class_choices(entry))
+            await self._save(entry, enabled=not entry.enabled)
+            state = "on" if not entry.enabled else "off"
+            return SheetTap(f"{entry.remote.name} is {state}.", chat, message, self.card(toolset))
+        if op == "s" and len(key) == 11 and key[-1] in CLASS_CODES:
+            found = self._find_tool(key[:-1])
+            if found is None:
+                return SheetTap("That tool is gone; send /connectors again.", chat, message)
+            toolset, entry = found
+            tool_class = CLASS_CODES[key[-1]]
+            await self._save(entry, tool_class=tool_class)
+            log.info("class_set_in_chat", tool=entry.name, tool_class=str(tool_class))
+            notice = f"{entry.remote.name} is now {tool_class}."
+            return SheetTap(notice, chat, message, self.card(toolset))
+        connector = self._find_connector(key)
+        if connector is None:
+            return SheetTap("That connector is gone; send /connectors again.", chat, message)
+        return await self._connector_tap(op, connector, chat, message)
+
+    async def _connector_tap(
+        self, op: str, toolset: Toolset, chat: int, message: int | None
+    ) -> SheetTap:
+        if op == "r":
+            count = 0
+            for entry in self._entries(toolset):
+                if entry.classification.tool_class is ToolClass.READ and not entry.enabled:
+                    await self._save(entry, enabled=True)
+                    count += 1
+            return SheetTap(f"Switched on {count} read tools.", chat, message, self.card(toolset))
+        if op == "p":
+            paused = toolset.id not in self.paused
+            await self._store.tool_settings.set_paused(toolset.id, paused)
+            (self.paused.add if paused else self.paused.discard)(toolset.id)
+            word = "paused" if paused else "resumed"
+            return SheetTap(f"{toolset.id} {word}.", chat, message, self.card(toolset))
+        if op == "k":
+            return SheetTap("Pick a tool.", chat, message, self._class_picker(toolset))
+        if op == "b":
+            return SheetTap("Back.", chat, message, self.card(toolset))
+        return SheetTap("This button is not valid.", chat, message)
+
+    async def _save(
+        self,
+        entry: CatalogEntry,
+        *,
+        enabled: bool | None = None,
+        tool_class: ToolClass | None = None,
+    ) -> None:
+        saved = (await self._store.tool_settings.all()).get(entry.name)
+        record = saved or ToolSettingRecord(
+            entry.name, entry.enabled, None, entry.classification.definition_hash, False
+        )
+        if enabled is not None:
+            record = replace(record, enabled=enabled)
+        if tool_class is not None:
+            # A person looked at it: a class of theirs also clears a changed-definition flag.
+            record = replace(
+                record, tool_class=str(tool_class), needs_review=False,
+                definition_hash=entry.classification.definition_hash,
+            )  # fmt: skip
+        await self._store.tool_settings.save(record)
+        self._catalog.remember(entry.name, stored_tool(record))

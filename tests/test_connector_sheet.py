@@ -1,0 +1,101 @@
+"""/connectors: one card per connector; switches, "enable all read tools", pause, classes."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.model_server import Script
+
+
+def keyboard(message: dict) -> dict[str, str]:
+    markup = message.get("reply_markup") or {}
+    markup = json.loads(markup) if isinstance(markup, str) else markup
+    return {b["text"]: b["callback_data"] for row in markup.get("inline_keyboard", []) for b in row}
+
+
+def edits(fake_telegram) -> int:
+    return sum(r.method == "editMessageText" for r in fake_telegram.requests)
+
+
+async def tap(fake_telegram, message: dict, label: str, notice: str) -> dict:
+    """Press a button; return the card as the bot redrew it."""
+    before = edits(fake_telegram)
+    data = keyboard(message)[label]
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, message["message_id"], data)
+    await fake_telegram.wait_for_request(
+        "answerCallbackQuery", predicate=lambda p: notice in str(p.get("text"))
+    )
+    await fake_telegram.wait_for_request(
+        "editMessageText", predicate=lambda p: edits(fake_telegram) > before
+    )
+    mid = message["message_id"]
+    return next(m for m in fake_telegram.sent_messages(OWNER_CHAT) if m["message_id"] == mid)
+
+
+async def test_the_sheet_shows_classes_and_switches_and_toggles_in_place(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.reply("ok")
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/connectors")
+    card = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]
+    assert card["text"].startswith("notes  ·  ✅ on  ·  untrusted")
+    assert "destructive delete_note  [on]  (class from: annotation)" in card["text"]
+    assert "write       add_tool_later  [off]" in card["text"]  # new and not read: off
+
+    card = await tap(fake_telegram, card, "⬜ add_tool_later", "add_tool_later is on")
+    assert "add_tool_later  [on]" in card["text"]
+    card = await tap(fake_telegram, card, "✅ list_notes", "list_notes is off")
+
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hi")
+    await fake_telegram.wait_for_request("sendMessage", predicate=lambda p: p.get("text") == "ok")
+    offered = {t["function"]["name"] for t in fake_model.requests[-1].tools}
+    assert "mcp-notes__add_tool_later" in offered and "mcp-notes__list_notes" not in offered
+
+    card = await tap(fake_telegram, card, "Enable all read tools", "Switched on 1 read tools")
+    assert "list_notes  [on]" in card["text"]
+
+
+async def test_pausing_a_connector_removes_its_tools_from_the_next_turn(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.reply("ok")
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/connectors")
+    card = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]
+    card = await tap(fake_telegram, card, "⏸ Pause", "mcp-notes paused")
+    assert "⏸ paused" in card["text"]
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/status")
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=lambda p: "⏸ notes — paused" in str(p.get("text"))
+    )
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hi")
+    await fake_telegram.wait_for_request("sendMessage", predicate=lambda p: p.get("text") == "ok")
+    assert not fake_model.requests[-1].tools
+
+
+async def test_a_class_set_in_the_chat_is_recorded_as_yours_and_used(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    steps = [
+        Script(tool_calls=[("mcp-notes__add_note", json.dumps({"title": "a", "body": "b"}))]),
+        Script(text="asked first"),
+    ]
+    fake_model.brain = lambda request: steps.pop(0)
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/connectors")
+    card = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]
+    picker = await tap(fake_telegram, card, "Change a class…", "Pick a tool")
+    choices = await tap(fake_telegram, picker, "add_note", "Pick a class")
+    card = await tap(fake_telegram, choices, "destructive", "add_note is now destructive")
+    assert "destructive add_note  [on]  (class from: you)" in card["text"]
+
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add a note")
+    await fake_telegram.wait_for_request(
+        "sendMessage",
+        predicate=lambda p: (
+            "Approval needed — mcp-notes__add_note  (destructive)" in str(p.get("text"))
+        ),
+    )
+    assert len(json.loads(with_notes.read_text())) == 1  # nothing ran without the tap
