@@ -7,7 +7,6 @@ definition hash, so an approved call runs exactly as shown, once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import uuid
@@ -22,6 +21,7 @@ from palui.domain import Button, Card, Inbound, ToolCallRequest, ToolOutcome
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
 from palui.ports import Channel
+from palui.tools.digest import call_digest, canonical
 from palui.tools.executor import TurnTools, parse_arguments
 
 log = get_logger("palui.approvals")
@@ -38,14 +38,6 @@ STILL_RUNNING = (
 CHANGED = (
     "The tool changed after the card was shown, so the approval no longer fits. Nothing was run."
 )
-
-
-def canonical(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def call_digest(tool: str, arguments: dict[str, Any], definition: str) -> str:
-    return hashlib.sha256(f"{tool}\n{canonical(arguments)}\n{definition}".encode()).hexdigest()
 
 
 def parse_tap(data: str | None) -> tuple[str, str] | None:

@@ -15,7 +15,7 @@ import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from palui.agent.context import build_context
@@ -37,6 +37,7 @@ from palui.tools.registry import ToolOffer, ToolRegistry
 log = get_logger("palui.turns")
 
 TYPING_EVERY_S = 4.0  # Telegram shows "typing" for ~5 s per chat action
+IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-approved call
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +160,7 @@ class TurnRunner:
             messages = build_context(history.messages, summary=history.summary, now=self._now())
             taint = _taint_from_history(history)
             offer = self.offer(history.messages[-6:], TurnKind.CHAT, taint is not None)
-            tools = self._tools(offer, turn_id, TurnKind.CHAT, taint)
+            tools = await self._tools(offer, turn_id, chat_id, TurnKind.CHAT, taint)
             deps = self._deps(turn_id, chat_id, tools)
             stream = self._channel.streaming_reply(chat_id)
             if stream is not None:
@@ -167,12 +168,20 @@ class TurnRunner:
             log.info("turn_started", messages=len(batch), tools=len(offer.tools))
             await self._drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream)
 
-    def _tools(
-        self, offer: ToolOffer, turn_id: str, kind: TurnKind, taint: TaintSource | None
+    async def _tools(
+        self,
+        offer: ToolOffer,
+        turn_id: str,
+        chat_id: int,
+        kind: TurnKind,
+        taint: TaintSource | None,
     ) -> TurnTools:
+        since = self._now() - IDEMPOTENT_RETRY_WINDOW
+        recent = await self._store.approvals.recent_executed_digests(chat_id, since)
         return TurnTools(
             offer, self._store.tool_calls, turn_id, kind=kind, catalog=self._catalog,
             taint=taint, result_limit=self._limits.tool_result_chars,
+            just_approved=frozenset(recent),
         )  # fmt: skip
 
     def _deps(self, turn_id: str, chat_id: int, tools: TurnTools) -> TurnDeps:
@@ -199,7 +208,7 @@ class TurnRunner:
             kind = TurnKind(extra.get("kind", TurnKind.CHAT))
             taint = _taint_load(extra.get("taint"))
             offer = self._offer_named(extra.get("offer", []), kind, taint is not None)
-            tools = self._tools(offer, turn_id, kind, taint)
+            tools = await self._tools(offer, turn_id, chat_id, kind, taint)
             log.info("turn_resumed")
             held = {call.id for call in snapshot.step_calls} - set(snapshot.outcomes)
             decided = await self._approvals.outcomes(turn_id, tools, snapshot.steps, held)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from palui.domain import RemoteTool, ToolCallRequest, TurnKind
 from palui.policy.classes import ToolClass
 from palui.policy.kinds_file import parse_kinds_file
+from palui.policy.taint import TaintSource
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.executor import TurnTools
 from palui.tools.registry import ToolRegistry
@@ -100,3 +101,39 @@ def test_a_changed_definition_loses_its_inferred_class_and_is_switched_off() -> 
     changed = ToolCatalog(None, {"mcp-notes__list_notes": stored}, {}).entry("mcp-notes", after)
     assert changed.changed and changed.classification.tool_class is ToolClass.DESTRUCTIVE
     assert changed.enabled is False
+
+
+class IdempotentNotes(FunctionToolset):
+    def tools(self) -> list[RemoteTool]:
+        marks = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True}
+        return [
+            RemoteTool(tool.name, tool.description, tool.input_schema, marks)
+            if tool.name == "set_title"
+            else tool
+            for tool in super().tools()
+        ]
+
+
+async def test_an_idempotent_write_just_approved_may_repeat_without_a_second_card() -> None:
+    from palui.policy.classify import definition_hash
+    from palui.tools.digest import call_digest
+
+    toolset = IdempotentNotes("mcp-notes", {"set_title": _text, "add_note": _text})
+    offer = ToolRegistry([toolset]).offer("", 30)
+    remotes = {tool.name: tool for tool in toolset.tools()}
+    approved = {
+        call_digest(f"mcp-notes__{name}", {"title": "x"}, definition_hash(remotes[name]))
+        for name in ("set_title", "add_note")
+    }
+    tainted = TaintSource("mcp-web", "mcp-web__fetch")
+    tools = TurnTools(
+        offer, MemoryRecorder(), "t", taint=tainted, just_approved=frozenset(approved)
+    )
+    same = ToolCallRequest("c", "mcp-notes__set_title", '{"title": "x"}')
+    other = ToolCallRequest("c", "mcp-notes__set_title", '{"title": "y"}')
+    not_idempotent = ToolCallRequest("c", "mcp-notes__add_note", '{"title": "x"}')
+    assert not tools.needs_approval(same)
+    assert tools.needs_approval(other)
+    assert tools.needs_approval(not_idempotent)
+    assert (await tools.run(same, 1)).text == "ok"
+    assert (await tools.run(not_idempotent, 1)).is_error

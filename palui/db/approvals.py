@@ -190,6 +190,18 @@ class ApprovalRepo:
                 .values(status="executed", result=result)
             )
 
+    async def recent_executed_digests(self, chat_id: int, since: datetime) -> set[str]:
+        """Digests of calls a person approved in this chat that ran since `since`."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(ApprovalRow.digest).where(
+                    ApprovalRow.chat_id == chat_id,
+                    ApprovalRow.status == "executed",
+                    ApprovalRow.decided_at >= since,
+                )
+            )
+            return set(rows)
+
     # -- paused turns ------------------------------------------------------------------------
 
     async def resumable(self, chat_id: int) -> list[str]:

@@ -21,6 +21,7 @@ from palui.policy.matrix import Decision, decide_call, decision_id, why
 from palui.policy.taint import TaintSource, taints
 from palui.ports import CallRecorder
 from palui.tools.catalog import ToolCatalog
+from palui.tools.digest import call_digest
 from palui.tools.names import split_name
 from palui.tools.registry import OfferedTool, ToolOffer
 
@@ -75,8 +76,11 @@ class TurnTools:
         taint: TaintSource | None = None,
         result_limit: int = 16_000,
         clock: Callable[[], float] = time.monotonic,
+        just_approved: frozenset[str] = frozenset(),
     ) -> None:
         self.offer = offer
+        # Digests of calls approved moments ago: an idempotent write may repeat without a card.
+        self.just_approved = just_approved
         self.kind = kind
         self.catalog = catalog or ToolCatalog(None, {}, {})
         self.taint = taint  # set once the turn reads untrusted content; never cleared
@@ -121,11 +125,29 @@ class TurnTools:
         return classification is not None and classification.tool_class == "read"
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
-        return self.decision(call.name) is Decision.ASK
+        return self.decision(call.name) is Decision.ASK and not self._idempotent_retry(call)
+
+    def _idempotent_retry(self, call: ToolCallRequest) -> bool:
+        """An immediate identical retry of a just-approved write whose server marks it
+        idempotent runs without a second card (DESIGN §1.4)."""
+        classification = self.classification(call.name)
+        tool = self.offer.tools.get(call.name)
+        if not (classification and tool and classification.idempotent):
+            return False
+        if classification.tool_class != "write":
+            return False
+        try:
+            arguments = parse_arguments(call.arguments)
+        except ValueError:
+            return False
+        digest = call_digest(call.name, arguments, classification.definition_hash)
+        return digest in self.just_approved
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
         """Run a call the policy lets run; anything else is refused (fail closed)."""
         decision = self.decision(call.name)
+        if decision is Decision.ASK and self._idempotent_retry(call):
+            decision = Decision.RUN
         tool = self.offer.tools.get(call.name)
         if tool is not None and decision is not Decision.RUN:
             await self._decided(call.name, step, decision)
