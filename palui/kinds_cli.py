@@ -121,15 +121,14 @@ class ConnectorReport:
     state: ConnectorState
     error: str | None
     entries: list[CatalogEntry] = field(default_factory=list)
+    paused: bool = False  # paused in palui.toml: listed here, but none of its tools is offered
 
     @property
     def failed(self) -> bool:
-        return self.state not in (ConnectorState.CONNECTED, ConnectorState.PAUSED)
+        return self.state is not ConnectorState.CONNECTED
 
     @property
     def problem(self) -> str:
-        if self.state is ConnectorState.PAUSED:
-            return "paused in palui.toml (paused = true), so its tools were not listed"
         if self.state is ConnectorState.CONNECTING:
             last = f" (last error: {self.error})" if self.error else ""
             return f"did not finish connecting in time{last}"
@@ -153,10 +152,6 @@ class Survey:
         return [report for report in self.reports if report.failed]
 
     @property
-    def paused(self) -> list[ConnectorReport]:
-        return [r for r in self.reports if r.state is ConnectorState.PAUSED]
-
-    @property
     def exit_code(self) -> int:
         return 1 if self.failed or self.database.failed else 0
 
@@ -170,26 +165,34 @@ async def survey(settings: Settings, only: set[str] | None = None) -> Survey:
     database = await stored_tools(settings)
     globs = switch_globs(settings)
     catalog = ToolCatalog(kinds, database.tools, globs)
+    # A paused connector is still asked for its tools: listing them calls none of them, and
+    # the operator may want to classify them before switching the connector back on.
     chosen = {
-        slug: server
+        slug: server.model_copy(update={"paused": False})
         for slug, server in settings.mcp.items()
         if only is None or f"mcp-{slug}" in only
     }
+    paused = {f"mcp-{slug}" for slug, server in settings.mcp.items() if server.paused}
     manager = ConnectorManager(chosen)
     try:
         await manager.start()
-        reports = _reports(manager, catalog)
+        reports = _reports(manager, catalog, paused)
     finally:
         await manager.stop()
     return Survey(kinds, settings.kinds_file, database, globs, reports)
 
 
-def _reports(manager: ConnectorManager, catalog: ToolCatalog) -> list[ConnectorReport]:
+def _reports(
+    manager: ConnectorManager, catalog: ToolCatalog, paused: set[str]
+) -> list[ConnectorReport]:
     reports = []
     for connector in manager.connectors():
         status = connector.status()
         entries = [catalog.entry(connector.id, tool) for tool in connector.tools()]
-        reports.append(ConnectorReport(connector.id, status.state, status.error, entries))
+        report = ConnectorReport(
+            connector.id, status.state, status.error, entries, connector.id in paused
+        )
+        reports.append(report)
     return sorted(reports, key=lambda r: r.id)
 
 
@@ -324,7 +327,8 @@ def _list_text(found: Survey, entries: list[CatalogEntry]) -> str:
         sure = [e for e in entries if e.connector_id == report.id and not e.classification.unsure]
         count = len(report.entries)
         heading = f"{report.id} ({count} tool{'s' if count != 1 else ''}"
-        heading += f", {count - len(sure)} unsure above)" if len(sure) != count else ")"
+        heading += f", {count - len(sure)} unsure above" if len(sure) != count else ""
+        heading += "; paused in palui.toml: none offered)" if report.paused else ")"
         groups.append((heading, sure))
     rows = [_row(e) for e in entries]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(_HEADER[:-1])]
@@ -345,9 +349,6 @@ def _list_text(found: Survey, entries: list[CatalogEntry]) -> str:
                 lines.append(f"      ! conflict: {entry.classification.conflict}")
             if entry.changed:
                 lines.append("      ! its definition changed since it was classified")
-    if found.paused:
-        lines += ["", "Paused (not listed):"]
-        lines += [f"  {r.id}: {r.problem}" for r in found.paused]
     if found.failed:
         lines += ["", "Not connected (their tools are missing from this list):"]
         lines += [f"  {r.id}: {r.problem}" for r in found.failed]
@@ -420,8 +421,6 @@ def _unknown_tool(name: str, found: Survey, configured: set[str]) -> str:
         lines.append(f"No connector {wanted[0]!r} is configured (configured: {known}).")
     for report in found.failed:
         lines.append(f"{report.id} did not connect ({report.problem}), so its tools are unknown.")
-    for report in found.paused:
-        lines.append(f"{report.id} is {report.problem}.")
     lines.append("`palui kinds list` shows every tool.")
     return "\n".join(lines) + "\n"
 
@@ -448,6 +447,10 @@ def explain_text(entry: CatalogEntry, found: Survey, settings: Settings) -> str:
     inference = infer(tool)
     verdict = weigh(marks, inference)
     infer_on = kinds.infer if kinds is not None else True
+    report = next((r for r in found.reports if r.id == entry.connector_id), None)
+    paused = (
+        " (paused in palui.toml: none of its tools is offered)" if report and report.paused else ""
+    )
 
     # Which step gave the class, as `palui.policy.classify` decides it.
     if kinds_entry is not None:
@@ -470,7 +473,7 @@ def explain_text(entry: CatalogEntry, found: Survey, settings: Settings) -> str:
 
     lines = [
         f"{entry.name}: {c.tool_class}{', sends out' if c.sends_out else ''} (source: {c.source})",
-        f"  connector:       {entry.connector_id}",
+        f"  connector:       {entry.connector_id}{paused}",
         f"  description:     {' '.join((tool.description or '(none)').split())}",
         f"  reason:          {c.reason}",
     ]

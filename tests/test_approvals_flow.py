@@ -40,13 +40,15 @@ def buttons(message: dict) -> dict[str, str]:
 
 
 async def wait_for_card(fake_telegram, count: int = 1) -> dict:
-    def has_card(params: dict) -> bool:
-        return "Approval needed" in str(params.get("text", ""))
+    """The `count`-th approval card, once it has been sent."""
 
-    await fake_telegram.wait_for_request("sendMessage", predicate=has_card)
-    cards = [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval needed" in m["text"]]
-    assert len(cards) >= count
-    return cards[count - 1]
+    def cards() -> list[dict]:
+        return [
+            m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval needed" in m["text"]
+        ]
+
+    await fake_telegram.wait_for_request("sendMessage", predicate=lambda _: len(cards()) >= count)
+    return cards()[count - 1]
 
 
 async def test_the_model_calls_an_mcp_tool_and_answers_with_its_result(
@@ -255,3 +257,34 @@ async def test_status_lists_each_connector_with_its_state_and_tools(
     assert "✅ notes — 12 tools" in status
     assert '⚠️ broken — not connected: "' in status
     assert "retrying in" in status
+
+
+async def test_two_held_calls_get_a_card_each_and_the_turn_resumes_after_both(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    both = Script(
+        tool_calls=[
+            ("mcp-notes__delete_note", json.dumps({"id": "1"})),
+            ("mcp-notes__delete_note", json.dumps({"id": "2"})),
+        ]
+    )
+    fake_model.brain = scripted(both, Script(text="one kept, one gone"))
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete notes 1 and 2")
+    await wait_for_card(fake_telegram)
+    second = await wait_for_card(fake_telegram, 2)
+    first = [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval" in m["text"]][0]
+    assert "id: 1" in first["text"] and "id: 2" in second["text"]
+
+    fake_telegram.push_callback(
+        OWNER_CHAT, OWNER_ID, first["message_id"], buttons(first)["✅ Approve"]
+    )
+    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("Approved."))
+    assert len(fake_model.requests) == 1  # still waiting for the second card
+    fake_telegram.push_callback(
+        OWNER_CHAT, OWNER_ID, second["message_id"], buttons(second)["❌ Deny"]
+    )
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("one kept, one gone"))
+    assert json.loads(with_notes.read_text()) == {}
+    results = tool_results(fake_model.requests[-1])
+    assert results[0] == "deleted note 1" and "denied" in results[1]

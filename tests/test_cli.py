@@ -114,3 +114,25 @@ async def test_doctor_checks_each_connector(
     assert "✅ mcp-notes: connected, 12 tools" in report
     assert "❌ mcp-ghost: not connected:" in report
     assert "fix: Check [mcp.ghost] in palui.toml" in report
+
+
+async def test_palui_chat_asks_approval_as_a_yes_no_question(
+    settings_env, fake_model, with_notes, tmp_path
+) -> None:
+    import json
+
+    steps = [
+        Script(tool_calls=[("mcp-notes__delete_note", json.dumps({"id": "1"}))]),
+        Script(text="Gone."),
+    ]
+    fake_model.brain = lambda request: steps.pop(0)
+    env = {
+        **palui_env(settings_env),
+        **{k: v for k, v in os.environ.items() if k.startswith("PALUI_")},
+    }
+    code, out, err = await run_cli(["chat"], env, tmp_path, stdin="delete note 1\ny\n/quit\n")
+    assert code == 0, err
+    assert "🔐 Approval needed — mcp-notes__delete_note  (destructive)" in out
+    assert "Approve? [y/N]" in out
+    assert "palui> Gone." in out
+    assert json.loads(with_notes.read_text()) == {}
