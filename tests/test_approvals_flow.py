@@ -271,9 +271,8 @@ async def test_two_held_calls_get_a_card_each_and_the_turn_resumes_after_both(
     fake_model.brain = scripted(both, Script(text="one kept, one gone"))
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete notes 1 and 2")
-    await wait_for_card(fake_telegram)
     second = await wait_for_card(fake_telegram, 2)
-    first = [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval" in m["text"]][0]
+    first = await wait_for_card(fake_telegram, 1)
     assert "id: 1" in first["text"] and "id: 2" in second["text"]
 
     fake_telegram.push_callback(
