@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import metadata
@@ -61,7 +62,9 @@ async def open_transport(
         ):
             yield ClosingWatch(read, on_closed), write
     else:
-        async with stdio_client(stdio_parameters(settings)) as (read, write):
+        # The server's stderr goes to the process's real stderr (the SDK's default is whatever
+        # sys.stderr was when it was imported, which may be a capture without a file number).
+        async with stdio_client(stdio_parameters(settings), errlog=sys.__stderr__) as (read, write):
             yield ClosingWatch(read, on_closed), write
 
 
