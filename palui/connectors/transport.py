@@ -64,7 +64,8 @@ async def open_transport(
     else:
         # The server's stderr goes to the process's real stderr (the SDK's default is whatever
         # sys.stderr was when it was imported, which may be a capture without a file number).
-        async with stdio_client(stdio_parameters(settings), errlog=sys.__stderr__) as (read, write):
+        errlog = sys.__stderr__ or sys.stderr
+        async with stdio_client(stdio_parameters(settings), errlog=errlog) as (read, write):
             yield ClosingWatch(read, on_closed), write
 
 
