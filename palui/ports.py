@@ -129,3 +129,13 @@ class CallRecorder(Protocol):
         decision_id: str,
         reason: str,
     ) -> None: ...
+
+
+class Ledger(Protocol):
+    """The action ledger: world-changing calls are claimed before they go out."""
+
+    async def claim(
+        self, key: str, chat_id: int, tool: str, arguments: str, turn_id: str | None
+    ) -> Any: ...
+
+    async def settle(self, action_id: int, state: str, result: str) -> None: ...

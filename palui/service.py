@@ -136,6 +136,7 @@ class ChatService:
         """Pick up where a previous process stopped: re-run its unfinished work."""
         abandoned = await self._store.turns.abandon_running("interrupted: Palui restarted")
         await self._store.tool_calls.mark_interrupted()
+        await self._store.actions.mark_interrupted()
         await self._store.approvals.release_claims()
         await self._sheet.load()
         pending = await self._store.inbox.pending()

@@ -181,7 +181,7 @@ class TurnRunner:
         return TurnTools(
             offer, self._store.tool_calls, turn_id, kind=kind, catalog=self._catalog,
             taint=taint, result_limit=self._limits.tool_result_chars,
-            just_approved=frozenset(recent),
+            just_approved=frozenset(recent), ledger=self._store.actions, chat_id=chat_id,
         )  # fmt: skip
 
     def _deps(self, turn_id: str, chat_id: int, tools: TurnTools) -> TurnDeps:

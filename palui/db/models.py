@@ -16,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -262,3 +263,27 @@ class Decision(Base):
     decision_id: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ActionRow(Base):
+    """The action ledger: a world-changing call, keyed by chat + tool + canonical arguments.
+
+    Stored (committed) before the call goes out, so a crash leaves an `in_progress` row that
+    a restart turns into `unknown`, never into a second call.
+    """
+
+    __tablename__ = "actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(64))
+    slot: Mapped[int] = mapped_column(BigInteger)  # the window it was claimed in
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    tool: Mapped[str] = mapped_column(String(128))
+    arguments: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    result: Mapped[str | None] = mapped_column(Text)
+    turn_id: Mapped[str | None] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (UniqueConstraint("key", "slot", name="uq_actions_key_slot"),)

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.approvals import ApprovalRepo
 from palui.db.engine import Database
+from palui.db.ledger import ActionLedger
 from palui.db.models import (
     Chat,
     ChatSession,
@@ -535,6 +536,7 @@ class Store:
         self.tool_calls = ToolCallRepo(db)
         self.approvals = ApprovalRepo(db)
         self.tool_settings = ToolSettingRepo(db)
+        self.actions = ActionLedger(db)
 
 
 def day_start(now: datetime) -> datetime:

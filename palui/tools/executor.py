@@ -19,9 +19,9 @@ from palui.logs import get_logger
 from palui.policy.classes import Classification
 from palui.policy.matrix import Decision, decide_call, decision_id, why
 from palui.policy.taint import TaintSource, taints
-from palui.ports import CallRecorder
+from palui.ports import CallRecorder, Ledger
 from palui.tools.catalog import ToolCatalog
-from palui.tools.digest import call_digest
+from palui.tools.digest import call_digest, canonical
 from palui.tools.names import split_name
 from palui.tools.registry import OfferedTool, ToolOffer
 
@@ -77,8 +77,12 @@ class TurnTools:
         result_limit: int = 16_000,
         clock: Callable[[], float] = time.monotonic,
         just_approved: frozenset[str] = frozenset(),
+        ledger: Ledger | None = None,
+        chat_id: int = 0,
     ) -> None:
         self.offer = offer
+        self._ledger = ledger
+        self._chat_id = chat_id
         # Digests of calls approved moments ago: an idempotent write may repeat without a card.
         self.just_approved = just_approved
         self.kind = kind
@@ -190,6 +194,9 @@ class TurnTools:
             return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
         if decision is not None:
             await self._decided(call.name, step, decision)
+        action = await self._claim_action(call, arguments)
+        if action is not None and action.state != "new":
+            return await self._repeat(call, step, action)
         record = await self._recorder.call_started(self._turn_id, step, call.name, call.arguments)
         self.in_flight[record] = call.name
         started = self._clock()
@@ -217,8 +224,50 @@ class TurnTools:
             await asyncio.shield(
                 self._recorder.call_ended(record, status, text, self._clock() - started)
             )
+            if action is not None and action.action_id is not None:
+                state = {CallStatus.OK: "completed", CallStatus.ERROR: "failed"}.get(
+                    status, "unknown"
+                )
+                await asyncio.shield(self._ledger_settle(action.action_id, state, text))
         log.info("tool_called", tool=call.name, status=status, step=step)
         return ToolOutcome(truncate(outcome.text, self._result_limit), outcome.is_error)
+
+    async def _claim_action(self, call: ToolCallRequest, arguments: dict[str, Any]) -> Any:
+        """Claim a world-changing call in the ledger; reads are never ledgered."""
+        classification = self.classification(call.name)
+        if self._ledger is None or classification is None or classification.tool_class == "read":
+            return None
+        key = call_digest(f"{self._chat_id}:{call.name}", arguments, "")
+        return await self._ledger.claim(
+            key, self._chat_id, call.name, canonical(arguments), self._turn_id
+        )
+
+    async def _ledger_settle(self, action_id: int, state: str, result: str) -> None:
+        assert self._ledger is not None
+        await self._ledger.settle(action_id, state, result)
+
+    async def _repeat(self, call: ToolCallRequest, step: int, action: Any) -> ToolOutcome:
+        """An identical call within the window: nothing goes out again."""
+        if action.state == "completed":
+            text = (
+                "Already done: this exact call ran a short while ago in this chat, so it was "
+                f"not sent again. Its result was:\n{action.result or ''}"
+            )
+            outcome = ToolOutcome(truncate(text, self._result_limit))
+        elif action.state == "in_progress":
+            outcome = ToolOutcome(
+                "This exact call is already running; it was not started a second time.", True
+            )
+        else:
+            outcome = ToolOutcome(
+                "Unknown outcome: this exact call was interrupted earlier, so it may or may not "
+                "have happened. It was not sent again; check before retrying, or tell the user.",
+                True,
+            )
+        record = await self._recorder.call_started(self._turn_id, step, call.name, call.arguments)
+        await self._recorder.call_ended(record, f"dup_{action.state}"[:16], outcome.text, 0.0)
+        log.info("tool_not_repeated", tool=call.name, ledger=action.state)
+        return outcome
 
     async def _record_rejected(self, call: ToolCallRequest, step: int, reason: str) -> None:
         name = call.name[:128]  # a name the model invented can be anything

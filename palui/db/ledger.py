@@ -1,0 +1,85 @@
+"""The action ledger (DESIGN §1.6 step 4): a world-changing call is claimed before it goes out.
+
+    (none) --claim--> in_progress --> completed | failed | unknown
+    failed --claim--> in_progress   (a failed action may run again)
+Within the window an identical call (same chat, tool, canonical arguments) gets the recorded
+result (completed), is not started (in_progress), or is reported as unknown, never re-fired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from palui.db.engine import Database
+from palui.db.models import ActionRow, utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    state: str  # "new" (go ahead), "completed", "in_progress", "unknown"
+    action_id: int | None = None
+    result: str | None = None
+    at: datetime | None = None
+
+
+class ActionLedger:
+    def __init__(self, db: Database, window: timedelta = timedelta(minutes=10)) -> None:
+        self._db = db
+        self._window = window
+
+    async def claim(
+        self, key: str, chat_id: int, tool: str, arguments: str, turn_id: str | None
+    ) -> Claim:
+        now = utcnow()
+        async with self._db.session() as s, s.begin():
+            latest = await s.scalar(
+                select(ActionRow)
+                .where(ActionRow.key == key, ActionRow.created_at >= now - self._window)
+                .order_by(ActionRow.id.desc())
+                .limit(1)
+            )
+            if latest is not None and latest.state != "failed":
+                return Claim(latest.state, latest.id, latest.result, latest.updated_at)
+            if latest is not None:
+                result = await s.execute(
+                    update(ActionRow)
+                    .where(ActionRow.id == latest.id, ActionRow.state == "failed")
+                    .values(state="in_progress", turn_id=turn_id, updated_at=now)
+                )
+                if getattr(result, "rowcount", 0):
+                    return Claim("new", latest.id)
+                return Claim("in_progress", latest.id)
+        slot = int(now.timestamp() // self._window.total_seconds())
+        try:
+            async with self._db.session() as s, s.begin():
+                row = ActionRow(
+                    key=key, slot=slot, chat_id=chat_id, tool=tool[:128], arguments=arguments,
+                    state="in_progress", turn_id=turn_id, created_at=now, updated_at=now,
+                )  # fmt: skip
+                s.add(row)
+                await s.flush()
+                return Claim("new", row.id)
+        except IntegrityError:
+            return Claim("in_progress")  # another caller claimed it a moment ago
+
+    async def settle(self, action_id: int, state: str, result: str) -> None:
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(ActionRow)
+                .where(ActionRow.id == action_id)
+                .values(state=state, result=result, updated_at=utcnow())
+            )
+
+    async def mark_interrupted(self) -> int:
+        """At start: actions a dead process left in progress have an unknown outcome."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(ActionRow)
+                .where(ActionRow.state == "in_progress")
+                .values(state="unknown", updated_at=utcnow())
+            )
+        return int(getattr(result, "rowcount", 0) or 0)
