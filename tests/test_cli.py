@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from palui.db import Database
 from palui.doctor import run_doctor
 from tests.fakes.model_server import Script
@@ -29,6 +31,9 @@ async def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str = 
     return proc.returncode, out.decode(), err.decode()
 
 
+# The terminal is a channel like Telegram; the databases are covered by the rest of the suite,
+# so these subprocess tests (each pays litellm's import) run on SQLite only.
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_palui_chat_answers_in_the_terminal_with_the_same_engine(
     settings_env, fake_model, tmp_path
 ) -> None:
@@ -116,6 +121,7 @@ async def test_doctor_checks_each_connector(
     assert "fix: Check [mcp.ghost] in palui.toml" in report
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_palui_chat_asks_approval_as_a_yes_no_question(
     settings_env, fake_model, with_notes, tmp_path
 ) -> None:
