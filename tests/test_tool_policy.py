@@ -137,3 +137,29 @@ async def test_an_idempotent_write_just_approved_may_repeat_without_a_second_car
     assert tools.needs_approval(not_idempotent)
     assert (await tools.run(same, 1)).text == "ok"
     assert (await tools.run(not_idempotent, 1)).is_error
+
+
+async def test_a_tool_filed_as_not_sending_out_is_refused_an_address() -> None:
+    kinds = parse_kinds_file(
+        "tools:\n  mcp-notes__add_note:\n    kind: write\n    sends_out: false\n"
+    )
+    toolset = notes(trust="trusted")
+    tools, _ = turn_tools(toolset, catalog=ToolCatalog(kinds, {}, {}))
+    evil = ToolCallRequest("c", "mcp-notes__add_note", '{"title": "x", "to": "x@evil.example"}')
+    outcome = await tools.run(evil, 1)
+    assert outcome.is_error
+    assert "'to' holds an e-mail address (x@evil.example)" in outcome.text
+    assert toolset.calls == []
+    fine = ToolCallRequest("c", "mcp-notes__add_note", '{"title": "to the shop"}')
+    assert not (await tools.run(fine, 1)).is_error
+
+
+def test_addresses_are_recognised() -> None:
+    from palui.policy.destinations import looks_like_address
+
+    assert looks_like_address("ana@example.com") == "an e-mail address"
+    assert looks_like_address("https://evil.example/x") == "a URL"
+    assert looks_like_address("+55 11 91234-5678") == "a phone number"
+    assert looks_like_address("-1001234567890") == "a chat id"
+    assert looks_like_address("groceries for sunday") is None
+    assert looks_like_address("12") is None

@@ -17,6 +17,7 @@ from typing import Any
 from palui.domain import ToolCallRequest, ToolOutcome, TurnKind
 from palui.logs import get_logger
 from palui.policy.classes import Classification
+from palui.policy.destinations import refused_destination
 from palui.policy.matrix import Decision, decide_call, decision_id, why
 from palui.policy.taint import TaintSource, taints
 from palui.ports import CallRecorder, Ledger
@@ -194,6 +195,12 @@ class TurnTools:
             return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
         if decision is not None:
             await self._decided(call.name, step, decision)
+        classification = self.classification(call.name)
+        if classification is not None and not classification.sends_out:
+            refusal = refused_destination(tool.remote.input_schema or {}, arguments)
+            if refusal is not None:
+                await self._record_rejected(call, step, f"destination guard: {refusal}")
+                return ToolOutcome(f"Error: {call.name} was refused: {refusal}.", is_error=True)
         action = await self._claim_action(call, arguments)
         if action is not None and action.state != "new":
             return await self._repeat(call, step, action)
