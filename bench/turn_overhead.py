@@ -1,7 +1,7 @@
 """How much time does Palui add to a turn? N concurrent chats against the real app, in-process.
 
     python bench/turn_overhead.py [--chats N] [--turns T] [--db sqlite|postgresql]
-                                  [--skip-limited] [--profile FILE]
+                                  [--skip-limited] [--profile FILE] [--keep]
 
 Everything runs on loopback: the fake Bot API and the fake OpenAI-compatible model from
 `tests/fakes/`, and the real notes MCP server (`tests/servers/notes_server.py`) over stdio.
@@ -10,18 +10,22 @@ Every turn is the same: the person's message -> the model calls the READ tool
 text and the tool result) -> the answer is sent with sendMessage. Each chat is its own allowed
 user and sends its next message only once its previous reply arrived (closed loop).
 
-Three phases, one process, one run (see docs/PERFORMANCE.md):
+Four phases, one process, one run (see docs/PERFORMANCE.md):
 
-1. **palui, sender limits off** - the real `Palui` app (`async with app: serve_telegram(stop)`),
-   but its `TelegramChannel` gets a `SendRateLimiter` whose limits are off (injected here by
-   wrapping the class that `palui.app` builds; no Palui file is changed). This is Palui's own
-   per-turn cost: polling, inbox, database, context, policy, tools, outbox, logging.
-2. **floor** - the same four calls made directly at the same concurrency, with nothing around
-   them: `litellm.acompletion` (the tool call), `mcp.Client.call_tool` over stdio,
-   `litellm.acompletion` (the answer), `telegram.Bot.send_message`.
-3. **palui, production limits** - the app exactly as `palui run` builds it. Its Telegram sender
-   keeps ~1 message/s per chat and 30 messages/s overall (palui/channels/ratelimit.py), and that,
-   not Palui's CPU, bounds throughput here; this phase shows the bound.
+1. **floor, before** - the same four calls made directly at the same concurrency, with nothing
+   around them: `litellm.acompletion` (the tool call), `mcp.Client.call_tool` over stdio,
+   `litellm.acompletion` (the answer), `telegram.Bot.send_message`. Same litellm arguments, tool
+   list, system prompt and history as Palui's; nothing stored. It runs while the first Palui app
+   is up but idle, once that app has shown which tools it offers.
+2. **palui, send limits off** - the real `Palui` app (`async with app: serve_telegram(stop)`),
+   but its `TelegramChannel` gets a `SendRateLimiter` whose limits are off (injected by wrapping
+   the name `palui.app.TelegramChannel`; no Palui file is changed). This is Palui's own per-turn
+   cost: polling, inbox, database, context, policy, tools, outbox, logging.
+3. **floor, after** - the floor again; other load on the machine shows up as a difference
+   between the two floors, and the ratios use their mean.
+4. **palui, production send limits** - the app exactly as `palui run` builds it: its sender
+   keeps ~1 message/s per chat and 30 messages/s overall (palui/channels/ratelimit.py). The
+   report says which bound held: the per-chat limit, the global one, or Palui's own CPU.
 
 The fakes, the floor and Palui share one event loop and one process, so RSS and CPU include the
 fakes (the notes servers are child processes: their CPU is reported apart).
@@ -52,11 +56,12 @@ import pstats
 import resource
 import shutil
 import socket
+import subprocess
 import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +76,10 @@ TOOL = "mcp-notes__list_notes"
 POSTGRES_ADMIN_DSN = os.environ.get(
     "PALUI_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )
+FLOOR_BEFORE = "floor (direct calls), before"
+FLOOR_AFTER = "floor (direct calls), after"
+PALUI_FREE = "palui, send limits off"
+PALUI_LIMITED = "palui, production send limits"
 FIRST_USER = 7_000_001
 WARMUP_USER = 6_999_999
 MODEL_KEY = "sk-bench-0123456789abcdef"
@@ -479,16 +488,19 @@ async def run_palui(
     fake_model: Any,
     *,
     limited: bool,
-    captured_tools: list[dict[str, Any]],
-    profile: cProfile.Profile | None,
+    tools: list[dict[str, Any]],
+    profile: cProfile.Profile | None = None,
+    before: Callable[[], Awaitable[None]] | None = None,
 ) -> Phase:
+    """One Palui phase. `tools` gets what Palui offered the model (if it is still empty);
+    `before` runs once Palui is up and warm, before the measured window (Palui idles then)."""
     from palui.app import Palui
     from palui.config import load_settings
     from palui.logs import configure_logging
     from tests.fakes.telegram_api import FakeTelegram
 
     label = "limited" if limited else "unlimited"
-    name = "palui, production send limits" if limited else "palui, send limits off"
+    name = PALUI_LIMITED if limited else PALUI_FREE
     phase = Phase(name, args.chats, args.turns)
     chat_ids = [FIRST_USER + i for i in range(args.chats)]
     async with FakeTelegram() as fake_tg, database(args.db, workdir, label) as db_url:
@@ -512,8 +524,10 @@ async def run_palui(
                     await fake_tg.wait_for_request("getUpdates", timeout=PALUI_TIMEOUT_S)
             # Warm-up (not measured): first SQL compilations, connection pool, first tool call.
             await chat_loop(fake_tg, tap, WARMUP_USER, 2, [], phase.problems)
-            if not captured_tools and len(fake_model.requests) > model_requests_before:
-                captured_tools.extend(fake_model.requests[model_requests_before].tools)
+            if not tools and len(fake_model.requests) > model_requests_before:
+                tools.extend(fake_model.requests[model_requests_before].tools)
+            if before is not None:
+                await before()
             sql = SqlCounter(app.db.engine)
             requests_before = Counter(r.method for r in fake_tg.requests)
             model_before = len(fake_model.requests)
@@ -565,6 +579,8 @@ async def run_palui(
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(serving, PALUI_TIMEOUT_S)
             await app.__aexit__(None, None, None)
+            # Back to stderr (warnings only) before the file closes under the root handler.
+            configure_logging(settings.log_format, "warning", settings.secrets())
             log_stream.close()
         check_replies(phase, tap, chat_ids)
         with contextlib.suppress(OSError):
@@ -577,9 +593,14 @@ async def run_palui(
 
 
 async def run_floor(
-    args: argparse.Namespace, workdir: Path, fake_model: Any, tools: list[dict[str, Any]]
+    args: argparse.Namespace,
+    workdir: Path,
+    fake_model: Any,
+    tools: list[dict[str, Any]],
+    name: str,
 ) -> Phase:
-    """The same four calls per turn, made directly, at the same concurrency."""
+    """The same four calls per turn, made directly, at the same concurrency; the model is
+    offered `tools`, the tools Palui offered it (so both send the same requests)."""
     import litellm
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -590,7 +611,7 @@ async def run_floor(
     from palui.agent.context import SYSTEM_PROMPT
     from tests.fakes.telegram_api import FakeTelegram
 
-    phase = Phase("floor (direct calls)", args.chats, args.turns)
+    phase = Phase(name, args.chats, args.turns)
     chat_ids = [FIRST_USER + i for i in range(args.chats)]
     system = SYSTEM_PROMPT.format(now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M"))
     # The keyword arguments Palui's LiteLLMModel passes (one request per call, no retries).
@@ -614,21 +635,7 @@ async def run_floor(
         request = HTTPXRequest(connection_pool_size=16, read_timeout=15, connect_timeout=10)
         bot = Bot(fake_tg.token, base_url=fake_tg.base_url, request=request)
         async with bot, Client(server, mode="auto", cache=None, read_timeout_seconds=15) as client:
-            await client.list_tools()
-            if not tools:  # Palui's phase did not run: offer the notes server's read tools
-                listed = (await client.list_tools()).tools
-                tools = [
-                    {
-                        "type": "function",
-                        "function": {
-                            "name": f"mcp-notes__{t.name}",
-                            "description": t.description or "",
-                            "parameters": dict(t.input_schema),
-                        },
-                    }
-                    for t in listed
-                    if t.annotations is not None and t.annotations.read_only_hint
-                ]
+            await client.list_tools()  # as Palui's connector does once connected
 
             async def one_turn(chat_id: int, k: int, history: list[dict[str, Any]]) -> float:
                 started = time.monotonic()
@@ -700,6 +707,22 @@ async def run_floor(
 # -- reporting ---------------------------------------------------------------------------------
 
 
+def code_version() -> str:
+    """The commit measured, and whether the work tree had changes on top of it."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head}{' + uncommitted changes' if dirty else ''}"
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:8.1f}"
 
@@ -712,12 +735,14 @@ def limiter_bound(chats: int, turns: int) -> tuple[float, float]:
     return (min(float(chats), 30.0), max(per_chat_s, global_s))
 
 
-def report(args: argparse.Namespace, phases: list[Phase], started: float) -> None:
+def report(
+    args: argparse.Namespace, phases: list[Phase], started: float, baseline_rss: float
+) -> None:
     print()
     print(f"Palui turn overhead - {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(
         f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.release()}; database: {args.db}"
+        f"{platform.system()} {platform.release()}; database: {args.db}; code: {code_version()}"
     )
     print(
         f"workload: {args.chats} chats x {args.turns} turns (closed loop); each turn = "
@@ -744,31 +769,39 @@ def report(args: argparse.Namespace, phases: list[Phase], started: float) -> Non
         print(f"  {p.name:34} {counts}")
     print()
     by_name = {p.name: p for p in phases}
-    floor = by_name.get("floor (direct calls)")
-    free = by_name.get("palui, send limits off")
-    limited = by_name.get("palui, production send limits")
-    if floor and free and floor.done and free.done:
-        p50 = free.pct(50) / floor.pct(50)
-        p99 = free.pct(99) / floor.pct(99)
-        mean = free.mean_s / floor.mean_s
-        rate = floor.turns_per_s / free.turns_per_s
-        cpu = free.cpu_ms_per_turn / floor.cpu_ms_per_turn
-        print(f"Palui (send limits off) / floor, same {args.chats} chats:")
-        print(
-            f"  per-turn time p50  {p50:6.2f}x   (target <= 1.5x: {'met' if p50 <= 1.5 else 'NOT met'})"
-        )
+    floors = [p for p in (by_name.get(FLOOR_BEFORE), by_name.get(FLOOR_AFTER)) if p and p.done]
+    free = by_name.get(PALUI_FREE)
+    limited = by_name.get(PALUI_LIMITED)
+    if floors and free and free.done:
+
+        def floor_mean(value: Callable[[Phase], float]) -> float:
+            return sum(value(f) for f in floors) / len(floors)
+
+        p50 = free.pct(50) / floor_mean(lambda f: f.pct(50))
+        p99 = free.pct(99) / floor_mean(lambda f: f.pct(99))
+        mean = free.mean_s / floor_mean(lambda f: f.mean_s)
+        floor_rate = floor_mean(lambda f: f.turns_per_s)
+        cpu_floor = floor_mean(lambda f: f.cpu_ms_per_turn)
+        cpu = free.cpu_ms_per_turn / cpu_floor
+        print(f"Palui (send limits off) / floor (mean of before and after), {args.chats} chats:")
+        verdict = "met" if p50 <= 1.5 else "NOT met"
+        print(f"  per-turn time p50  {p50:6.2f}x   (target <= 1.5x: {verdict})")
         print(f"  per-turn time mean {mean:6.2f}x")
         print(f"  per-turn time p99  {p99:6.2f}x")
         print(
-            f"  throughput         {rate:6.2f}x lower   (floor {floor.turns_per_s:.1f} vs "
-            f"Palui {free.turns_per_s:.1f} turns/s)"
+            f"  throughput         {floor_rate / free.turns_per_s:6.2f}x lower   "
+            f"(floor {floor_rate:.1f} vs Palui {free.turns_per_s:.1f} turns/s)"
         )
         print(
-            f"  CPU per turn       {cpu:6.2f}x   (this process: Palui + fakes, vs floor + fakes;"
-            f" {free.cpu_ms_per_turn - floor.cpu_ms_per_turn:.1f} ms more per turn)"
+            f"  CPU per turn       {cpu:6.2f}x   (this process: Palui + fakes vs floor + fakes; "
+            f"{free.cpu_ms_per_turn - cpu_floor:.1f} ms more per turn)"
         )
         cores = free.window.cpu_s / free.window.wall_s if free.window.wall_s else 0
         print(f"  process CPU while Palui ran: {cores:.2f} of {os.cpu_count()} cores busy")
+        if len(floors) == 2:
+            spread = abs(floors[0].turns_per_s - floors[1].turns_per_s) / floor_rate
+            warn = "  <- something else loaded the machine: rerun" if spread > 0.2 else ""
+            print(f"  noise: the two floors differ by {100 * spread:.0f}% in turns/s{warn}")
     if limited and limited.done:
         bound_rate, least_s = limiter_bound(limited.chats, limited.turns)
         print()
@@ -780,14 +813,28 @@ def report(args: argparse.Namespace, phases: list[Phase], started: float) -> Non
         )
         if free and free.done:
             print(
-                f"  vs limits off: {free.turns_per_s / limited.turns_per_s:.1f}x the throughput, "
-                f"p50 {limited.pct(50) / free.pct(50):.1f}x the latency with the limits on"
+                f"  with the limits on: {limited.turns_per_s / free.turns_per_s:.2f}x the "
+                f"throughput and {limited.pct(50) / free.pct(50):.2f}x the p50 latency of "
+                "limits off"
             )
+            # A closed-loop chat does at most one turn per max(1 s, its turn time).
+            turn_s = max(free.pct(50), 1.0)
+            chat_bound = limited.chats / turn_s
+            if limited.turns_per_s >= 0.8 * min(chat_bound, 30.0) and free.pct(50) < 1.0:
+                what = "the per-chat limit (1 msg/s) is what bounds throughput here"
+            elif limited.turns_per_s >= 0.8 * 30.0:
+                what = "the global limit (30 msg/s) is what bounds throughput here"
+            else:
+                what = (
+                    "Palui's own per-turn CPU (one event loop) is what bounds throughput here, "
+                    "below the 30 msg/s the limits allow"
+                )
+            print(f"  => {what}")
     print()
     children = max((p.child_rss_mb for p in phases), default=float("nan"))
     print(
         f"peak RSS: {rss_peak_mb():.0f} MB this process (Palui + both fakes + floor clients, "
-        f"all phases; RSS at the end of each phase is in the table); "
+        f"all phases); {baseline_rss:.0f} MB before the first phase (imports, litellm, fakes); "
         f"an MCP notes server (child process) peaks at {children:.0f} MB"
     )
     lost = sum(p.lost for p in phases)
@@ -799,8 +846,8 @@ def report(args: argparse.Namespace, phases: list[Phase], started: float) -> Non
         f"(every chat must get exactly {args.turns} replies, in order, each echoing its message)"
     )
     for p in phases:
-        for problem in p.problems[:5]:
-            print(f"  {p.name}: {problem}")
+        for line in [*p.problems[:5], *p.notes]:
+            print(f"  {p.name}: {line}")
     print(f"total run time {time.monotonic() - started:.1f} s")
 
 
@@ -827,27 +874,34 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> int:
     async with FakeModel() as fake_model:
         fake_model.brain = brain
         await warm_up_litellm(fake_model)
-        tools: list[dict[str, Any]] = []
-        print(
-            f"[1/3] palui, send limits off: {args.chats} chats x {args.turns} turns ...", flush=True
-        )
-        phases.append(
-            await run_palui(
-                args, workdir, fake_model, limited=False, captured_tools=tools, profile=profile
-            )
-        )
-        fake_model.requests.clear()  # the fake keeps every request body; free them
-        print("[2/3] floor: the same calls made directly ...", flush=True)
-        phases.append(await run_floor(args, workdir, fake_model, tools))
+        baseline_rss = rss_now_mb()
+        tools: list[dict[str, Any]] = []  # what Palui offers the model; the floor offers it too
+        total = 3 if args.skip_limited else 4
+
+        async def floor_before() -> None:
+            # Runs while the first Palui app is up but idle (once it has shown its tool offer).
+            # Floors before and after Palui's phase: other load on the machine shows up as a
+            # difference between the two; the ratio uses their mean.
+            print(f"[1/{total}] floor, before", flush=True)
+            phases.append(await run_floor(args, workdir, fake_model, tools, FLOOR_BEFORE))
+            fake_model.requests.clear()  # the fake keeps every request body; free them
+            print(f"[2/{total}] palui, send limits off", flush=True)
+
+        print(f"{args.chats} chats x {args.turns} turns, database {args.db}", flush=True)
+        free = await run_palui(
+            args, workdir, fake_model, limited=False, tools=tools, profile=profile,
+            before=floor_before,
+        )  # fmt: skip
+        phases.append(free)
+        fake_model.requests.clear()
+        print(f"[3/{total}] floor, after", flush=True)
+        phases.append(await run_floor(args, workdir, fake_model, tools, FLOOR_AFTER))
         fake_model.requests.clear()
         if not args.skip_limited:
-            print("[3/3] palui, production send limits ...", flush=True)
-            phases.append(
-                await run_palui(
-                    args, workdir, fake_model, limited=True, captured_tools=tools, profile=None
-                )
-            )
-    report(args, phases, started)
+            print(f"[4/{total}] palui, production send limits", flush=True)
+            limited = await run_palui(args, workdir, fake_model, limited=True, tools=tools)
+            phases.append(limited)
+    report(args, phases, started, baseline_rss)
     if profile is not None:
         profile.dump_stats(args.profile)
         print(
@@ -868,6 +922,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--skip-limited", action="store_true", help="skip the phase with production send limits"
     )
     parser.add_argument("--profile", metavar="FILE", help="cProfile the 'send limits off' phase")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the work dir (Palui's logs, SQLite files)"
+    )
     args = parser.parse_args(argv)
     if args.chats < 1 or args.turns < 1:
         parser.error("--chats and --turns must be at least 1")
@@ -880,11 +937,16 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="palui-bench-"))
     cwd = Path.cwd()
     os.chdir(workdir)  # no config/palui.toml or kinds file of the repo is picked up
+    status = 1
     try:
-        return asyncio.run(main_async(args, workdir))
+        status = asyncio.run(main_async(args, workdir))
+        return status
     finally:
         os.chdir(cwd)
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep or status != 0:
+            print(f"Palui's logs and SQLite databases are kept in {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

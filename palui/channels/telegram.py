@@ -277,6 +277,7 @@ class TelegramChannel:
                 raise PermanentChannelError(f"Telegram refused: {exc.message}") from exc
             except TimedOut as exc:
                 # The message may have gone out; a repeat is better than a loss.
+                log.warning("telegram_timed_out", chat_id=chat_id, attempt=attempt)
                 if attempt == MAX_SEND_ATTEMPTS:
                     raise ChannelError(f"Telegram timed out: {exc.message}") from exc
             except NetworkError as exc:

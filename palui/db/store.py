@@ -6,6 +6,7 @@ objects, so nothing above the database layer can lazily load or accidentally wri
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.approvals import ApprovalRepo
@@ -38,6 +40,8 @@ from palui.db.models import (
     Decision as DecisionRow,
 )
 from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
+
+RECORD_ATTEMPTS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -495,12 +499,21 @@ class OutboxRepo(_Repo):
             return [OutboxItem(r.id, r.chat_id, r.text, r.parts_sent) for r in rows]
 
     async def part_sent(self, outbox_id: int, parts_sent: int, *, done: bool) -> None:
-        async with self._db.session() as s, s.begin():
-            await s.execute(
-                update(OutboxMessage)
-                .where(OutboxMessage.id == outbox_id)
-                .values(parts_sent=parts_sent, sent_at=utcnow() if done else None)
-            )
+        """Record delivered parts. The part is already in the chat, so a failure here would make
+        the sweeper send it again: a busy database gets a few more tries first."""
+        for attempt in range(RECORD_ATTEMPTS):
+            try:
+                async with self._db.session() as s, s.begin():
+                    await s.execute(
+                        update(OutboxMessage)
+                        .where(OutboxMessage.id == outbox_id)
+                        .values(parts_sent=parts_sent, sent_at=utcnow() if done else None)
+                    )
+                return
+            except OperationalError:
+                if attempt + 1 == RECORD_ATTEMPTS:
+                    raise
+                await asyncio.sleep(0.2 * 2**attempt)
 
 
 class StrangerRepo(_Repo):
