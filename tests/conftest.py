@@ -105,6 +105,17 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
 
 
 @pytest.fixture
+async def store(database_url: str) -> AsyncIterator[Any]:
+    """The repositories over a freshly migrated database (each kind)."""
+    from palui.db import Database, Store
+
+    db = Database(database_url)
+    await db.migrate()
+    yield Store(db)
+    await db.close()
+
+
+@pytest.fixture
 async def fake_telegram() -> AsyncIterator[Any]:
     from tests.fakes.telegram_api import FakeTelegram
 

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
-
-from palui.db import Database, Store
+from palui.db import Store
 from palui.domain import ToolCallRequest
 from palui.tools.executor import TurnTools
 from palui.tools.registry import ToolRegistry
 from tests.toolkit import FunctionToolset, MemoryRecorder
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    db = Database(database_url)
-    await db.migrate()
-    yield Store(db)
-    await db.close()
 
 
 class Mailer:

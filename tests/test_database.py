@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -14,14 +12,6 @@ from alembic.runtime.migration import MigrationContext
 from palui.db import Database, Store, alembic_config
 from palui.db.models import Base
 from palui.domain import Role, TurnKind, TurnStatus
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    db = Database(database_url)
-    await db.migrate()
-    yield Store(db)
-    await db.close()
 
 
 async def test_upgrade_then_downgrade_base_then_upgrade_again(database_url: str) -> None:
