@@ -287,3 +287,25 @@ async def test_two_held_calls_get_a_card_each_and_the_turn_resumes_after_both(
     assert json.loads(with_notes.read_text()) == {}
     results = tool_results(fake_model.requests[-1])
     assert results[0] == "deleted note 1" and "denied" in results[1]
+
+
+async def test_long_arguments_are_cut_on_the_card_with_a_button_to_see_all(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    body = "lorem ipsum " * 100
+    fake_model.brain = scripted(call("mcp-notes__delete_note", id="1", reason=body))
+    await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete it")
+    card = await wait_for_card(fake_telegram)
+    assert body not in card["text"] and "reason: lorem ipsum" in card["text"]
+
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/approvals")
+    await fake_telegram.wait_for_request(
+        "sendMessage",
+        predicate=_says("Pending approvals: 1\n• mcp-notes__delete_note (destructive)"),
+    )
+    show_all = buttons(card)["📄 Show all arguments"]
+    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], show_all)
+    full = await fake_telegram.wait_for_request("sendMessage", predicate=_says("All arguments"))
+    assert body.strip() in full.params["text"]
+    assert "1" in json.loads(with_notes.read_text())  # looking is not deciding
