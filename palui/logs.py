@@ -106,7 +106,16 @@ def configure_logging(
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # Chatty libraries: their request lines add nothing but noise (and URLs with tokens).
-    for name in ("httpx", "httpcore", "telegram", "LiteLLM", "litellm", "aiosqlite", "mcp"):
+    for name in (
+        "httpx",
+        "httpcore",
+        "telegram",
+        "LiteLLM",
+        "litellm",
+        "aiosqlite",
+        "mcp",
+        "alembic",
+    ):
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
