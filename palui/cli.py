@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("migrate", help="bring the database schema up to date")
     sub.add_parser("chat", help="talk to Palui in this terminal")
     sub.add_parser("doctor", help="check the set-up and say how to fix what is wrong")
+    recall = sub.add_parser("recall-server", help="run the bundled recall (memory) MCP server")
+    recall.add_argument("--db", help="its SQLite file (default: $PALUI_DATA_DIR/recall.db)")
+    recall.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP, not stdio")
     add_kinds_parser(sub)
     return parser
 
@@ -81,6 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from palui.doctor import run_doctor
 
             return asyncio.run(run_doctor(args.config))
+        if args.command == "recall-server":
+            from palui.recall_server import main as recall_main
+
+            extra = [
+                *(["--db", args.db] if args.db else []),
+                *(["--http", args.http] if args.http else []),
+            ]
+            return recall_main(extra)
         if args.command == "kinds":
             return run_kinds(args)
         settings = _settings(args)

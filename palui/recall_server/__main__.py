@@ -1,0 +1,3 @@
+from palui.recall_server.run import main
+
+raise SystemExit(main())
