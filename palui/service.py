@@ -439,7 +439,7 @@ def _connector_line(status: ConnectorStatus) -> str:
         return f"⏸ {name} — paused"
     if status.state == ConnectorState.CONNECTING:
         return f"⏳ {name} — connecting"
-    retry = f" (retrying in {status.retry_in_s:.0f} s)" if status.retry_in_s else ""
+    retry = f" (retrying in {status.retry_in_s:.0f} s)" if status.retry_in_s is not None else ""
     return f'⚠️ {name} — not connected: "{status.error or "unknown error"}"{retry}'
 
 
