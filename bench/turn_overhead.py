@@ -49,7 +49,6 @@ import contextlib
 import cProfile
 import functools
 import html
-import ipaddress
 import json
 import platform
 import pstats
@@ -71,6 +70,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tests.fakes.network import is_loopback  # noqa: E402 (after the path set-up above)
+
 NOTES_SERVER = REPO / "tests" / "servers" / "notes_server.py"
 TOOL = "mcp-notes__list_notes"
 POSTGRES_ADMIN_DSN = os.environ.get(
@@ -90,29 +91,17 @@ PALUI_TIMEOUT_S = 60.0  # start-up and shut-down steps
 # -- no network but loopback -------------------------------------------------------------------
 
 
-def _loopback(address: Any) -> bool:
-    if isinstance(address, str | bytes):  # a Unix socket
-        return True
-    host = address[0]
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def guard_network() -> None:
     """Any connection to a non-loopback address fails loudly (as tests/conftest.py does)."""
     real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
 
     def connect(self: socket.socket, address: Any) -> Any:
-        if not _loopback(address):
+        if not is_loopback(address):
             raise OSError(f"bench: refusing to reach the network: {address!r}")
         return real_connect(self, address)
 
     def connect_ex(self: socket.socket, address: Any) -> Any:
-        if not _loopback(address):
+        if not is_loopback(address):
             raise OSError(f"bench: refusing to reach the network: {address!r}")
         return real_connect_ex(self, address)
 

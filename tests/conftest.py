@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import os
 import socket
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.fakes.network import is_loopback
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["PTB_TIMEDELTA"] = "1"  # as palui.cli sets it
@@ -26,18 +27,6 @@ OWNER_ID = 1001
 OWNER_CHAT = 1001
 
 
-def _is_loopback(address: Any) -> bool:
-    if isinstance(address, str | bytes):  # a Unix socket path
-        return True
-    host = address[0]
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any connection to a non-loopback address fails the test loudly."""
@@ -45,7 +34,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     real_connect_ex = socket.socket.connect_ex
 
     def guard(address: Any) -> None:
-        if not _is_loopback(address):
+        if not is_loopback(address):
             raise AssertionError(f"test tried to reach the network: {address!r}")
 
     def connect(self: socket.socket, address: Any) -> None:
