@@ -276,7 +276,6 @@ class TurnRunner:
             turn_id, status, update_ids=update_ids, tainted=tools.tainted,
             taint_source=_taint_label(tools.taint), **fields,
         )  # fmt: skip
-        await self._store.approvals.resumed(turn_id)
         return outbox_id
 
     async def _pause(

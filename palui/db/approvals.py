@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 
 from palui.db.engine import Database
 from palui.db.models import ApprovalRow, InboxUpdate, PausedTurn, Turn, utcnow
@@ -242,10 +242,6 @@ class ApprovalRepo:
                 update(PausedTurn).where(PausedTurn.claimed_at.is_not(None)).values(claimed_at=None)
             )
         return int(getattr(result, "rowcount", 0) or 0)
-
-    async def resumed(self, turn_id: str) -> None:
-        async with self._db.session() as s, s.begin():
-            await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
 
     async def chats_with_paused_turns(self) -> list[int]:
         async with self._db.session() as s:

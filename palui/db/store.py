@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
@@ -30,6 +30,7 @@ from palui.db.models import (
     MessageRow,
     ModelCall,
     OutboxMessage,
+    PausedTurn,
     StrangerNotice,
     ToolCallRow,
     ToolSetting,
@@ -300,6 +301,8 @@ class TurnRepo(_Repo):
                 await s.flush()
                 outbox_id = outbox.id
             await _mark_inbox_done(s, update_ids, turn_id)
+            # A resumed turn that ends is no longer paused.
+            await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
         return outbox_id
 
     async def abandon_running(self, reason: str) -> int:
