@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass, replace
 
 from palui.db import Store
-from palui.db.store import ToolSettingRecord
+from palui.db.tools import ToolSettingRecord
 from palui.domain import Button, Card, ConnectorState, Inbound
 from palui.logs import get_logger
 from palui.policy.classes import ToolClass

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Iterable
 
 from palui.db import Store
-from palui.db.store import ToolSettingRecord
+from palui.db.tools import ToolSettingRecord
 from palui.logs import get_logger
 from palui.ports import Toolset
 from palui.tools.catalog import StoredTool, ToolCatalog

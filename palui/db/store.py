@@ -14,8 +14,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,21 +23,17 @@ from palui.db.ledger import ActionLedger
 from palui.db.models import (
     Chat,
     ChatSession,
-    ConnectorSetting,
     InboxUpdate,
     MessageRow,
     ModelCall,
     OutboxMessage,
     PausedTurn,
     StrangerNotice,
-    ToolCallRow,
-    ToolSetting,
     Turn,
     utcnow,
 )
-from palui.db.models import (
-    Decision as DecisionRow,
-)
+from palui.db.repo import Repo
+from palui.db.tools import ToolCallRepo, ToolSettingRepo
 from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
 
 RECORD_ATTEMPTS = 4
@@ -83,15 +77,7 @@ class TurnRecord:
     started_at: datetime
 
 
-class _Repo:
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    def _insert(self, table: Any) -> Any:
-        return (sqlite_insert if self._db.is_sqlite else pg_insert)(table)
-
-
-class InboxRepo(_Repo):
+class InboxRepo(Repo):
     async def add(
         self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict
     ) -> bool:
@@ -143,7 +129,7 @@ async def _mark_inbox_done(s: AsyncSession, update_ids: Sequence[int], turn_id: 
     )
 
 
-class ChatRepo(_Repo):
+class ChatRepo(Repo):
     async def current_session(self, chat_id: int, kind: str = "private") -> int:
         """The chat's open session, created (with the chat) on first contact."""
         async with self._db.session() as s, s.begin():
@@ -216,7 +202,7 @@ class ChatRepo(_Repo):
             return await s.scalar(select(func.count()).where(ChatSession.chat_id == chat_id)) or 0
 
 
-class TurnRepo(_Repo):
+class TurnRepo(Repo):
     async def start(
         self,
         turn_id: str,
@@ -362,130 +348,7 @@ class TurnRepo(_Repo):
         return int(count or 0)
 
 
-class ToolCallRepo(_Repo):
-    """Implements `palui.ports.CallRecorder`."""
-
-    async def call_started(self, turn_id: str, step: int, tool: str, arguments: str) -> int:
-        async with self._db.session() as s, s.begin():
-            row = ToolCallRow(
-                turn_id=turn_id, step=step, tool=tool, arguments=arguments, status="running",
-                started_at=utcnow(),
-            )  # fmt: skip
-            s.add(row)
-            await s.flush()
-            return row.id
-
-    async def call_ended(self, record_id: int, status: str, result: str, duration_s: float) -> None:
-        async with self._db.session() as s, s.begin():
-            await s.execute(
-                update(ToolCallRow)
-                .where(ToolCallRow.id == record_id)
-                .values(
-                    status=status,
-                    result=result,
-                    duration_ms=round(duration_s * 1000),
-                    ended_at=utcnow(),
-                )
-            )
-
-    async def decision_recorded(
-        self,
-        turn_id: str,
-        step: int,
-        tool: str,
-        tool_class: str,
-        decision: str,
-        decision_id: str,
-        reason: str,
-    ) -> None:
-        async with self._db.session() as s, s.begin():
-            s.add(
-                DecisionRow(
-                    turn_id=turn_id, step=step, tool=tool[:128], tool_class=str(tool_class),
-                    decision=str(decision), decision_id=decision_id, reason=reason,
-                    created_at=utcnow(),
-                )
-            )  # fmt: skip
-
-    async def decisions_for(self, turn_id: str) -> list[tuple[str, str, str]]:
-        """(tool, decision, decision_id) of a turn, in order."""
-        async with self._db.session() as s:
-            rows = await s.scalars(
-                select(DecisionRow).where(DecisionRow.turn_id == turn_id).order_by(DecisionRow.id)
-            )
-            return [(r.tool, r.decision, r.decision_id) for r in rows]
-
-    async def mark_interrupted(self) -> int:
-        """Calls left `running` by a process that died: their outcome is unknown."""
-        async with self._db.session() as s, s.begin():
-            result = await s.execute(
-                update(ToolCallRow)
-                .where(ToolCallRow.status == "running")
-                .values(status="unknown", ended_at=utcnow(), result="interrupted by a restart")
-            )
-        return int(getattr(result, "rowcount", 0) or 0)
-
-    async def for_turn(self, turn_id: str) -> list[tuple[str, str, str | None]]:
-        """(tool, status, result) of a turn's calls, in order."""
-        async with self._db.session() as s:
-            rows = await s.scalars(
-                select(ToolCallRow).where(ToolCallRow.turn_id == turn_id).order_by(ToolCallRow.id)
-            )
-            return [(r.tool, r.status, r.result) for r in rows]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSettingRecord:
-    tool: str
-    enabled: bool
-    tool_class: str | None
-    definition_hash: str | None
-    needs_review: bool
-
-
-class ToolSettingRepo(_Repo):
-    """Per-tool switches and classes set in the chat, and each tool's last seen definition."""
-
-    async def all(self) -> dict[str, ToolSettingRecord]:
-        async with self._db.session() as s:
-            rows = await s.scalars(select(ToolSetting))
-            return {
-                r.tool: ToolSettingRecord(
-                    r.tool, r.enabled, r.tool_class, r.definition_hash, r.needs_review
-                )
-                for r in rows
-            }
-
-    async def save(self, record: ToolSettingRecord) -> None:
-        async with self._db.session() as s, s.begin():
-            row = await s.get(ToolSetting, record.tool)
-            if row is None:
-                row = ToolSetting(tool=record.tool)
-                s.add(row)
-            row.enabled = record.enabled
-            row.tool_class = record.tool_class
-            row.definition_hash = record.definition_hash
-            row.needs_review = record.needs_review
-            row.updated_at = utcnow()
-
-    async def paused_connectors(self) -> set[str]:
-        async with self._db.session() as s:
-            rows = await s.scalars(
-                select(ConnectorSetting.connector_id).where(ConnectorSetting.paused.is_(True))
-            )
-            return set(rows)
-
-    async def set_paused(self, connector_id: str, paused: bool) -> None:
-        async with self._db.session() as s, s.begin():
-            row = await s.get(ConnectorSetting, connector_id)
-            if row is None:
-                row = ConnectorSetting(connector_id=connector_id)
-                s.add(row)
-            row.paused = paused
-            row.updated_at = utcnow()
-
-
-class OutboxRepo(_Repo):
+class OutboxRepo(Repo):
     async def add(self, chat_id: int, text: str) -> int:
         async with self._db.session() as s, s.begin():
             row = OutboxMessage(chat_id=chat_id, text=text)
@@ -519,7 +382,7 @@ class OutboxRepo(_Repo):
                 await asyncio.sleep(0.2 * 2**attempt)
 
 
-class StrangerRepo(_Repo):
+class StrangerRepo(Repo):
     async def first_today(self, user_id: int, now: datetime) -> bool:
         """Count a stranger's attempt; True only for their first one of the (UTC) day."""
         day = now.date().isoformat()
