@@ -84,6 +84,16 @@ def _summary(description: str) -> str:
     return first[:200]
 
 
+def _outcome_line(record: ApprovalRecord) -> str:
+    """The line a decided card ends with."""
+    if record.status == "denied":
+        return f"❌ Denied by {record.decided_by} — nothing was run"
+    if record.status == "expired":
+        return "⌛ Expired — nothing was run"
+    at = record.decided_at.strftime("%H:%M") if record.decided_at else "?"
+    return f"✅ Approved by {record.decided_by} at {at} UTC"
+
+
 @dataclass(frozen=True, slots=True)
 class TapResult:
     notice: str  # the short answer the tapper sees
@@ -159,6 +169,10 @@ class Approvals:
             card = self.card(record, descriptions.get(record.tool, ""))
             message_id = await self._channel.send_card(record.chat_id, card)
             await self._store.approvals.set_message(record.id, message_id)
+            # A quick tap may have been decided before the card's id was stored: close it now.
+            latest = await self._store.approvals.by_token(record.token)
+            if latest is not None and latest.status != "pending":
+                await self._close(latest, _outcome_line(latest))
 
     # -- taps ----------------------------------------------------------------------------------
 
@@ -189,13 +203,9 @@ class Approvals:
         if not await self._store.approvals.decide(record.id, approve, inbound.user.display, now):
             return TapResult("Already decided.")
         log.info("approval_decided", tool=record.tool, approved=approve, chat_id=record.chat_id)
-        at = now.strftime("%H:%M")
-        outcome = (
-            f"✅ Approved by {inbound.user.display} at {at} UTC"
-            if approve
-            else f"❌ Denied by {inbound.user.display} — nothing was run"
-        )
-        await self._close(record, outcome)
+        decided = await self._store.approvals.by_token(record.token)  # with its card's id
+        if decided is not None:
+            await self._close(decided, _outcome_line(decided))
         remaining = [
             a for a in await self._store.approvals.for_turn(record.turn_id) if a.status == "pending"
         ]
@@ -217,7 +227,7 @@ class Approvals:
         """Expire overdue approvals, edit their cards; the chats whose turns can now resume."""
         expired = await self._store.approvals.expire_due(self._now())
         for record in expired:
-            await self._close(record, "⌛ Expired — nothing was run")
+            await self._close(record, _outcome_line(record))
         return {record.chat_id for record in expired}
 
     # -- resuming ------------------------------------------------------------------------------
