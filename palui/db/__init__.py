@@ -4,7 +4,7 @@ The only package that imports sqlalchemy.
 """
 
 from palui.db.engine import Database, alembic_config, migrations_dir
-from palui.db.store import History, InboxItem, OutboxItem, Store, TurnRecord, day_start, hour_ago
+from palui.db.store import History, InboxItem, OutboxItem, Store, day_start, hour_ago
 
 __all__ = [
     "Database",
@@ -12,7 +12,6 @@ __all__ = [
     "InboxItem",
     "OutboxItem",
     "Store",
-    "TurnRecord",
     "alembic_config",
     "day_start",
     "hour_ago",

@@ -67,16 +67,6 @@ class OutboxItem:
     parts_sent: int
 
 
-@dataclass(frozen=True, slots=True)
-class TurnRecord:
-    id: str
-    chat_id: int
-    session_id: int
-    kind: TurnKind
-    status: TurnStatus
-    started_at: datetime
-
-
 class InboxRepo(Repo):
     async def add(
         self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict
@@ -111,10 +101,6 @@ class InboxRepo(Repo):
             return
         async with self._db.session() as s, s.begin():
             await _mark_inbox_done(s, update_ids, turn_id)
-
-    async def newest_update_id(self) -> int | None:
-        async with self._db.session() as s:
-            return await s.scalar(select(func.max(InboxUpdate.update_id)))
 
 
 def _inbox_item(row: InboxUpdate) -> InboxItem:
@@ -301,16 +287,6 @@ class TurnRepo(Repo):
                 .values(status=TurnStatus.FAILED, error=reason, ended_at=utcnow())
             )
         return int(getattr(result, "rowcount", 0) or 0)
-
-    async def get(self, turn_id: str) -> TurnRecord | None:
-        async with self._db.session() as s:
-            row = await s.get(Turn, turn_id)
-        if row is None:
-            return None
-        return TurnRecord(
-            row.id, row.chat_id, row.session_id, TurnKind(row.kind), TurnStatus(row.status),
-            row.started_at,
-        )  # fmt: skip
 
     async def record_model_call(
         self, turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float

@@ -57,14 +57,6 @@ class ToolCallRepo(Repo):
                 )
             )  # fmt: skip
 
-    async def decisions_for(self, turn_id: str) -> list[tuple[str, str, str]]:
-        """(tool, decision, decision_id) of a turn, in order."""
-        async with self._db.session() as s:
-            rows = await s.scalars(
-                select(DecisionRow).where(DecisionRow.turn_id == turn_id).order_by(DecisionRow.id)
-            )
-            return [(r.tool, r.decision, r.decision_id) for r in rows]
-
     async def mark_interrupted(self) -> int:
         """Calls left `running` by a process that died: their outcome is unknown."""
         async with self._db.session() as s, s.begin():
@@ -74,14 +66,6 @@ class ToolCallRepo(Repo):
                 .values(status="unknown", ended_at=utcnow(), result="interrupted by a restart")
             )
         return int(getattr(result, "rowcount", 0) or 0)
-
-    async def for_turn(self, turn_id: str) -> list[tuple[str, str, str | None]]:
-        """(tool, status, result) of a turn's calls, in order."""
-        async with self._db.session() as s:
-            rows = await s.scalars(
-                select(ToolCallRow).where(ToolCallRow.turn_id == turn_id).order_by(ToolCallRow.id)
-            )
-            return [(r.tool, r.status, r.result) for r in rows]
 
 
 @dataclass(frozen=True, slots=True)
