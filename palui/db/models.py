@@ -287,3 +287,18 @@ class ActionRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (UniqueConstraint("key", "slot", name="uq_actions_key_slot"),)
+
+
+# -- the tool pipeline's record (issue 5; migration 0005) ---------------------------------------
+
+
+# -- memory: compaction and recall (issue 6; migration 0006) ------------------------------------
+
+
+# -- scheduled jobs (issue 7; migration 0007) ---------------------------------------------------
+
+
+# -- inbound webhooks and chat leases (issue 7; migration 0008) ---------------------------------
+
+
+# -- edited approvals (issue 5, Edit; migration 0009) -------------------------------------------
