@@ -7,6 +7,7 @@ async with Palui(settings) as app:      # database migrated, tool settings loade
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -16,18 +17,26 @@ from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.config import Settings
 from palui.connectors import ConnectorManager
+from palui.connectors.recall import recall_server_settings
 from palui.db import Database, Store
-from palui.domain import ChatUser, Inbound
+from palui.domain import RECALL_ID, ChatUser, Inbound
 from palui.errors import ConfigError
+from palui.http_server import HttpServer, TelegramWebhook
+from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
+from palui.memory import MemoryConfig
+from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
 from palui.ports import Channel
 from palui.service import ChatService, ServiceInfo
 from palui.tool_watch import ToolWatch, load_catalog_state
+from palui.tools.builtins import BuiltinTools
 from palui.tools.catalog import Globs, ToolCatalog
+from palui.tools.pipeline import ToolRules
 from palui.tools.registry import ToolRegistry
 from palui.turns import Limits
+from palui.webhooks import WebhookSpec, load_webhooks
 
 log = get_logger("palui.app")
 
@@ -65,6 +74,19 @@ def switch_globs(settings: Settings) -> dict[str, Globs]:
     }
 
 
+# Recall's save and forget start switched on (forget always asks first: it is destructive).
+RECALL_START_ON = frozenset({f"{RECALL_ID}__add_memory", f"{RECALL_ID}__forget_memory"})
+
+
+def memory_config(settings: Settings) -> MemoryConfig:
+    recall = settings.recall
+    return MemoryConfig(
+        defaults=SwitchState(recall.auto_recall, recall.auto_save, recall.memory_tools),
+        history_messages=settings.history_messages,
+        compact_after=settings.compact_after,
+    )
+
+
 class Palui:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -72,16 +94,27 @@ class Palui:
         self.store = Store(self.db)
         self.model = build_model(settings)
         self.kinds = load_kinds(settings)
-        self.connectors = ConnectorManager(settings.mcp, on_tools_changed=self._tools_changed)
-        self.registry = ToolRegistry(self.connectors.connectors())
-        self.catalog = ToolCatalog(self.kinds, {}, switch_globs(settings))
+        self.connectors = ConnectorManager(
+            settings.mcp, on_tools_changed=self._tools_changed,
+            recall=recall_server_settings(settings),
+        )  # fmt: skip
+        self.builtins = BuiltinTools(
+            self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
+            min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
+        )  # fmt: skip
+        self.registry = ToolRegistry([self.builtins, *self.connectors.connectors()])
+        self.jobs: JobScheduler | None = None  # running while a service runs
+        self.catalog = ToolCatalog(self.kinds, {}, switch_globs(settings), RECALL_START_ON)
+        self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
+        self.http: HttpServer | None = None  # serving while `serve_telegram` runs
 
     async def __aenter__(self) -> Palui:
         await self.db.migrate()
         self.catalog = ToolCatalog(
-            self.kinds, await load_catalog_state(self.store), switch_globs(self.settings)
-        )
+            self.kinds, await load_catalog_state(self.store), switch_globs(self.settings),
+            RECALL_START_ON,
+        )  # fmt: skip
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -107,6 +140,8 @@ class Palui:
                 daily_token_cap=s.daily_token_cap,
                 runs_per_hour=s.runs_per_hour,
                 max_tools=s.max_tools,
+                tool_rules=self.tool_rules,
+                jobs_may_create_jobs=s.jobs_may_create_jobs,
             ),
             info=ServiceInfo(
                 model=self.model.name,
@@ -116,7 +151,23 @@ class Palui:
             registry=self.registry,
             catalog=self.catalog,
             approval_ttl_s=s.approval_ttl_s,
+            memory=memory_config(s),
         )
+
+    async def _start_jobs(self, service: ChatService) -> None:
+        """The job scheduler, after the service (a due run is queued into its chat's worker)."""
+        s = self.settings
+        self.jobs = JobScheduler(
+            self.store, on_due=service.job_due, misfire_grace_s=s.job_misfire_grace_s,
+            sync_every_s=s.job_sync_s,
+        )  # fmt: skip
+        service.jobs.jobs_changed = self.jobs.sync
+        self.builtins.bind(deliver=service.deliver_soon, jobs_changed=self.jobs.sync)
+        await self.jobs.start()
+
+    async def _stop_jobs(self) -> None:
+        if self.jobs is not None:
+            await self.jobs.stop()
 
     async def _start_tools(self, service: ChatService) -> None:
         await self.connectors.start()
@@ -124,7 +175,8 @@ class Palui:
         await self._watch.sync(self.registry.toolsets, at_start=True)
 
     async def serve_telegram(self, stop: asyncio.Event) -> None:
-        """Poll Telegram and answer until `stop` is set."""
+        """Serve Telegram (polling, or webhook mode when PALUI_TELEGRAM_WEBHOOK_URL is set) and
+        the HTTP server (webhooks, health) until `stop` is set."""
         self.settings.require("telegram_token", "allowed_users")
         assert self.settings.telegram_token is not None
         channel = TelegramChannel(
@@ -132,19 +184,47 @@ class Palui:
             self.settings.telegram_api_url,
             stream_replies=self.settings.stream_replies,
         )
+        webhooks = load_webhooks(self.settings)  # before anything starts: secrets are checked
         service = self._service(channel, self.settings.allowed_users)
         await channel.initialize()
         try:
             await self._start_tools(service)
             await service.start()
-            await channel.start_polling(service)
+            await self._start_jobs(service)
+            self.http = self._http_server(service, channel, webhooks)
+            await self.http.start()
+            if self.settings.telegram_webhook_url and self.settings.telegram_webhook_secret:
+                secret = self.settings.telegram_webhook_secret.get_secret_value()
+                await channel.start_webhook(self.settings.telegram_webhook_url, secret)
+            else:
+                await channel.start_polling(service)
             log.info("palui_running", database=self.db.kind, model=self.model.name)
             await stop.wait()
         finally:
             log.info("palui_stopping")
+            if self.http is not None:
+                await self.http.stop()
+            await self._stop_jobs()
             await channel.close()
             await service.close()
             await self.connectors.stop()
+
+    def _http_server(
+        self, service: ChatService, channel: TelegramChannel, webhooks: dict[str, WebhookSpec]
+    ) -> HttpServer:
+        s = self.settings
+        telegram = None
+        if s.telegram_webhook_url and s.telegram_webhook_secret:
+            telegram = TelegramWebhook(
+                s.telegram_webhook_secret.get_secret_value(),
+                functools.partial(channel.feed, service),
+            )
+        return HttpServer(
+            self.store, host=s.http_host, port=s.http_port, webhooks=webhooks,
+            on_webhook_stored=service.webhook_stored, telegram=telegram,
+            connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
+            max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
+        )  # fmt: skip
 
     async def chat_console(self, read_line: Callable[[str], str], out: TextIO = sys.stdout) -> None:
         """The same engine in a terminal: one line in, the reply out, until EOF or /quit.
@@ -153,6 +233,7 @@ class Palui:
         service = self._service(channel, frozenset({CONSOLE_USER.id}))
         await self._start_tools(service)
         await service.start()
+        await self._start_jobs(service)
         out.write("Palui in the terminal. Type a message; /help for commands, /quit to leave.\n")
         try:
             while True:
@@ -175,6 +256,7 @@ class Palui:
                     data = next(b.data for b in card.buttons if b.data.endswith(suffix))
                     await self._console_event(service, callback_data=data)
         finally:
+            await self._stop_jobs()
             await service.close()
 
     @staticmethod

@@ -27,6 +27,7 @@ from palui.tools.executor import TurnTools, parse_arguments
 log = get_logger("palui.approvals")
 
 PREFIX = "ap"
+EDIT = "e"  # the card's Edit button: handled by palui.approval_edits
 ARG_VALUE_CHARS = 300
 ARG_TOTAL_CHARS = 1500
 DENIED = "The person denied this call. Nothing was run."
@@ -70,6 +71,43 @@ def render_arguments(arguments: str, *, full: bool = False) -> tuple[str, bool]:
     if not full and len(body) > ARG_TOTAL_CHARS:
         body, cut = body[:ARG_TOTAL_CHARS] + " …", True
     return body, cut
+
+
+def changed_arguments(record: ApprovalRecord) -> list[tuple[str, Any, Any]]:
+    """(name, model's value, person's value) of each argument a person edited; absent = None."""
+    if record.model_arguments is None:
+        return []
+    before, after = json.loads(record.model_arguments), json.loads(record.arguments)
+    return [
+        (name, before.get(name), after.get(name))
+        for name in sorted(before.keys() | after.keys())
+        if canonical({"v": before.get(name)}) != canonical({"v": after.get(name)})
+    ]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = "(not set)" if value is None else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def edited_line(record: ApprovalRecord) -> str | None:
+    """The card's line saying who changed which arguments (None when nobody edited it)."""
+    if record.model_arguments is None:
+        return None
+    changes = ", ".join(f"{name} (was {_short(old)})" for name, old, _ in changed_arguments(record))
+    return f"✏️ Edited by {record.edited_by}: {changes or 'no change'}"
+
+
+def edited_note(record: ApprovalRecord) -> str:
+    """What the model reads first in an edited call's result."""
+    changes = "; ".join(
+        f"{name}: you sent {_short(old, 200)}, they set {_short(new, 200)}"
+        for name, old, new in changed_arguments(record)
+    )
+    return (
+        "The person edited this call's arguments before approving it, and it ran with their "
+        f"values ({changes}). Keep their values; don't change them back.\nResult:\n"
+    )
 
 
 def _expires_in(delta: timedelta) -> str:
@@ -122,18 +160,23 @@ class Approvals:
         lines = [f"🔐 Approval needed — {record.tool}  ({label})"]
         if description:
             lines.append(_summary(description))
-        lines += [f"Why: {record.why}.", "Arguments", arguments]
+        lines.append(f"Why: {record.why}.")
+        if edited := edited_line(record):
+            lines.append(edited)
+        lines += ["Arguments", arguments]
         lines.append(f"Expires in {_expires_in(record.expires_at - self._now())}.")
-        buttons = [Button("✅ Approve", f"{PREFIX}:{record.token}:y"),
-                   Button("❌ Deny", f"{PREFIX}:{record.token}:n")]  # fmt: skip
+        decide = (Button("✅ Approve", f"{PREFIX}:{record.token}:y"),
+                  Button("❌ Deny", f"{PREFIX}:{record.token}:n"))  # fmt: skip
+        more = [Button("✏️ Edit", f"{PREFIX}:{record.token}:{EDIT}")]  # palui.approval_edits
         if cut:
-            buttons.append(Button("📄 Show all arguments", f"{PREFIX}:{record.token}:all"))
-        return Card("\n".join(lines), tuple(buttons))
+            more.append(Button("📄 Show all arguments", f"{PREFIX}:{record.token}:all"))
+        return Card("\n".join(lines), rows=(decide, tuple(more)))
 
     def _closed(self, record: ApprovalRecord, outcome: str) -> Card:
         label = record.tool_class + (" · sends out" if record.sends_out else "")
         arguments, _ = render_arguments(record.arguments)
-        return Card(f"🔐 {record.tool}  ({label})\n{arguments}\n{outcome}")
+        edited = f"{edited_line(record)}\n" if record.model_arguments else ""
+        return Card(f"🔐 {record.tool}  ({label})\n{edited}{arguments}\n{outcome}")
 
     async def open(
         self, turn_id: str, chat_id: int, held: Sequence[ToolCallRequest], tools: TurnTools
@@ -183,6 +226,8 @@ class Approvals:
         token, action = parsed
         record = await self._store.approvals.by_token(token)
         if record is None:
+            if await self._store.approval_edits.was_edited(token):
+                return TapResult("This card was edited: decide on the edited card below.")
             log.warning("forged_tap", chat_id=inbound.chat_id, user_id=inbound.user.id)
             return TapResult("This button is no longer active.")
         if record.chat_id != inbound.chat_id:
@@ -264,6 +309,8 @@ class Approvals:
         call = ToolCallRequest(record.call_id, record.tool, record.arguments)
         outcome = await tools.run_approved(call, step)
         await self._store.approvals.executed(record.id, outcome.text)
+        if record.model_arguments is not None:  # so the model does not "fix" the values back
+            return ToolOutcome(edited_note(record) + outcome.text, outcome.is_error)
         return outcome
 
     async def pending_text(self, chat_id: int) -> str:

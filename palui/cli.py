@@ -1,4 +1,4 @@
-"""`palui` command line: run, migrate, chat, doctor, kinds.
+"""`palui` command line: run, migrate, chat, doctor, kinds, runs.
 
 Exit codes: 0 fine, 1 a problem found at run time (doctor, database), 2 bad configuration.
 """
@@ -17,6 +17,8 @@ from palui.config import Settings, load_settings
 from palui.errors import ConfigError, PaluiError
 from palui.kinds_cli import add_kinds_parser, run_kinds
 from palui.logs import configure_logging
+from palui.runs_cli import add_runs_parser, run_runs
+from palui.webhooks import load_webhooks
 
 # litellm downloads a price map at import unless told otherwise; Palui never needs the network
 # for that, so this is set before anything can import litellm.
@@ -38,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--db", help="its SQLite file (default: $PALUI_DATA_DIR/recall.db)")
     recall.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP, not stdio")
     add_kinds_parser(sub)
+    add_runs_parser(sub)
     return parser
 
 
@@ -94,9 +97,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return recall_main(extra)
         if args.command == "kinds":
             return run_kinds(args)
+        if args.command == "runs":
+            return run_runs(args)
         settings = _settings(args)
         if args.command == "run":
             settings.require("telegram_token", "allowed_users", "model")
+            load_webhooks(settings)  # secrets and exposure are checked before anything starts
             asyncio.run(_run(settings))
         elif args.command == "migrate":
             asyncio.run(_migrate(settings))

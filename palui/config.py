@@ -15,6 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     BaseModel,
@@ -41,11 +42,15 @@ LIMIT_KEYS = (
     "runs_per_hour",
     "daily_send_cap",
     "min_job_interval_s",
+    "job_daily_token_cap",
+    "job_misfire_grace_s",
     "approval_ttl_s",
     "history_messages",
+    "webhook_max_bytes",
+    "webhook_rate_per_min",
 )
 # Sections read from palui.toml as they are (their own issues give them a schema).
-FILE_SECTIONS = ("mcp", "recall", "webhooks", "hooks")
+FILE_SECTIONS = ("mcp", "recall", "webhooks", "hooks", "guards")
 
 # One line each: how to fix a bad or missing value.
 FIX_HINTS = {
@@ -58,7 +63,7 @@ FIX_HINTS = {
     ),
     "log_format": "Use console or json.",
     "kinds_file": "Point it at your tool_kinds.yaml (`palui kinds draft` writes one).",
-    "http_port": "Use a port number between 1 and 65535.",
+    "http_port": "Use a port number between 1 and 65535 (0 picks a free one).",
 }
 
 SQLITE_PREFIXES = {"sqlite://": "sqlite+aiosqlite://", "sqlite+aiosqlite://": "sqlite+aiosqlite://"}
@@ -99,6 +104,118 @@ class McpServerSettings(BaseModel):
         return self
 
 
+HOOK_PATH_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class HooksSettings(BaseModel):
+    """`[hooks]`: operator callables run around every tool call (palui.tools.hooks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pre: tuple[str, ...] = ()
+    post: tuple[str, ...] = ()
+    timeout_s: float = Field(default=5, gt=0, le=300)
+
+    @field_validator("pre", "post")
+    @classmethod
+    def _dotted(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for path in value:
+            if not HOOK_PATH_RE.match(path):
+                raise ValueError(
+                    f"{path!r} is not a hook path; write it as package.module:function"
+                )
+        return value
+
+
+class ArgumentRule(BaseModel):
+    """`[guards."<tool>".args.<name>]`: JSON-schema style checks on one argument."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    required: bool = False
+    pattern: str | None = None
+    enum: tuple[Any, ...] | None = None
+    min_length: int | None = Field(default=None, ge=0)
+    max_length: int | None = Field(default=None, ge=0)
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                message = f"pattern {value!r} is not a valid regular expression ({exc})"
+                raise ValueError(message) from None
+        return value
+
+
+class ToolGuardSettings(BaseModel):
+    """`[guards."<tool full name>"]`: pinned values and argument rules (palui.tools.guards)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pin: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, ArgumentRule] = Field(default_factory=dict)
+
+
+WEBHOOK_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class WebhookSettings(BaseModel):
+    """One `[webhooks.<name>]` section: where its summaries go and where its secret lives."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chat_id: int
+    secret_env: str  # the name of the environment variable holding the secret, never the secret
+    instructions: str = ""
+
+    @field_validator("secret_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not ENV_NAME_RE.match(value):
+            raise ValueError(
+                "secret_env must name an environment variable, e.g. GITHUB_HOOK_SECRET"
+            )
+        return value
+
+    def secret(self) -> str | None:
+        return os.environ.get(self.secret_env) or None
+
+
+class RecallSettings(BaseModel):
+    """`[recall]`: long-term memory. Empty: the bundled recall server over stdio, its file in
+    PALUI_DATA_DIR. `url` (streamable HTTP) or `command` (stdio) points at another recall server
+    instead. In the environment: `PALUI_RECALL__ENABLED=false` and so on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True  # false: no recall connector, no memory tools, no auto-recall/-save
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    trust: Literal["trusted", "untrusted"] = "trusted"
+    timeout_s: float = Field(default=30, gt=0)
+    # Defaults of the recall card's switches (a tap in /connectors overrides them).
+    auto_recall: bool = True
+    auto_save: bool = True
+    memory_tools: bool = True
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> RecallSettings:
+        if self.url and self.command:
+            raise ValueError("set either command (stdio) or url (streamable HTTP), not both")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return self
+
+
 def _comma_list(value: Any) -> Any:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
@@ -108,7 +225,9 @@ def _comma_list(value: Any) -> Any:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="PALUI_", extra="forbid", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix="PALUI_", extra="forbid", frozen=True, env_nested_delimiter="__"
+    )
 
     telegram_token: SecretStr | None = None
     telegram_api_url: str = TELEGRAM_API_URL
@@ -129,9 +248,12 @@ class Settings(BaseSettings):
     config: Path | None = None
 
     http_host: str = "127.0.0.1"
-    http_port: int = Field(default=8080, ge=1, le=65535)
+    http_port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port
     log_format: Literal["console", "json"] = "console"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    timezone: str = "UTC"  # the person's: jobs' schedules are read in it
+    jobs_may_create_jobs: bool = False  # may a job's run call palui__schedule_job?
+    job_sync_s: float = Field(default=30, gt=0)  # how often jobs are reloaded from the database
 
     max_steps: int = Field(default=12, ge=1)
     turn_timeout_s: float = Field(default=120, gt=0)
@@ -140,13 +262,19 @@ class Settings(BaseSettings):
     runs_per_hour: int = Field(default=60, ge=0)  # 0 = off
     daily_send_cap: int = Field(default=100, ge=0)  # 0 = unlimited
     min_job_interval_s: int = Field(default=60, ge=1)
+    job_daily_token_cap: int = Field(default=100_000, ge=1)  # a job's own cap, unless set lower
+    job_misfire_grace_s: int = Field(default=3600, ge=0)  # a run missed longer ago is not run
     approval_ttl_s: int = Field(default=86_400, ge=60)
     history_messages: int = Field(default=30, ge=1)
+    compact_after: int = Field(default=40, ge=2)  # past this many messages, summarise the rest
+    webhook_max_bytes: int = Field(default=1_048_576, ge=1)
+    webhook_rate_per_min: int = Field(default=60, ge=0)  # per webhook; 0 = off
 
     mcp: dict[str, McpServerSettings] = Field(default_factory=dict)
-    recall: dict[str, Any] = Field(default_factory=dict)
-    webhooks: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    hooks: dict[str, Any] = Field(default_factory=dict)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
+    webhooks: dict[str, WebhookSettings] = Field(default_factory=dict)
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
+    guards: dict[str, ToolGuardSettings] = Field(default_factory=dict)
 
     @classmethod
     def settings_customise_sources(
@@ -170,6 +298,15 @@ class Settings(BaseSettings):
     def _split_models(cls, value: Any) -> Any:
         return _comma_list(value)
 
+    @field_validator("timezone")
+    @classmethod
+    def _check_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{value!r} is not an IANA time zone (e.g. Europe/Lisbon)") from None
+        return value
+
     @field_validator("database_url")
     @classmethod
     def _check_database_url(cls, value: str | None) -> str | None:
@@ -187,6 +324,16 @@ class Settings(BaseSettings):
             if len(f"mcp-{slug}__") > MODEL_TOOL_NAME_LIMIT - 16:
                 raise ValueError(
                     f"[mcp.{slug}]: the name is too long (keep it under 40 characters)"
+                )
+        return value
+
+    @field_validator("webhooks")
+    @classmethod
+    def _check_webhook_names(cls, value: dict[str, WebhookSettings]) -> dict[str, WebhookSettings]:
+        for name in value:
+            if not WEBHOOK_NAME_RE.match(name):
+                raise ValueError(
+                    f"[webhooks.{name}]: a webhook name may hold only letters, digits, _ and -"
                 )
         return value
 
@@ -221,10 +368,7 @@ class Settings(BaseSettings):
         found = [s.get_secret_value() for s in (self.telegram_token, self.model_api_key) if s]
         if self.telegram_webhook_secret:
             found.append(self.telegram_webhook_secret.get_secret_value())
-        for hook in self.webhooks.values():
-            env_name = hook.get("secret_env")
-            if isinstance(env_name, str) and os.environ.get(env_name):
-                found.append(os.environ[env_name])
+        found += [secret for hook in self.webhooks.values() if (secret := hook.secret())]
         return [s for s in found if len(s) >= 6]
 
 
@@ -302,6 +446,8 @@ def load_settings(config_path: Path | None = None) -> Settings:
         field = loc[0] if loc else "?"
         if field in FILE_SECTIONS and len(loc) > 1:
             section = f"[{field}.{loc[1]}]" + (f" {'.'.join(loc[2:])}" if len(loc) > 2 else "")
+            if field in ("hooks", "recall"):  # a plain table: [hooks] pre = [...]
+                section = f"[{field}] {'.'.join(loc[1:])}"
             message = error["msg"].removeprefix("Value error, ")
             raise ConfigError(f"{section} in {path}: {message}.") from None
         if error["type"] == "extra_forbidden":

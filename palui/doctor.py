@@ -82,19 +82,47 @@ async def _telegram(settings: Settings) -> Check:
     return Check("telegram", True, f"logged in as @{name}")
 
 
+def _http(settings: Settings) -> Check:
+    from palui.webhooks import load_webhooks
+
+    try:
+        webhooks = load_webhooks(settings)
+    except ConfigError as exc:
+        return Check("http", False, str(exc))
+    mode = "Telegram webhook mode" if settings.telegram_webhook_url else "Telegram polling"
+    return Check(
+        "http",
+        True,
+        f"{settings.http_host}:{settings.http_port}, {len(webhooks)} webhook(s), {mode}",
+    )
+
+
 async def _connectors(settings: Settings) -> list[Check]:
     from palui.connectors import ConnectorManager
-    from palui.domain import ConnectorState
+    from palui.connectors.recall import recall_server_settings
+    from palui.domain import RECALL_ID, ConnectorState
 
-    if not settings.mcp:
+    recall = recall_server_settings(settings)
+    if not settings.mcp and recall is None:
         return []
     checks = []
-    async with ConnectorManager(settings.mcp) as manager:
+    async with ConnectorManager(settings.mcp, recall=recall) as manager:
         for status in manager.statuses():
             if status.state == ConnectorState.CONNECTED:
                 checks.append(Check(status.id, True, f"connected, {status.tool_count} tools"))
             elif status.state == ConnectorState.PAUSED:
                 checks.append(Check(status.id, True, "paused in palui.toml"))
+            elif status.id == RECALL_ID:
+                where = "the url in [recall]" if settings.recall.url else "[recall] in palui.toml"
+                checks.append(
+                    Check(
+                        status.id,
+                        False,
+                        f"memory not connected: {status.error or status.state}",
+                        f"Check {where}, or set `enabled = false` under [recall] to run without "
+                        "long-term memory.",
+                    )
+                )
             else:
                 slug = status.id.removeprefix("mcp-")
                 checks.append(
@@ -119,6 +147,7 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
     where = settings.config or "no palui.toml (environment only)"
     checks = [Check("config", True, f"read from {where}")]
     checks += _required(settings)
+    checks.append(_http(settings))
     checks.append(await _database(settings))
     if settings.model:
         checks.append(await _model(settings))

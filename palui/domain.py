@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+RECALL_ID = "recall"  # the long-term memory connector's id (DESIGN §1.7): recall__search_memories
+
 # Telegram's bot_command shape: /name or /name@bot, then a space or the end.
 COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@\w+)?(?:\s|$)")
 
@@ -187,3 +189,13 @@ class Card:
     @property
     def keyboard(self) -> tuple[tuple[Button, ...], ...]:
         return self.rows or ((self.buttons,) if self.buttons else ())
+
+
+@dataclass(frozen=True, slots=True)
+class TurnScope:
+    """The turn a tool call belongs to, for tools that act on Palui itself (the built-ins)."""
+
+    turn_id: str
+    chat_id: int
+    kind: TurnKind
+    tainted: bool = False

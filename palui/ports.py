@@ -7,7 +7,7 @@ channels. The agent and the service depend on these, never on the libraries behi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from palui.domain import (
     Card,
@@ -18,6 +18,7 @@ from palui.domain import (
     ToolCallRequest,
     ToolOutcome,
     ToolSpec,
+    TurnScope,
 )
 
 DeltaHandler = Callable[[str], Awaitable[None]]
@@ -98,10 +99,24 @@ class Toolset(Protocol):
     ) -> ToolOutcome: ...
 
 
+@runtime_checkable
+class ScopedToolset(Protocol):
+    """A toolset whose calls need to know their turn (its chat, its kind): Palui's built-ins."""
+
+    async def call_scoped(
+        self, scope: TurnScope, tool: str, arguments: dict[str, Any]
+    ) -> ToolOutcome: ...
+
+
 class ToolRunner(Protocol):
     """Runs the tool calls of one turn; the agent loop's only way to reach a tool."""
 
     def concurrent_safe(self, name: str) -> bool: ...
+
+    async def prepare(self, call: ToolCallRequest, step: int) -> ToolCallRequest | ToolOutcome:
+        """The call as it would run (after the operator's hooks and guards), or its outcome if
+        they settled it. Asked before `needs_approval`, so a card shows the final arguments."""
+        ...
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
         """Asked right before the call would run (the turn's taint may have changed)."""

@@ -19,12 +19,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from palui.approval_edits import EditFlow, owns_tap
 from palui.approvals import Approvals
 from palui.caps import check_caps
 from palui.db import InboxItem, Store, day_start, hour_ago
 from palui.domain import ChatUser, ConnectorState, ConnectorStatus, Inbound
 from palui.errors import ChannelError
+from palui.jobs.runs import admit_run
+from palui.jobs.sheet import JobSheet
 from palui.logs import bound, get_logger
+from palui.memory import Memory, MemoryConfig
+from palui.memory.keeper import SaveResult
 from palui.ports import Channel, ChatModel
 from palui.sheet import ConnectorSheet
 from palui.tools.catalog import ToolCatalog
@@ -41,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "status": "Model, usage and limits",
     "approvals": "Approvals waiting for you",
     "connectors": "Connectors, their tools and switches",
+    "jobs": "Scheduled jobs: pause or delete them",
 }
 OUTBOX_RETRY_S = 5.0
 APPROVAL_SWEEP_S = 30.0
@@ -54,6 +60,7 @@ Commands:
 /status — model, usage and limits
 /approvals — approvals waiting for you
 /connectors — connectors, their tools and switches
+/jobs — scheduled jobs (ask me to schedule one, e.g. "every morning at 8, …")
 /help — this message"""
 
 START_TEXT = "Hi! " + HELP_TEXT
@@ -109,6 +116,7 @@ class ChatService:
         catalog: ToolCatalog | None = None,
         approval_ttl_s: int = 86_400,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        memory: MemoryConfig | None = None,
     ) -> None:
         self._store = store
         self._channel = channel
@@ -119,11 +127,19 @@ class ChatService:
         self._now = now
         catalog = catalog or ToolCatalog(None, {}, {})
         self._approvals = Approvals(store, channel, ttl_s=approval_ttl_s, now=now)
-        self._sheet = ConnectorSheet(store, channel, self._registry, catalog)
+        self._edits = EditFlow(
+            store, channel, self._approvals, self._registry, limits.tool_rules.guards, now=now
+        )
+        self._memory = Memory(
+            store, model, self._registry, memory or MemoryConfig(),
+            is_paused=lambda connector_id: self._sheet.is_paused(connector_id),
+        )  # fmt: skip
+        self._sheet = ConnectorSheet(store, channel, self._registry, catalog, memory=self._memory)
+        self.jobs = JobSheet(store, channel, now=now)  # its scheduler is attached by the app
         self._turns = TurnRunner(
             store, model, channel, self._registry, catalog, self._approvals, limits, now=now,
             delivery_lock=lambda chat_id: self._chat(chat_id).delivery,
-            is_paused=self._sheet.is_paused,
+            is_paused=self._hidden, memory=self._memory,
         )  # fmt: skip
         self._chats: dict[int, _ChatState] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -137,6 +153,7 @@ class ChatService:
         abandoned = await self._store.turns.abandon_running("interrupted: Palui restarted")
         await self._store.tool_calls.mark_interrupted()
         await self._store.actions.mark_interrupted()
+        await self._store.tool_steps.mark_interrupted()
         await self._store.approvals.release_claims()
         await self._sheet.load()
         pending = await self._store.inbox.pending()
@@ -147,6 +164,13 @@ class ChatService:
             self._spawn(self._deliver(chat_id))
         for chat_id in await self._store.approvals.chats_with_paused_turns():
             self._kick(chat_id)  # turns whose cards were decided while Palui was down
+        for chat_id in await self._store.memory.chats_with_open_slices():
+            self._kick(chat_id)  # a compaction or a save cut short: the worker finishes it
+        for chat_id in await self._store.webhooks.chats_pending():
+            self._kick(chat_id)  # webhook deliveries stored but not yet summarised
+        for chat_id in {run.chat_id for run in await self._store.jobs.queued()}:
+            self._kick(chat_id)  # job runs claimed but not started
+        self._spawn(self._edits.recover())  # card edits a crash kept from being shown
         self._spawn(self._outbox_sweeper())
         self._spawn(self._approval_sweeper())
 
@@ -174,6 +198,22 @@ class ChatService:
             self._spawn(self._deliver(user_id))
 
     # -- inbound --------------------------------------------------------------------------------
+
+    def job_due(self, chat_id: int) -> None:
+        """A job run of the chat was claimed (or a note about one stored): run it in the
+        chat's turn order, and send the note."""
+        self._kick(chat_id)
+        self.deliver_soon(chat_id)
+
+    def deliver_soon(self, chat_id: int) -> None:
+        """Something new is in the chat's outbox (e.g. from palui__send_message)."""
+        if not self._closed:
+            self._spawn(self._deliver(chat_id))
+
+    def webhook_stored(self, chat_id: int) -> None:
+        """A webhook delivery for the chat is in the database: summarise it in the chat's turn
+        order (after the running turn, never beside it)."""
+        self._kick(chat_id)
 
     def is_allowed(self, user_id: int) -> bool:
         return user_id in self._allowed
@@ -227,6 +267,15 @@ class ChatService:
             if inbound.callback_query_id and (inbound.callback_data or "").startswith("cx:"):
                 await self._sheet_tap(inbound)
                 return
+            if inbound.callback_query_id and (inbound.callback_data or "").startswith("jb:"):
+                await self._jobs_tap(inbound)
+                return
+            if inbound.callback_query_id and owns_tap(inbound.callback_data):
+                notice = await self._edits.tap(inbound)  # ✏️ Edit on a card, and its questions
+                await self._store.inbox.mark_done([inbound.update_id])
+                with contextlib.suppress(ChannelError):
+                    await self._channel.answer_callback(inbound.callback_query_id, notice)
+                return
             if inbound.callback_query_id:
                 result = await self._approvals.tap(inbound)
                 await self._store.inbox.mark_done([inbound.update_id])
@@ -238,7 +287,10 @@ class ChatService:
                 return
             command = inbound.command or ""
             log.info("command", command=command)
-            text = await self._command_reply(command, inbound.chat_id)
+            await self._memory.command_seen(inbound.chat_id)
+            text = await self._edits.stop_command(inbound) or await self._command_reply(
+                command, inbound.chat_id
+            )
             await self._store.inbox.mark_done([inbound.update_id])
             if text:
                 await self._store.outbox.add(inbound.chat_id, text)
@@ -252,8 +304,9 @@ class ChatService:
         if command == "status":
             return await self.status_text()
         if command == "new":
+            saved = await self._memory.save_for_new(chat_id)
             await self._store.chats.new_session(chat_id)
-            return "Started a fresh conversation. Earlier messages won't be used from now on."
+            return new_session_text(saved)
         if command == "stop":
             interrupted = self._turns.stop(chat_id)
             if interrupted is None:
@@ -268,6 +321,13 @@ class ChatService:
             if not await self._sheet.post(chat_id):
                 return "No connectors are configured. Add an [mcp.<name>] section to palui.toml."
             return None
+        if command == "jobs":
+            if not await self.jobs.post(chat_id):
+                return (
+                    "No scheduled jobs in this chat. Ask me to schedule one, e.g. "
+                    "“every morning at 8, summarise my notes”."
+                )
+            return None
         return f"I don't know the command /{command}. Send /help to see what I can do."
 
     async def _sheet_tap(self, inbound: Inbound) -> None:
@@ -280,6 +340,17 @@ class ChatService:
                 await self._channel.edit_card(result.chat_id, result.message_id, result.card)
         except ChannelError as exc:
             log.warning("sheet_redraw_failed", error=str(exc))
+
+    async def _jobs_tap(self, inbound: Inbound) -> None:
+        result = await self.jobs.tap(inbound)
+        await self._store.inbox.mark_done([inbound.update_id])
+        assert inbound.callback_query_id is not None
+        try:
+            await self._channel.answer_callback(inbound.callback_query_id, result.notice)
+            if result.card is not None and result.message_id is not None:
+                await self._channel.edit_card(result.chat_id, result.message_id, result.card)
+        except ChannelError as exc:
+            log.warning("jobs_card_redraw_failed", error=str(exc))
 
     async def status_text(self) -> str:
         now = self._now()
@@ -303,8 +374,15 @@ class ChatService:
         if statuses:
             lines.append("Connectors")
             lines += [f"  {_connector_line(status)}" for status in statuses]
+        memory_line = await self._memory.status_line()
+        if memory_line:
+            lines.append(memory_line)
         lines.append(f"Database: {self._info.database_kind}")
         return "\n".join(lines)
+
+    def _hidden(self, connector_id: str) -> bool:
+        """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
+        return self._sheet.is_paused(connector_id) or not self._memory.offers_tools(connector_id)
 
     # -- turns ----------------------------------------------------------------------------------
 
@@ -330,12 +408,27 @@ class ChatService:
             for turn_id in await self._store.approvals.resumable(chat_id):
                 await self._turns.resume(chat_id, turn_id)
                 await self._deliver(chat_id)
+            for delivery in await self._store.webhooks.pending(chat_id):
+                if await self._paused(chat_id):
+                    return  # the delivery stays stored; a timer wakes the chat when it lifts
+                await self._turns.run_webhook_turn(delivery)
+                await self._deliver(chat_id)
+            for run in await self._store.jobs.queued(chat_id):
+                if await self._paused(chat_id):
+                    return  # the run stays queued; a timer wakes the chat when the cap lifts
+                job = await admit_run(self._store, run, self._now())
+                if job is not None:
+                    await self._turns.run_job_turn(run, job)
+                await self._deliver(chat_id)
             batch = [
                 inbound
                 for inbound in map(inbound_from_json, await self._pending_payloads(chat_id))
                 if inbound.command is None and not inbound.callback_query_id
             ]
+            batch = await self._edits.take_answers(batch)  # answers to a card's ✏️ Edit
             if not batch:
+                if not state.rekick:  # between turns: compaction and auto-save
+                    await self._memory.maintain(chat_id)
                 if state.rekick:
                     continue
                 return
@@ -429,6 +522,18 @@ class ChatService:
             group.add(task)
             task.add_done_callback(group.discard)
         task.add_done_callback(_log_failure)
+
+
+def new_session_text(saved: SaveResult | None) -> str:
+    fresh = "Started a fresh conversation. Earlier messages won't be used from now on."
+    if saved is None:
+        return fresh
+    if saved.ok:
+        return f"{fresh} What we talked about is saved in memory." if saved.saved else fresh
+    return (
+        f"{fresh}\nI couldn't save the last one to memory ({saved.reason}); "
+        "I'll try again after your next message."
+    )
 
 
 def _connector_line(status: ConnectorStatus) -> str:

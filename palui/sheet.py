@@ -13,8 +13,10 @@ from dataclasses import dataclass, replace
 
 from palui.db import Store
 from palui.db.tools import ToolSettingRecord
-from palui.domain import Button, Card, ConnectorState, Inbound
+from palui.domain import RECALL_ID, Button, Card, ConnectorState, Inbound
 from palui.logs import get_logger
+from palui.memory import Memory
+from palui.memory.switches import Switch
 from palui.policy.classes import ToolClass
 from palui.ports import Channel, Toolset
 from palui.tool_watch import stored_tool
@@ -26,6 +28,11 @@ log = get_logger("palui.sheet")
 PREFIX = "cx"
 MAX_ROWS = 30  # tools shown per card; `palui kinds list` shows all
 CLASS_CODES = {"r": ToolClass.READ, "w": ToolClass.WRITE, "d": ToolClass.DESTRUCTIVE}
+MEMORY_SWITCHES = {"ar": Switch.AUTO_RECALL, "as": Switch.AUTO_SAVE, "mt": Switch.MEMORY_TOOLS}
+
+
+def _word(on: bool) -> str:
+    return "on" if on else "off"
 
 
 def short(name: str) -> str:
@@ -42,8 +49,15 @@ class SheetTap:
 
 class ConnectorSheet:
     def __init__(
-        self, store: Store, channel: Channel, registry: ToolRegistry, catalog: ToolCatalog
+        self,
+        store: Store,
+        channel: Channel,
+        registry: ToolRegistry,
+        catalog: ToolCatalog,
+        *,
+        memory: Memory | None = None,
     ) -> None:
+        self._memory = memory
         self._store = store
         self._channel = channel
         self._registry = registry
@@ -85,6 +99,10 @@ class ConnectorSheet:
         if not entries:
             lines.append(" (no tools right now)")
         key = short(toolset.id)
+        if toolset.id == RECALL_ID and self._memory is not None:
+            memory_lines, memory_row = self._memory_part(key)
+            lines += memory_lines
+            rows.append(memory_row)
         pause = "▶️ Resume" if toolset.id in self.paused else "⏸ Pause"
         rows.append(
             (
@@ -94,6 +112,23 @@ class ConnectorSheet:
             )
         )
         return Card("\n".join(lines), rows=tuple(rows))
+
+    def _memory_part(self, key: str) -> tuple[list[str], tuple[Button, ...]]:
+        """The recall card's switches (DESIGN §1.5) and auto-recall's skip rate."""
+        assert self._memory is not None
+        switches = self._memory.switches
+        lines = [
+            f" Auto-recall: {_word(switches.auto_recall)} ({self._memory.skip_rate()})",
+            f" Auto-save: {_word(switches.auto_save)}",
+            f" Memory tools: {_word(switches.memory_tools)}",
+        ]
+        row = tuple(
+            Button(
+                f"{'✅' if switches.get(switch) else '⬜'} {switch.label}", f"{PREFIX}:{op}:{key}"
+            )
+            for op, switch in MEMORY_SWITCHES.items()
+        )
+        return lines, row
 
     def _class_picker(self, toolset: Toolset) -> Card:
         rows = [
@@ -117,6 +152,8 @@ class ConnectorSheet:
         return Card(text, rows=(choices, back))
 
     async def post(self, chat_id: int) -> int:
+        if self._memory is not None:
+            await self._memory.refresh()
         toolsets = self._registry.toolsets
         for toolset in toolsets:
             await self._channel.send_card(chat_id, self.card(toolset))
@@ -140,6 +177,8 @@ class ConnectorSheet:
         if len(parts) != 3:
             return SheetTap("This button is not valid.", chat, message)
         _, op, key = parts
+        if self._memory is not None:
+            await self._memory.refresh()
         if op in ("t", "c"):
             found = self._find_tool(key)
             if found is None:
@@ -181,6 +220,12 @@ class ConnectorSheet:
             (self.paused.add if paused else self.paused.discard)(toolset.id)
             word = "paused" if paused else "resumed"
             return SheetTap(f"{toolset.id} {word}.", chat, message, self.card(toolset))
+        if op in MEMORY_SWITCHES and toolset.id == RECALL_ID and self._memory is not None:
+            switch = MEMORY_SWITCHES[op]
+            value = await self._memory.toggle(switch)
+            log.info("memory_switch_set", switch=str(switch), on=value)
+            notice = f"{switch.label} is {_word(value)}."
+            return SheetTap(notice, chat, message, self.card(toolset))
         if op == "k":
             return SheetTap("Pick a tool.", chat, message, self._class_picker(toolset))
         if op == "b":

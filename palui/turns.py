@@ -21,23 +21,40 @@ from typing import Any
 from palui.agent.context import build_context
 from palui.agent.snapshot import dump_snapshot, load_snapshot
 from palui.agent.turn import NeedsApproval, TurnDeps, resume_turn, run_turn
-from palui.approvals import Approvals
+from palui.approvals import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
 from palui.db import History, Store
-from palui.domain import Completion, Inbound, Message, Reply, TurnKind, TurnStatus
+from palui.db.jobs import JobRecord, RunRecord
+from palui.db.webhooks import Delivery
+from palui.domain import (
+    Completion,
+    Inbound,
+    Message,
+    Reply,
+    Role,
+    ToolCallRequest,
+    ToolOutcome,
+    TurnKind,
+    TurnStatus,
+)
 from palui.errors import ChannelError, ModelError, ModelUnavailable
+from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
+from palui.memory import Memory, Recalled
 from palui.policy.matrix import Decision, decide
 from palui.policy.taint import TaintSource
 from palui.ports import Channel, ChatModel, ReplyStream
 from palui.tools.catalog import ToolCatalog
 from palui.tools.executor import TurnTools
 from palui.tools.names import full_name
+from palui.tools.pipeline import Stage, ToolRules
 from palui.tools.registry import ToolOffer, ToolRegistry
+from palui.webhooks import webhook_messages
 
 log = get_logger("palui.turns")
 
 TYPING_EVERY_S = 4.0  # Telegram shows "typing" for ~5 s per chat action
 IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-approved call
+SCHEDULE_JOB = "palui__schedule_job"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +66,9 @@ class Limits:
     runs_per_hour: int = 0
     max_tools: int = 30
     tool_result_chars: int = 16_000
+    # Hooks, guards and the daily send cap (palui.tools.pipeline).
+    tool_rules: ToolRules = dataclasses.field(default_factory=ToolRules)
+    jobs_may_create_jobs: bool = False  # offer palui__schedule_job to a job's own run
 
 
 @dataclass(slots=True)
@@ -97,7 +117,9 @@ class TurnRunner:
         now: Callable[[], datetime],
         delivery_lock: Callable[[int], asyncio.Lock],
         is_paused: Callable[[str], bool] = lambda connector_id: False,
+        memory: Memory | None = None,
     ) -> None:
+        self._memory = memory
         self._store = store
         self._model = model
         self._channel = channel
@@ -129,6 +151,9 @@ class TurnRunner:
             if self._is_paused(connector_id):
                 return False
             entry = self._catalog.entry(connector_id, remote)
+            job_spawn = kind is TurnKind.SCHEDULED and entry.name == SCHEDULE_JOB
+            if job_spawn and not self._limits.jobs_may_create_jobs:
+                return False  # a job can't spawn jobs unless the operator allows it
             decision = decide(entry.classification.tool_class, kind, tainted)
             return entry.enabled and decision is not Decision.NOT_OFFERED
 
@@ -156,9 +181,18 @@ class TurnRunner:
             session_id = await self._store.chats.current_session(chat_id)
             inputs = [(i.update_id, i.text or "") for i in batch]
             await self._store.turns.start(turn_id, chat_id, session_id, TurnKind.CHAT, inputs)
-            history = await self._store.chats.history(session_id, self._limits.history_messages)
-            messages = build_context(history.messages, summary=history.summary, now=self._now())
-            taint = _taint_from_history(history)
+            if self._memory is not None:
+                history = await self._memory.history(session_id)
+                said = " ".join(text for _, text in inputs)
+                recalled = await self._memory.recall(chat_id, turn_id, said)
+            else:
+                limit = self._limits.history_messages
+                history = await self._store.chats.history(session_id, limit)
+                recalled = Recalled()
+            messages = build_context(
+                history.messages, summary=history.summary, memory=recalled.text, now=self._now()
+            )
+            taint = _taint_from_history(history) or recalled.taint
             offer = self.offer(history.messages[-6:], TurnKind.CHAT, taint is not None)
             tools = await self._tools(offer, turn_id, chat_id, TurnKind.CHAT, taint)
             deps = self._deps(turn_id, chat_id, tools)
@@ -167,6 +201,47 @@ class TurnRunner:
                 deps = dataclasses.replace(deps, on_delta=stream.push)
             log.info("turn_started", messages=len(batch), tools=len(offer.tools))
             await self._drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream)
+
+    async def run_webhook_turn(self, delivery: Delivery) -> None:
+        """Summarise a stored webhook delivery into its chat: tainted from the start (the payload
+        is untrusted), offered no tools, and a tool call the model makes up runs nothing."""
+        turn_id, chat_id = uuid.uuid4().hex, delivery.chat_id
+        if not await self._store.webhooks.claim(delivery, turn_id):
+            return  # another worker or process has it
+        with bound(chat_id=chat_id, turn_id=turn_id, delivery_id=delivery.id):
+            session_id = await self._store.chats.current_session(chat_id)
+            await self._store.turns.start(turn_id, chat_id, session_id, TurnKind.WEBHOOK, [])
+            tools = TurnTools(
+                ToolOffer({}), self._store.tool_calls, turn_id, kind=TurnKind.WEBHOOK,
+                taint=TaintSource(f"webhook:{delivery.webhook}"), chat_id=chat_id,
+            )  # fmt: skip
+            deps = dataclasses.replace(self._deps(turn_id, chat_id, tools), tools=(), runner=None)
+            messages = webhook_messages(
+                delivery.webhook, delivery.instructions, delivery.content_type, delivery.body
+            )
+            log.info("turn_started", kind="webhook", webhook=delivery.webhook)
+            loop = _headed(run_turn(deps, messages), f"📨 Webhook {delivery.webhook}")
+            await self._drive(chat_id, turn_id, loop, tools, [], None)
+        # Ended (answered, failed and told, or /stop): never summarised again.
+        await self._store.webhooks.mark_handled(delivery.id)
+
+    async def run_job_turn(self, run: RunRecord, job: JobRecord) -> None:
+        """A job's run: a `scheduled` turn in the job's chat, started once (the run row moves
+        from queued to started first; it records the turn, so tokens count per job)."""
+        turn_id, chat_id = uuid.uuid4().hex, job.chat_id
+        if not await self._store.jobs.start_run(run.id, turn_id):
+            return  # another worker or process has it
+        with bound(chat_id=chat_id, turn_id=turn_id, job_id=job.id):
+            session_id = await self._store.chats.current_session(chat_id)
+            await self._store.turns.start(turn_id, chat_id, session_id, TurnKind.SCHEDULED, [])
+            prompt = Message(Role.USER, job_prompt(job))
+            messages = build_context([prompt], now=self._now())
+            offer = self.offer([prompt], TurnKind.SCHEDULED, False)
+            tools = await self._tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, None)
+            deps = self._deps(turn_id, chat_id, tools)
+            log.info("turn_started", kind="scheduled", tools=len(offer.tools))
+            loop = _headed(run_turn(deps, messages), f"⏰ Job #{job.id}")
+            await self._drive(chat_id, turn_id, loop, tools, [], None)
 
     async def _tools(
         self,
@@ -182,6 +257,8 @@ class TurnRunner:
             offer, self._store.tool_calls, turn_id, kind=kind, catalog=self._catalog,
             taint=taint, result_limit=self._limits.tool_result_chars,
             just_approved=frozenset(recent), ledger=self._store.actions, chat_id=chat_id,
+            rules=self._limits.tool_rules, steps=self._store.tool_steps,
+            notify=self._store.outbox.add, now=self._now,
         )  # fmt: skip
 
     def _deps(self, turn_id: str, chat_id: int, tools: TurnTools) -> TurnDeps:
@@ -212,10 +289,13 @@ class TurnRunner:
             log.info("turn_resumed")
             held = {call.id for call in snapshot.step_calls} - set(snapshot.outcomes)
             decided = await self._approvals.outcomes(turn_id, tools, snapshot.steps, held)
+            await _record_not_approved(tools, snapshot.step_calls, decided, snapshot.steps)
             deps = self._deps(turn_id, chat_id, tools)
-            await self._drive(
-                chat_id, turn_id, resume_turn(deps, snapshot, decided), tools, [], None
-            )
+            loop = resume_turn(deps, snapshot, decided)
+            job_id = await self._store.jobs.job_of_turn(turn_id)
+            if job_id is not None:
+                loop = _headed(loop, f"⏰ Job #{job_id}")
+            await self._drive(chat_id, turn_id, loop, tools, [], None)
 
     # -- one drive of the loop: to an answer, a pause, a stop or a failure -----------------------
 
@@ -287,6 +367,7 @@ class TurnRunner:
         update_ids: list[int],
     ) -> None:
         approvals = await self._approvals.open(turn_id, chat_id, paused.held, tools)
+        await tools.record_held(paused.held, paused.snapshot.steps)
         extra = {
             "kind": str(tools.kind),
             "taint": _taint_json(tools.taint),
@@ -338,6 +419,30 @@ class TurnRunner:
             with contextlib.suppress(ChannelError):
                 await self._channel.typing(chat_id)
             await asyncio.sleep(TYPING_EVERY_S)
+
+
+async def _headed(loop: Awaitable[Reply | NeedsApproval], heading: str) -> Reply | NeedsApproval:
+    result = await loop
+    if isinstance(result, Reply) and result.text.strip():
+        return dataclasses.replace(result, text=f"{heading}\n{result.text.strip()}")
+    return result
+
+
+async def _record_not_approved(
+    tools: TurnTools,
+    calls: Sequence[ToolCallRequest],
+    decided: dict[str, ToolOutcome],
+    step: int,
+) -> None:
+    """The record's approval step for held calls that did not run (the approved ones record
+    their own as they run)."""
+    labels = {DENIED: "denied", EXPIRED: "expired", CHANGED: "changed", STILL_RUNNING: "unknown"}
+    for call in calls:
+        outcome = decided.get(call.id)
+        if outcome is None or call.id in tools.approved_ids:
+            continue
+        label = labels.get(outcome.text, "ran_before")  # executed before a restart
+        await tools.record_step(call, step, Stage.APPROVAL, label, outcome.text)
 
 
 def unavailable_text(exc: ModelUnavailable) -> str:

@@ -138,6 +138,9 @@ def settings_env(
         "PALUI_MODEL_API_KEY": "sk-test-secret-key-0123456789",
         "PALUI_DATABASE_URL": database_url,
         "PALUI_DATA_DIR": str(tmp_path / "data"),
+        # Long-term memory (a recall server process) is off unless a test is about it.
+        "PALUI_RECALL__ENABLED": "false",
+        "PALUI_HTTP_PORT": "0",  # Palui's HTTP server on a free port (tests run side by side)
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

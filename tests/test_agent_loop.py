@@ -179,6 +179,9 @@ class AskFor:
     def needs_approval(self, call: ToolCallRequest) -> bool:
         return call.name in self.names
 
+    async def prepare(self, call: ToolCallRequest, step: int):
+        return await self.inner.prepare(call, step)
+
     async def run(self, call: ToolCallRequest, step: int):
         return await self.inner.run(call, step)
 

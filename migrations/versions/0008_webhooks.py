@@ -1,4 +1,4 @@
-"""inbound webhook deliveries and chat leases (issue 7)
+"""inbound webhook deliveries (issue 7)
 
 Revision ID: 0008
 Revises: 0004
@@ -7,6 +7,9 @@ Create Date: 2026-11-30 04:40:00
 
 from __future__ import annotations
 
+import sqlalchemy as sa
+from alembic import op
+
 revision = "0008"
 down_revision = "0004"
 branch_labels = None
@@ -14,8 +17,26 @@ depends_on = None
 
 
 def upgrade() -> None:
-    pass
+    op.create_table(
+        "webhook_deliveries",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("webhook", sa.String(length=64), nullable=False),
+        sa.Column("chat_id", sa.BigInteger(), nullable=False),
+        sa.Column("instructions", sa.Text(), nullable=False),
+        sa.Column("content_type", sa.String(length=200), nullable=False),
+        sa.Column("body", sa.Text(), nullable=False),
+        sa.Column("turn_id", sa.String(length=32), nullable=True),
+        sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("handled_at", sa.DateTime(timezone=True), nullable=True),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_deliveries")),
+    )
+    with op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
+        batch_op.create_index(
+            "ix_webhook_deliveries_chat_id_handled_at", ["chat_id", "handled_at"], unique=False
+        )
 
 
 def downgrade() -> None:
-    pass
+    with op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
+        batch_op.drop_index("ix_webhook_deliveries_chat_id_handled_at")
+    op.drop_table("webhook_deliveries")

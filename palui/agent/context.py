@@ -14,8 +14,12 @@ If you are unsure, say so. Never claim to have done something you did not do.
 The current date and time is {now} (UTC)."""
 
 
-def build_context(history: Sequence[Message], *, summary: str = "", now: datetime) -> list[Message]:
+def build_context(
+    history: Sequence[Message], *, summary: str = "", memory: str = "", now: datetime
+) -> list[Message]:
     system = SYSTEM_PROMPT.format(now=now.strftime("%Y-%m-%d %H:%M"))
     if summary:
         system += f"\n\nSummary of the earlier conversation:\n{summary}"
+    if memory:
+        system += f"\n\nFrom your long-term memory (it may or may not be relevant):\n{memory}"
     return [Message(Role.SYSTEM, system), *history]

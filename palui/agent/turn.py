@@ -115,9 +115,10 @@ async def _run_calls(
 ) -> tuple[dict[str, ToolOutcome], list[ToolCallRequest]]:
     """Run the step's calls in order (a run of consecutive read-only calls concurrently).
 
-    Whether a call needs a person's approval is asked right before it would run, so a result
-    read earlier in the same step (which may taint the turn) counts. Returns the outcomes by
-    call id and the calls held for approval.
+    Each call is first prepared (the operator's hooks and guards may settle it or change its
+    arguments); whether it then needs a person's approval is asked right before it would run,
+    so a result read earlier in the same step (which may taint the turn) counts. Returns the
+    outcomes by call id and the calls held for approval, as prepared (the cards show those).
     """
     runner = deps.runner
     if runner is None:
@@ -128,19 +129,33 @@ async def _run_calls(
     index = 0
     while index < len(calls):
         call = calls[index]
-        if runner.needs_approval(call):
-            held.append(call)
+        if not runner.concurrent_safe(call.name):
+            prepared = await runner.prepare(call, step)
             index += 1
+            if isinstance(prepared, ToolOutcome):
+                outcomes[call.id] = prepared
+            elif runner.needs_approval(prepared):
+                held.append(prepared)
+            else:
+                outcomes[call.id] = await runner.run(prepared, step)
             continue
         group = [call]
-        if runner.concurrent_safe(call.name):
-            while index + len(group) < len(calls) and runner.concurrent_safe(
-                calls[index + len(group)].name
-            ):
-                group.append(calls[index + len(group)])
-        results = await asyncio.gather(*(runner.run(c, step) for c in group))
-        outcomes.update((c.id, r) for c, r in zip(group, results, strict=True))
+        while index + len(group) < len(calls) and runner.concurrent_safe(
+            calls[index + len(group)].name
+        ):
+            group.append(calls[index + len(group)])
         index += len(group)
+        ready: list[ToolCallRequest] = []
+        for member in group:
+            prepared = await runner.prepare(member, step)
+            if isinstance(prepared, ToolOutcome):
+                outcomes[member.id] = prepared
+            elif runner.needs_approval(prepared):
+                held.append(prepared)
+            else:
+                ready.append(prepared)
+        results = await asyncio.gather(*(runner.run(c, step) for c in ready))
+        outcomes.update((c.id, r) for c, r in zip(ready, results, strict=True))
     return outcomes, held
 
 

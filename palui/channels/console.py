@@ -36,8 +36,9 @@ class ConsoleChannel:
         """Print the card; `palui chat` then asks the question as a y/n prompt."""
         self._out.write(f"\n{card.text}\n")
         self._out.flush()
-        if any(b.data.startswith("ap:") for b in card.buttons):  # approval cards ask y/n
-            self.pending_cards.append(card)
+        buttons = tuple(b for row in card.keyboard for b in row)
+        if any(b.data.startswith("ap:") for b in buttons):  # approval cards ask y/n
+            self.pending_cards.append(Card(card.text, buttons))  # one row: `palui chat` reads it
         self._cards += 1
         return self._cards
 

@@ -140,6 +140,27 @@ class TelegramChannel:
         await self.bot.set_my_commands([BotCommand(name, text) for name, text in COMMANDS.items()])
         self._poller = asyncio.create_task(self._poll(service), name="telegram-poller")
 
+    async def start_webhook(self, url: str, secret_token: str) -> None:
+        """Webhook mode: Telegram POSTs updates to `url` (Palui's `POST /telegram`), each with
+        `secret_token` in a header; see `feed`."""
+        await self.bot.set_webhook(
+            url, secret_token=secret_token, allowed_updates=list(ALLOWED_UPDATES)
+        )
+        await self.bot.set_my_commands([BotCommand(name, text) for name, text in COMMANDS.items()])
+        log.info("telegram_webhook_set")
+
+    async def feed(self, service: ChatService, data: dict[str, Any]) -> None:
+        """One update POSTed by Telegram: returns once it is stored (then it may be answered 200).
+
+        Raises ValueError for a body that is not an update."""
+        try:
+            update = Update.de_json(data, self.bot)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a Telegram update ({type(exc).__name__})") from None
+        inbound = to_inbound(update)
+        if inbound is not None:
+            await service.accept(inbound)
+
     async def close(self) -> None:
         if self._poller is not None:
             self._poller.cancel()

@@ -56,8 +56,9 @@ class McpConnector:
         backoff: Backoff = DEFAULT_BACKOFF,
         on_tools_changed: ToolsChanged | None = None,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        connector_id: str | None = None,
     ) -> None:
-        self.id = f"mcp-{slug}"
+        self.id = connector_id or f"mcp-{slug}"
         self.settings = settings
         self.trust = settings.trust
         self._backoff = backoff

@@ -9,6 +9,7 @@ from types import TracebackType
 from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.connector import CONNECT_TIMEOUT_S, McpConnector, ToolsChanged
+from palui.connectors.recall import RECALL_ID
 from palui.domain import ConnectorStatus
 from palui.logs import get_logger
 
@@ -18,7 +19,7 @@ START_TIMEOUT_S = 15.0  # one slow server must not hold up Palui's start
 
 
 class ConnectorManager:
-    """One `McpConnector` per `[mcp.<slug>]` section."""
+    """One `McpConnector` per `[mcp.<slug>]` section, and `recall` when memory is on."""
 
     def __init__(
         self,
@@ -28,9 +29,10 @@ class ConnectorManager:
         on_tools_changed: ToolsChanged | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        recall: McpServerSettings | None = None,
     ) -> None:
         self._start_timeout_s = start_timeout_s
-        self._connectors = {
+        self._connectors: dict[str, McpConnector] = {
             c.id: c
             for c in (
                 McpConnector(
@@ -43,6 +45,11 @@ class ConnectorManager:
                 for slug, settings in settings_mcp.items()
             )
         }
+        if recall is not None:  # long-term memory: connector `recall` (DESIGN §1.7)
+            self._connectors[RECALL_ID] = McpConnector(
+                "recall", recall, backoff=backoff, on_tools_changed=on_tools_changed,
+                connect_timeout_s=connect_timeout_s, connector_id=RECALL_ID,
+            )  # fmt: skip
 
     def connectors(self) -> list[McpConnector]:
         return list(self._connectors.values())

@@ -54,6 +54,9 @@ class ApprovalRecord:
     expires_at: datetime
     decided_at: datetime | None
     result: str | None
+    model_arguments: str | None = None  # the model's values, when a person edited them
+    edited_by: str | None = None
+    edited_at: datetime | None = None
 
 
 def _record(row: ApprovalRow) -> ApprovalRecord:
@@ -61,6 +64,7 @@ def _record(row: ApprovalRow) -> ApprovalRecord:
         row.id, row.token, row.turn_id, row.chat_id, row.call_id, row.tool, row.arguments,
         row.digest, row.tool_class, row.sends_out, row.why, row.status, row.message_id,
         row.decided_by, row.created_at, row.expires_at, row.decided_at, row.result,
+        row.model_arguments, row.edited_by, row.edited_at,
     )  # fmt: skip
 
 
@@ -118,6 +122,11 @@ class ApprovalRepo:
     async def by_token(self, token: str) -> ApprovalRecord | None:
         async with self._db.session() as s:
             row = await s.scalar(select(ApprovalRow).where(ApprovalRow.token == token))
+        return _record(row) if row else None
+
+    async def by_id(self, approval_id: str) -> ApprovalRecord | None:
+        async with self._db.session() as s:
+            row = await s.get(ApprovalRow, approval_id)
         return _record(row) if row else None
 
     async def for_turn(self, turn_id: str) -> list[ApprovalRecord]:

@@ -224,6 +224,11 @@ class ApprovalRow(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     result: Mapped[str | None] = mapped_column(Text)
+    # Set when a person edited the arguments (migration 0009): `arguments` then holds the
+    # person's values and this the model's, so the record shows both.
+    model_arguments: Mapped[str | None] = mapped_column(Text)
+    edited_by: Mapped[str | None] = mapped_column(String(128))
+    edited_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class ToolSetting(Base):
@@ -292,13 +297,184 @@ class ActionRow(Base):
 # -- the tool pipeline's record (issue 5; migration 0005) ---------------------------------------
 
 
+class ToolStep(Base):
+    """One step of a tool call through the pipeline (DESIGN §1.6): hook, guard, policy,
+    approval, destination guard, send cap, ledger, execution, post hook; with its reason."""
+
+    __tablename__ = "tool_steps"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    turn_id: Mapped[str] = mapped_column(String(32), index=True)
+    step: Mapped[int] = mapped_column(Integer)
+    call_id: Mapped[str] = mapped_column(String(128))
+    tool: Mapped[str] = mapped_column(String(128))
+    stage: Mapped[str] = mapped_column(String(16))
+    outcome: Mapped[str] = mapped_column(String(24))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    detail: Mapped[str | None] = mapped_column(Text)  # JSON: decision id, arguments, ...
+    # An execution of a tool that sends out: the daily send cap counts these.
+    sends_out: Mapped[bool] = mapped_column(Boolean, default=False)
+    duration_ms: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class SendCapNotice(Base):
+    """The chat was told today that the daily send cap is used up (told once a day)."""
+
+    __tablename__ = "send_cap_notices"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+
+
 # -- memory: compaction and recall (issue 6; migration 0006) ------------------------------------
+
+
+class MemorySwitches(Base):
+    """The recall card's switches as the person set them (NULL: palui.toml's [recall] default)."""
+
+    __tablename__ = "memory_switches"
+
+    connector_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    auto_recall: Mapped[bool | None] = mapped_column(Boolean)
+    auto_save: Mapped[bool | None] = mapped_column(Boolean)
+    memory_tools: Mapped[bool | None] = mapped_column(Boolean)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RecallCheck(Base):
+    """One auto-recall check before a turn (or a skipped command): the skip rate counts these."""
+
+    __tablename__ = "recall_checks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    turn_id: Mapped[str | None] = mapped_column(String(32))
+    outcome: Mapped[str] = mapped_column(String(16))  # used, empty, skipped, timed_out, failed
+    detail: Mapped[str | None] = mapped_column(Text)
+    latency_ms: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class MemorySlice(Base):
+    """A run of a session's messages, fixed before it is summarised or saved, so a retry after a
+    crash handles the same messages (and builds the same source ids) again."""
+
+    __tablename__ = "memory_slices"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
+    first_message_id: Mapped[int] = mapped_column(Integer)
+    last_message_id: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(String(16))  # compaction | new
+    summarised: Mapped[bool] = mapped_column(Boolean, default=False)
+    save_state: Mapped[str] = mapped_column(String(16), index=True)  # pending saved failed off
+    saved_count: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint("session_id", "first_message_id", name="uq_memory_slices_session_first"),
+    )
 
 
 # -- scheduled jobs (issue 7; migration 0007) ---------------------------------------------------
 
 
+class JobRow(Base):
+    """A scheduled job: the database is the source of truth; schedulers load and follow it."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token: Mapped[str] = mapped_column(String(16), unique=True)  # in its /jobs card's buttons
+    chat_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    prompt: Mapped[str] = mapped_column(Text)
+    schedule: Mapped[str] = mapped_column(String(200))
+    timezone: Mapped[str] = mapped_column(String(64))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    daily_token_cap: Mapped[int] = mapped_column(Integer)
+    anchor_at: Mapped[datetime] = mapped_column(UTCDateTime)  # an interval counts from here
+    created_by: Mapped[str] = mapped_column(String(160))
+    cap_notice_day: Mapped[str | None] = mapped_column(String(10))  # told "over its cap" then
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class JobRun(Base):
+    """One due time of a job, claimed (inserted) before the run starts: the unique
+    (job_id, scheduled_for) pair is what makes a run fire once across processes and restarts."""
+
+    __tablename__ = "job_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    job_id: Mapped[int] = mapped_column(Integer, index=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    scheduled_for: Mapped[datetime] = mapped_column(UTCDateTime)
+    # queued (claimed) -> started | skipped (over its cap) ; missed (past the misfire grace)
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    missed: Mapped[int] = mapped_column(Integer, default=0)  # due times coalesced into this one
+    turn_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    claimed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        UniqueConstraint("job_id", "scheduled_for", name="uq_job_runs_job_id_scheduled_for"),
+    )
+
+
 # -- inbound webhooks and chat leases (issue 7; migration 0008) ---------------------------------
 
 
+class WebhookDelivery(Base):
+    """An inbound webhook's payload, stored before the sender gets its 202 (untrusted data).
+
+    `turn_id` is the turn summarising it; `handled_at` is set once that turn has ended."""
+
+    __tablename__ = "webhook_deliveries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    webhook: Mapped[str] = mapped_column(String(64))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    content_type: Mapped[str] = mapped_column(String(200), default="")
+    body: Mapped[str] = mapped_column(Text)
+    turn_id: Mapped[str | None] = mapped_column(String(32))
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    handled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_webhook_deliveries_chat_id_handled_at", "chat_id", "handled_at"),)
+
+
 # -- edited approvals (issue 5, Edit; migration 0009) -------------------------------------------
+
+
+class ApprovalEdit(Base):
+    """A person editing a card's arguments in the chat, one question per argument.
+
+    Kept in the database so an edit survives a restart; the answer that moves it on is marked
+    handled in the same transaction, so a redelivered message is never applied twice.
+    """
+
+    __tablename__ = "approval_edits"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    token: Mapped[str] = mapped_column(String(32), unique=True)  # in the question's buttons
+    approval_id: Mapped[str] = mapped_column(String(32), index=True)
+    # The token of the card being edited: stale once the edit is confirmed.
+    card_token: Mapped[str] = mapped_column(String(32), index=True)
+    card_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    user_name: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16), index=True)  # asking done cancelled ended
+    fields: Mapped[str] = mapped_column(Text)  # JSON list: the argument names asked, in order
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    arguments: Mapped[str] = mapped_column(Text)  # JSON: the values so far
+    message_id: Mapped[int | None] = mapped_column(BigInteger)  # NULL until the question is sent
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (Index("ix_approval_edits_chat_id_user_id", "chat_id", "user_id"),)

@@ -17,9 +17,12 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from palui.db.approval_edits import ApprovalEditRepo
 from palui.db.approvals import ApprovalRepo
 from palui.db.engine import Database
+from palui.db.jobs import JobRepo
 from palui.db.ledger import ActionLedger
+from palui.db.memory import MemoryRepo
 from palui.db.models import (
     Chat,
     ChatSession,
@@ -33,7 +36,9 @@ from palui.db.models import (
     utcnow,
 )
 from palui.db.repo import Repo
+from palui.db.pipeline import ToolStepRepo
 from palui.db.tools import ToolCallRepo, ToolSettingRepo
+from palui.db.webhooks import WebhookRepo
 from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
 
 RECORD_ATTEMPTS = 4
@@ -150,14 +155,15 @@ class ChatRepo(Repo):
             chat.current_session_id = session.id
             return session.id
 
-    async def history(self, session_id: int, limit: int) -> History:
-        """The session's summary and its last `limit` messages, oldest first."""
+    async def history(self, session_id: int, limit: int, after: int = 0) -> History:
+        """The session's summary and its last `limit` messages after message id `after` (what
+        the summary covers), oldest first."""
         async with self._db.session() as s:
             session = await s.get_one(ChatSession, session_id)
             rows = list(
                 await s.scalars(
                     select(MessageRow)
-                    .where(MessageRow.session_id == session_id)
+                    .where(MessageRow.session_id == session_id, MessageRow.id > after)
                     .order_by(MessageRow.id.desc())
                     .limit(limit)
                 )
@@ -391,7 +397,12 @@ class Store:
         self.tool_calls = ToolCallRepo(db)
         self.approvals = ApprovalRepo(db)
         self.tool_settings = ToolSettingRepo(db)
+        self.tool_steps = ToolStepRepo(db)
         self.actions = ActionLedger(db)
+        self.approval_edits = ApprovalEditRepo(db)
+        self.memory = MemoryRepo(db)
+        self.webhooks = WebhookRepo(db)
+        self.jobs = JobRepo(db)
 
 
 def day_start(now: datetime) -> datetime:

@@ -22,6 +22,7 @@ from palui.policy.classes import Classification, ClassSource, ToolClass
 from palui.policy.classify import classify, definition_hash
 from palui.policy.kinds_file import KindsFile
 from palui.tools.names import full_name
+from palui.tools.registry import BUILTIN_IDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +65,11 @@ class ToolCatalog:
         kinds: KindsFile | None,
         stored: Mapping[str, StoredTool],
         globs: Mapping[str, Globs],
+        start_on: frozenset[str] = frozenset(),
     ) -> None:
         self.kinds = kinds
+        # Full names that start on when first seen although not read (recall's save/forget).
+        self._start_on = start_on
         self._stored = dict(stored)
         self._globs = dict(globs)
         self._cache: dict[tuple[str, str], CatalogEntry] = {}
@@ -133,7 +137,9 @@ class ToolCatalog:
         if stored is not None:  # palui.toml's globs were written into it at start
             return stored.enabled
         by_file = self.file_switch(connector_id, tool)
-        return is_read if by_file is None else by_file
+        # Palui's own tools start on: the policy matrix alone decides when they ask.
+        start_on = is_read or name in self._start_on or connector_id in BUILTIN_IDS
+        return start_on if by_file is None else by_file
 
     def file_switch(self, connector_id: str, tool: str) -> bool | None:
         """What palui.toml's globs say of a tool's switch (None: they don't name it)."""

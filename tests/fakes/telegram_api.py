@@ -10,7 +10,9 @@ It keeps the behaviours Palui's reliability rests on: getUpdates long-polls and 
 update until a later call's offset confirms it; texts are checked for length and HTML after
 entity parsing; editing to the same content is "message is not modified"; `flood()` answers 429
 with retry_after. The server is plain HTTP, so a bot in another process can use it too.
-Webhook delivery is not simulated: setWebhook only changes what getUpdates and getWebhookInfo say.
+While a webhook is set, getUpdates is refused (409) as Telegram does, and a test hands an update
+to the webhook with `deliver_to_webhook(update_id)` (a POST carrying setWebhook's secret_token
+header, like Telegram's; a 2xx answer confirms the update).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class FakeTelegram:
         self.requests: list[RecordedRequest] = []
         self.flood_rejections: list[RecordedRequest] = []
         self.webhook_url = ""
+        self.webhook_secret: str | None = None
         self._next_update_id = 100_001
         self._pending: list[dict[str, Any]] = []  # unconfirmed updates, by update_id
         self._pushed: dict[int, dict[str, Any]] = {}  # every update ever pushed
@@ -199,6 +202,35 @@ class FakeTelegram:
         """Queue a button press on message `message_id`; returns the update_id."""
         query = self.chats.callback_query(chat_id, user_id, message_id, data)
         return self.push_update({"callback_query": query})
+
+    async def deliver_to_webhook(
+        self, update_id: int, *, secret_token: str | None = "", body: bytes | None = None
+    ) -> int:
+        """POST a pushed update to the webhook URL as Telegram does; the HTTP status.
+
+        `secret_token` defaults to the one given to setWebhook (None: no header); `body`
+        replaces the update's JSON. A 2xx answer confirms the update; it may be delivered again.
+        """
+        import aiohttp
+
+        if not self.webhook_url:
+            raise AssertionError("no webhook is set (setWebhook was not called)")
+        token = self.webhook_secret if secret_token == "" else secret_token
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["X-Telegram-Bot-Api-Secret-Token"] = token
+        data = body if body is not None else json.dumps(self._pushed[update_id]).encode()
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(self.webhook_url, data=data, headers=headers) as response,
+        ):
+            await response.read()
+            status = response.status
+        if 200 <= status < 300:
+            self._delivered[update_id] += 1
+            self._pending = [u for u in self._pending if u["update_id"] != update_id]
+            self._changed()
+        return status
 
     def flood(self, method: str = "sendMessage", times: int = 1, retry_after: int = 2) -> None:
         """Make the next `times` calls of `method` fail with 429 Too Many Requests."""
@@ -394,6 +426,7 @@ class FakeTelegram:
 
     def _set_webhook(self, params: dict[str, Any]) -> bool:
         self.webhook_url = str(params.get("url") or "")
+        self.webhook_secret = params.get("secret_token") if self.webhook_url else None
         if params.get("drop_pending_updates"):
             self._confirm(self._next_update_id)
         return True

@@ -1,0 +1,547 @@
+"""Review and edit before it runs: the card's Edit button, done as a short question-and-answer.
+
+Tapping ✏️ Edit asks about one argument per message, the model's value prefilled; the person
+sends a new value or `.` to keep it. Answers are parsed against the tool's input schema and
+checked by the parameter guards (a refusal asks the same question again); pinned arguments are
+shown and never asked. After the last answer the approval is bound to the edited arguments
+under a new token, so the original card goes stale, and a fresh card is posted: its Approve runs
+the edited call once, through the usual claim.
+
+While an edit is open, the person's text messages in that chat are its answers, not a new turn
+(`take_answers`). Everything lives in the database (palui.db.approval_edits): an edit survives a
+restart, and an answer moves it on in the same transaction that marks the message handled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import secrets
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from palui.approvals import EDIT, PREFIX, Approvals, render_arguments
+from palui.db import Store
+from palui.db.approval_edits import EditRecord, NewEdit
+from palui.db.approvals import ApprovalRecord
+from palui.domain import Button, Card, Inbound, RemoteTool
+from palui.errors import ChannelError
+from palui.logs import get_logger
+from palui.policy.classify import definition_hash
+from palui.ports import Channel
+from palui.tools.digest import call_digest, canonical
+from palui.tools.guards import GuardRejected, Guards
+from palui.tools.names import full_name, split_name
+from palui.tools.registry import ToolRegistry
+
+log = get_logger("palui.approval_edits")
+
+EDIT_PREFIX = "ae"
+KEEP = "."
+VALUE_CHARS = 300  # a longer value is shown cut; `.` keeps all of it
+STOP_COMMANDS = frozenset({"stop", "cancel"})
+_TYPE_WORDS = {
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "yes or no",
+    "array": 'a JSON list, like ["a", "b"]',
+    "object": 'a JSON object, like {"key": "value"}',
+    "null": "null",
+}
+_YES = frozenset({"true", "yes", "y", "on", "1"})
+_NO = frozenset({"false", "no", "n", "off", "0"})
+_MODEL_HINT = re.compile(r"\s*Call \S+ again\b.*$", re.DOTALL)  # guards speak to the model too
+
+
+class BadValue(ValueError):
+    """An answer that doesn't fit the argument; the message says why, for the person."""
+
+
+# -- values --------------------------------------------------------------------------------------
+
+
+def _schema_types(spec: Mapping[str, Any]) -> set[str]:
+    declared = spec.get("type")
+    types = {declared} if isinstance(declared, str) else set()
+    if isinstance(declared, list):
+        types |= {t for t in declared if isinstance(t, str)}
+    for key in ("anyOf", "oneOf"):
+        for option in spec.get(key) or ():
+            if isinstance(option, Mapping):
+                types |= _schema_types(option)
+    return types
+
+
+def _types_of(value: Any) -> set[str]:
+    """An argument without a declared type takes the type of the model's value."""
+    if isinstance(value, bool):
+        return {"boolean"}
+    if isinstance(value, int):
+        return {"integer"}
+    if isinstance(value, float):
+        return {"number"}
+    if isinstance(value, str):
+        return {"string"}
+    if isinstance(value, list):
+        return {"array"}
+    if isinstance(value, dict):
+        return {"object"}
+    return set()  # unset or null: anything goes (JSON if it reads as JSON, else text)
+
+
+def expected_types(spec: Mapping[str, Any], model_value: Any) -> set[str]:
+    return _schema_types(spec) or _types_of(model_value)
+
+
+def describe(types: set[str]) -> str:
+    words = [_TYPE_WORDS[t] for t in _TYPE_WORDS if t in types and t != "null"]
+    return " or ".join(words) or "any value"
+
+
+def _number(text: str) -> int | float | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_value(text: str, spec: Mapping[str, Any], model_value: Any = None) -> Any:
+    """The person's answer as a value of the argument's type; BadValue when it isn't one."""
+    raw = text.strip()
+    types = expected_types(spec, model_value)
+    value: Any = _parse_typed(raw, types)
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum and value not in enum:
+        folded = [v for v in enum if isinstance(v, str) and v.lower() == raw.lower()]
+        if len(folded) != 1:
+            options = ", ".join(_show(v, 40) for v in enum[:12])
+            raise BadValue(f"That isn't one of the allowed values: {options}.")
+        value = folded[0]
+    return value
+
+
+def _parse_typed(raw: str, types: set[str]) -> Any:
+    if not types:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    if types <= {"string", "null"}:
+        return None if raw == "null" and "null" in types and "string" not in types else raw
+    if "null" in types and raw == "null":
+        return None
+    if "boolean" in types and raw.lower() in _YES | _NO:
+        return raw.lower() in _YES
+    if types & {"integer", "number"}:
+        number = _number(raw.replace(",", "") if "," in raw and "." not in raw else raw)
+        if number is not None:
+            if "number" in types:
+                return number
+            if float(number).is_integer():
+                return int(number)
+    if types & {"array", "object"}:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if ("array" in types and isinstance(value, list)) or (
+            "object" in types and isinstance(value, dict)
+        ):
+            return value
+    if "string" in types:
+        return raw
+    raise BadValue(f"That isn't {describe(types)}.")
+
+
+def _show(value: Any, limit: int = VALUE_CHARS) -> str:
+    """A value as the person reads it: text as is, anything else as JSON; long ones cut."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … ({len(text) - limit:,} more characters)"
+
+
+def person_message(exc: GuardRejected) -> str:
+    return _MODEL_HINT.sub("", exc.message).strip() or exc.message
+
+
+# -- the flow ------------------------------------------------------------------------------------
+
+
+def owns_tap(data: str | None) -> bool:
+    """Whether a button's callback data belongs to the edit flow."""
+    data = data or ""
+    return data.startswith(f"{EDIT_PREFIX}:") or (
+        data.startswith(f"{PREFIX}:") and data.endswith(f":{EDIT}")
+    )
+
+
+class EditFlow:
+    def __init__(
+        self,
+        store: Store,
+        channel: Channel,
+        approvals: Approvals,
+        registry: ToolRegistry,
+        guards: Guards,
+        *,
+        now: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._edits = store.approval_edits
+        self._channel = channel
+        self._approvals = approvals
+        self._registry = registry
+        self._guards = guards
+        self._now = now
+
+    # -- taps ----------------------------------------------------------------------------------
+
+    async def tap(self, inbound: Inbound) -> str:
+        """Edit on a card, or Keep / Keep the rest / Cancel on a question; the toast to show."""
+        parts = (inbound.callback_data or "").split(":")
+        if parts[0] == PREFIX and len(parts) == 3:
+            return await self._start(inbound, parts[1])
+        if len(parts) not in (3, 4) or parts[2] not in ("k", "r", "c"):
+            return "This button is not valid."
+        edit = await self._edits.by_token(parts[1])
+        if edit is None or edit.chat_id != inbound.chat_id:
+            return "This button is no longer active."
+        if edit.user_id != inbound.user.id:
+            return "Someone else is editing this card."
+        if edit.status != "asking" or await self._current(edit) is None:
+            return "This edit has ended."
+        if parts[2] == "c":
+            await self._cancel(edit)
+            return "Edit cancelled."
+        try:
+            at = int(parts[3]) if len(parts) == 4 else -1
+        except ValueError:
+            at = -1
+        if at != edit.position:
+            return "That question was already answered."
+        keep_rest = parts[2] == "r"
+        if not await self._advance(edit, None, keep=True, keep_rest=keep_rest):
+            return "That question was already answered."
+        return "Kept."
+
+    async def _start(self, inbound: Inbound, token: str) -> str:
+        record = await self._store.approvals.by_token(token)
+        if record is None:
+            if await self._edits.was_edited(token):
+                return "This card was edited: decide on the edited card below."
+            return "This button is no longer active."
+        if record.chat_id != inbound.chat_id:
+            return "Only the bot's owner can decide."
+        if record.status != "pending":
+            return f"Already decided ({record.status})."
+        if record.expires_at <= self._now():
+            return "This approval has expired. Nothing was run."
+        tool = self._tool(record.tool)
+        if tool is None:
+            return "Can't edit now: the tool isn't reachable. Approve or deny it as it is."
+        arguments = json.loads(record.arguments)
+        if call_digest(record.tool, arguments, definition_hash(tool)) != record.digest:
+            return "The tool changed since this card was shown, so it can't be edited."
+        pinned = self._guards.pinned(record.tool)
+        properties = _properties(tool)
+        names = [*properties, *(name for name in arguments if name not in properties)]
+        fields = tuple(name for name in names if name not in pinned)
+        if not fields:
+            return "Nothing to edit: this call has no arguments you can change."
+        edit_id = uuid.uuid4().hex
+        replaced = await self._edits.start(
+            NewEdit(
+                id=edit_id, token=secrets.token_urlsafe(16), approval_id=record.id,
+                card_token=record.token, card_message_id=record.message_id,
+                chat_id=record.chat_id, user_id=inbound.user.id, user_name=inbound.user.display,
+                fields=fields, arguments=record.arguments,
+            )
+        )  # fmt: skip
+        for old in replaced:
+            await self._close_question(old, "✖️ Edit stopped (another edit started).")
+        log.info("approval_edit_started", tool=record.tool, chat_id=record.chat_id)
+        edit = await self._edits.by_id(edit_id)
+        if edit is not None:
+            await self._ask(edit)
+        return "Editing: answer the questions below."
+
+    # -- answers -------------------------------------------------------------------------------
+
+    async def take_answers(self, batch: Sequence[Inbound]) -> list[Inbound]:
+        """Use the messages that answer an open edit; the rest are for a turn."""
+        rest = []
+        for inbound in batch:
+            if inbound.text is None or inbound.edited or not await self._answer(inbound):
+                rest.append(inbound)
+        return rest
+
+    async def _answer(self, inbound: Inbound) -> bool:
+        for _ in range(3):  # a tap may move the edit at the same moment: look again
+            edit = await self._edits.active(inbound.chat_id, inbound.user.id, self._now())
+            if edit is None:
+                return False
+            text = inbound.text or ""
+            if await self._advance(edit, inbound.update_id, keep=text.strip() == KEEP, text=text):
+                return True
+        return True  # it kept moving under us; the answer is not turned into a turn either
+
+    async def _advance(
+        self,
+        edit: EditRecord,
+        update_id: int | None,
+        *,
+        keep: bool = False,
+        keep_rest: bool = False,
+        text: str = "",
+    ) -> bool:
+        """Apply one answer (or Keep) to the current question; False if the edit moved meanwhile."""
+        record = await self._current(edit)
+        tool = self._tool(record.tool) if record else None
+        if record is None or tool is None:
+            await self._edits.close(edit.id, "ended", update_id=update_id)
+            await self._close_question(edit, "✖️ The edit ended: the card was decided meanwhile.")
+            return True
+        schema = tool.input_schema or {}
+        working = json.loads(edit.arguments)
+        name = edit.fields[edit.position]
+        if not keep:
+            spec = _properties(tool).get(name, {})
+            try:
+                value = parse_value(text, spec, working.get(name))
+                self._check(record.tool, {**working, name: value}, working, schema)
+            except BadValue as exc:
+                return await self._reask(edit, update_id, str(exc))
+            except GuardRejected as exc:
+                return await self._reask(edit, update_id, f"Not allowed: {person_message(exc)}")
+            working[name] = value
+        position = len(edit.fields) if keep_rest else edit.position + 1
+        answered = "kept" if keep else f"→ {_show(working[name], 80)}"
+        if position < len(edit.fields):
+            moved = await self._edits.move(
+                edit.id, at=edit.position, position=position,
+                arguments=canonical(working), update_id=update_id,
+            )  # fmt: skip
+            if moved:
+                await self._close_question(edit, f"✏️ {name}: {answered}")
+                await self._ask_next(edit.id)
+            return moved
+        await self._close_question(edit, f"✏️ {name}: {answered}")
+        return await self._finish(edit, record, tool, working, update_id)
+
+    def _check(
+        self, tool: str, candidate: dict[str, Any], before: dict[str, Any], schema: Any
+    ) -> None:
+        """The guards' verdict on the new value; a refusal the old values share is not its
+        fault (it is checked again on the whole call at the end)."""
+        try:
+            self._guards.apply(tool, candidate, schema)
+        except GuardRejected as exc:
+            try:
+                self._guards.apply(tool, before, schema)
+            except GuardRejected as earlier:
+                if earlier.message == exc.message:
+                    return
+            raise
+
+    async def _reask(self, edit: EditRecord, update_id: int | None, problem: str) -> bool:
+        moved = await self._edits.move(
+            edit.id, at=edit.position, position=edit.position, arguments=edit.arguments,
+            update_id=update_id,
+        )  # fmt: skip
+        if moved:
+            await self._close_question(edit, f"✏️ {edit.fields[edit.position]}: not accepted")
+            await self._ask_next(edit.id, problem)
+        return moved
+
+    async def _finish(
+        self,
+        edit: EditRecord,
+        record: ApprovalRecord,
+        tool: RemoteTool,
+        working: dict[str, Any],
+        update_id: int | None,
+    ) -> bool:
+        """All answered: check the whole call, then bind the approval to it and show it again."""
+        schema = tool.input_schema or {}
+        try:
+            final = self._guards.apply(record.tool, working, schema)
+        except GuardRejected as exc:
+            problem = f"Not allowed: {person_message(exc)}"
+            named = [i for i, field in enumerate(edit.fields) if repr(field) in exc.message]
+            if named:  # ask the argument the guards name again
+                moved = await self._edits.move(
+                    edit.id, at=edit.position, position=named[0],
+                    arguments=canonical(working), update_id=update_id,
+                )  # fmt: skip
+                if moved:
+                    await self._ask_next(edit.id, problem)
+                return moved
+            await self._end(edit, update_id, f"✖️ {problem}\nThe card above still waits.")
+            return True
+        original = json.loads(record.arguments)
+        with contextlib.suppress(GuardRejected):
+            original = self._guards.apply(record.tool, original, schema)
+        if canonical(final) == canonical(original):
+            await self._end(
+                edit, update_id, "Nothing was changed. The card above still waits.", "unchanged"
+            )
+            return True
+        definition = definition_hash(tool)
+        if call_digest(record.tool, json.loads(record.arguments), definition) != record.digest:
+            await self._end(edit, update_id, "✖️ The tool changed meanwhile; nothing was edited.")
+            return True
+        token = secrets.token_urlsafe(16)  # 128 random bits, like every card
+        confirmed = await self._edits.confirm(
+            edit, at=edit.position, arguments=canonical(final),
+            digest=call_digest(record.tool, final, definition), new_token=token,
+            now=self._now(), update_id=update_id,
+        )  # fmt: skip
+        if not confirmed:
+            await self._close_question(edit, "✖️ The edit ended: the card was decided meanwhile.")
+            return True
+        log.info("approval_edited", tool=record.tool, chat_id=record.chat_id)
+        await self._retire_card(edit, record)
+        await self._approvals.post_cards(record.turn_id, self._descriptions())
+        return True
+
+    async def _end(
+        self, edit: EditRecord, update_id: int | None, text: str, status: str = "ended"
+    ) -> None:
+        if await self._edits.close(edit.id, status, update_id=update_id):
+            with contextlib.suppress(ChannelError):
+                await self._channel.send_card(edit.chat_id, Card(text))
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    async def stop_command(self, inbound: Inbound) -> str | None:
+        """/stop or /cancel during an edit ends the edit (the card stays); None otherwise."""
+        if inbound.command not in STOP_COMMANDS:
+            return None
+        edit = await self._edits.active(inbound.chat_id, inbound.user.id, self._now())
+        if edit is None or not await self._cancel(edit):
+            return None
+        return "Edit cancelled. The card above still waits for Approve or Deny."
+
+    async def _cancel(self, edit: EditRecord) -> bool:
+        if not await self._edits.close(edit.id, "cancelled"):
+            return False
+        log.info("approval_edit_cancelled", chat_id=edit.chat_id)
+        await self._close_question(
+            edit, "✖️ Edit cancelled. The card above still waits for Approve or Deny."
+        )
+        return True
+
+    # -- after a restart -----------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Send what a crash kept from going out: open questions, edited cards."""
+        for edit in await self._edits.unsent():
+            await self._ask(edit)
+        for turn_id in await self._edits.unsent_edited_cards():
+            await self._approvals.post_cards(turn_id, self._descriptions())
+
+    # -- messages ------------------------------------------------------------------------------
+
+    async def _ask_next(self, edit_id: str, problem: str | None = None) -> None:
+        edit = await self._edits.by_id(edit_id)
+        if edit is not None and edit.status == "asking":
+            await self._ask(edit, problem)
+
+    async def _ask(self, edit: EditRecord, problem: str | None = None) -> None:
+        record = await self._store.approvals.by_id(edit.approval_id)
+        if record is None:
+            return
+        tool = self._tool(record.tool)
+        working = json.loads(edit.arguments)
+        name = edit.fields[edit.position]
+        spec = _properties(tool).get(name, {}) if tool else {}
+        lines = [f"✏️ Editing {record.tool} — {edit.position + 1} of {len(edit.fields)}"]
+        if problem:
+            lines.insert(0, f"⚠️ {problem}")
+        pinned = self._guards.pinned(record.tool)
+        if pinned:
+            shown = ", ".join(f"{key}: {_show(value, 80)}" for key, value in pinned.items())
+            lines.append(f"🔒 Pinned, can't be changed: {shown}")
+        description = spec.get("description") if isinstance(spec, Mapping) else None
+        lines.append(f"{name}" + (f" — {str(description)[:200]}" if description else ""))
+        lines.append(f"Now: {_show(working[name])}" if name in working else "Now: (not set)")
+        kind = describe(expected_types(spec, working.get(name)))
+        lines.append(f"Send the new value ({kind}), or {KEEP} to keep it. /cancel stops editing.")
+        base = f"{EDIT_PREFIX}:{edit.token}"
+        buttons = [Button("↩️ Keep", f"{base}:k:{edit.position}")]
+        if edit.position + 1 < len(edit.fields):
+            buttons.append(Button("⏭ Keep the rest", f"{base}:r:{edit.position}"))
+        buttons.append(Button("✖️ Cancel", f"{base}:c"))
+        try:
+            message_id = await self._channel.send_card(
+                edit.chat_id, Card("\n".join(lines), tuple(buttons))
+            )
+        except ChannelError as exc:
+            log.warning("edit_question_not_sent", error=str(exc))  # sent again after a restart
+            return
+        await self._edits.sent(edit.id, message_id)
+
+    async def _close_question(self, edit: EditRecord, text: str) -> None:
+        """Replace a question's buttons with what became of it."""
+        if edit.message_id is None:
+            return
+        with contextlib.suppress(ChannelError):
+            await self._channel.edit_card(edit.chat_id, edit.message_id, Card(text))
+
+    async def _retire_card(self, edit: EditRecord, record: ApprovalRecord) -> None:
+        """The card the person edited loses its buttons and points to the edited one."""
+        if edit.card_message_id is None:
+            return
+        arguments, _ = render_arguments(record.arguments)
+        text = (
+            f"🔐 {record.tool}\n{arguments}\n"
+            f"✏️ Edited by {edit.user_name} — decide on the edited card below."
+        )
+        with contextlib.suppress(ChannelError):
+            await self._channel.edit_card(edit.chat_id, edit.card_message_id, Card(text))
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    async def _current(self, edit: EditRecord) -> ApprovalRecord | None:
+        """The edited card, while it can still be decided and was not replaced."""
+        record = await self._store.approvals.by_id(edit.approval_id)
+        if (
+            record is None
+            or record.status != "pending"
+            or record.token != edit.card_token
+            or record.expires_at <= self._now()
+        ):
+            return None
+        return record
+
+    def _tool(self, name: str) -> RemoteTool | None:
+        """The tool as its connector describes it now (None when it isn't reachable)."""
+        parts = split_name(name)
+        toolset = self._registry.get(parts[0]) if parts else None
+        if parts is None or toolset is None:
+            return None
+        return next((t for t in toolset.tools() if t.name == parts[1]), None)
+
+    def _descriptions(self) -> dict[str, str]:
+        return {
+            full_name(toolset.id, remote.name): remote.description
+            for toolset in self._registry.toolsets
+            for remote in toolset.tools()
+        }
+
+
+def _properties(tool: RemoteTool | None) -> dict[str, Any]:
+    properties = (tool.input_schema or {}).get("properties") if tool else None
+    return dict(properties) if isinstance(properties, Mapping) else {}

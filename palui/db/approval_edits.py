@@ -1,0 +1,264 @@
+"""Edits of approval cards in progress: one row per person editing a card, question by question.
+
+    asking --last answer--> done       (the approval now holds the person's values, new token)
+           --Cancel, /stop--> cancelled
+           --nothing changed--> unchanged
+           --card decided meanwhile--> ended
+Every move is a conditional UPDATE on (status, position), and the message that caused it is
+marked handled in the same transaction: a redelivered answer or a double tap moves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import exists, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palui.db.models import ApprovalEdit, ApprovalRow, InboxUpdate, utcnow
+from palui.db.repo import Repo
+from palui.domain import InboxStatus
+
+ASKING = "asking"
+
+
+@dataclass(frozen=True, slots=True)
+class NewEdit:
+    id: str
+    token: str
+    approval_id: str
+    card_token: str
+    card_message_id: int | None
+    chat_id: int
+    user_id: int
+    user_name: str
+    fields: tuple[str, ...]
+    arguments: str  # JSON object: the card's values, changed as answers come in
+
+
+@dataclass(frozen=True, slots=True)
+class EditRecord:
+    id: str
+    token: str
+    approval_id: str
+    card_token: str
+    card_message_id: int | None
+    chat_id: int
+    user_id: int
+    user_name: str
+    status: str
+    fields: tuple[str, ...]
+    position: int
+    arguments: str
+    message_id: int | None
+
+
+def _record(row: ApprovalEdit) -> EditRecord:
+    return EditRecord(
+        row.id, row.token, row.approval_id, row.card_token, row.card_message_id, row.chat_id,
+        row.user_id, row.user_name, row.status, tuple(json.loads(row.fields)), row.position,
+        row.arguments, row.message_id,
+    )  # fmt: skip
+
+
+async def _handled(s: AsyncSession, update_id: int | None) -> None:
+    """The answer that moved the edit is done with, in the same transaction as the move."""
+    if update_id is not None:
+        await s.execute(
+            update(InboxUpdate)
+            .where(InboxUpdate.update_id == update_id)
+            .values(status=InboxStatus.DONE, handled_at=utcnow())
+        )
+
+
+class ApprovalEditRepo(Repo):
+    async def start(self, new: NewEdit) -> list[EditRecord]:
+        """Open an edit; other edits this person had open in the chat are cancelled (returned)."""
+        async with self._db.session() as s, s.begin():
+            rows = list(
+                await s.scalars(
+                    select(ApprovalEdit).where(
+                        ApprovalEdit.chat_id == new.chat_id,
+                        ApprovalEdit.user_id == new.user_id,
+                        ApprovalEdit.status == ASKING,
+                    )
+                )
+            )
+            for row in rows:
+                row.status, row.updated_at = "cancelled", utcnow()
+            s.add(
+                ApprovalEdit(
+                    id=new.id, token=new.token, approval_id=new.approval_id,
+                    card_token=new.card_token, card_message_id=new.card_message_id,
+                    chat_id=new.chat_id, user_id=new.user_id, user_name=new.user_name[:128],
+                    status=ASKING, fields=json.dumps(list(new.fields)), position=0,
+                    arguments=new.arguments, created_at=utcnow(), updated_at=utcnow(),
+                )
+            )  # fmt: skip
+            return [_record(row) for row in rows]
+
+    async def active(self, chat_id: int, user_id: int, now: datetime) -> EditRecord | None:
+        """The person's open edit in the chat, while its card can still be decided."""
+        async with self._db.session() as s:
+            row = await s.scalar(
+                select(ApprovalEdit)
+                .join(ApprovalRow, ApprovalRow.id == ApprovalEdit.approval_id)
+                .where(
+                    ApprovalEdit.chat_id == chat_id,
+                    ApprovalEdit.user_id == user_id,
+                    ApprovalEdit.status == ASKING,
+                    ApprovalRow.status == "pending",
+                    ApprovalRow.token == ApprovalEdit.card_token,
+                    ApprovalRow.expires_at > now,
+                )
+                .order_by(ApprovalEdit.created_at.desc())
+                .limit(1)
+            )
+        return _record(row) if row else None
+
+    async def by_id(self, edit_id: str) -> EditRecord | None:
+        async with self._db.session() as s:
+            row = await s.get(ApprovalEdit, edit_id)
+        return _record(row) if row else None
+
+    async def by_token(self, token: str) -> EditRecord | None:
+        async with self._db.session() as s:
+            row = await s.scalar(select(ApprovalEdit).where(ApprovalEdit.token == token))
+        return _record(row) if row else None
+
+    async def sent(self, edit_id: str, message_id: int) -> None:
+        """The current question went out as `message_id`."""
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(ApprovalEdit)
+                .where(ApprovalEdit.id == edit_id)
+                .values(message_id=message_id, updated_at=utcnow())
+            )
+
+    async def move(
+        self, edit_id: str, *, at: int, position: int, arguments: str, update_id: int | None
+    ) -> bool:
+        """From question `at` to `position` (the same one to ask it again); False if stale."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(ApprovalEdit)
+                .where(
+                    ApprovalEdit.id == edit_id,
+                    ApprovalEdit.status == ASKING,
+                    ApprovalEdit.position == at,
+                )
+                .values(
+                    position=position, arguments=arguments, message_id=None, updated_at=utcnow()
+                )
+            )
+            moved = bool(getattr(result, "rowcount", 0))
+            if moved:
+                await _handled(s, update_id)
+        return moved
+
+    async def close(self, edit_id: str, status: str, *, update_id: int | None = None) -> bool:
+        """End an open edit (cancelled, unchanged, ended); False when it was no longer open."""
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(
+                update(ApprovalEdit)
+                .where(ApprovalEdit.id == edit_id, ApprovalEdit.status == ASKING)
+                .values(status=status, updated_at=utcnow())
+            )
+            await _handled(s, update_id)
+        return bool(getattr(result, "rowcount", 0))
+
+    async def confirm(
+        self,
+        edit: EditRecord,
+        *,
+        at: int,
+        arguments: str,
+        digest: str,
+        new_token: str,
+        now: datetime,
+        update_id: int | None,
+    ) -> bool:
+        """Bind the approval to the person's values under a new token (the old card goes stale).
+
+        The model's values are kept beside them (the first time: a re-edit keeps the model's).
+        False, changing nothing, when the card was decided, expired or re-edited meanwhile.
+        """
+        async with self._db.session() as s, s.begin():
+            claimed = await s.execute(
+                update(ApprovalEdit)
+                .where(
+                    ApprovalEdit.id == edit.id,
+                    ApprovalEdit.status == ASKING,
+                    ApprovalEdit.position == at,
+                )
+                .values(status="done", arguments=arguments, updated_at=now)
+            )
+            if not getattr(claimed, "rowcount", 0):
+                return False
+            bound = await s.execute(
+                update(ApprovalRow)
+                .where(
+                    ApprovalRow.id == edit.approval_id,
+                    ApprovalRow.status == "pending",
+                    ApprovalRow.token == edit.card_token,
+                    ApprovalRow.expires_at > now,
+                )
+                .values(
+                    token=new_token,
+                    arguments=arguments,
+                    digest=digest,
+                    message_id=None,
+                    model_arguments=func.coalesce(
+                        ApprovalRow.model_arguments, ApprovalRow.arguments
+                    ),
+                    edited_by=edit.user_name,
+                    edited_at=now,
+                )
+            )
+            await _handled(s, update_id)
+            if not getattr(bound, "rowcount", 0):
+                await s.execute(
+                    update(ApprovalEdit).where(ApprovalEdit.id == edit.id).values(status="ended")
+                )
+                return False
+        return True
+
+    async def was_edited(self, card_token: str) -> bool:
+        """Whether a card with this token was replaced by an edited one."""
+        async with self._db.session() as s:
+            return bool(
+                await s.scalar(
+                    select(
+                        exists().where(
+                            ApprovalEdit.card_token == card_token, ApprovalEdit.status == "done"
+                        )
+                    )
+                )
+            )
+
+    async def unsent(self) -> list[EditRecord]:
+        """Open edits whose current question never went out (a crash or a send failure)."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(ApprovalEdit).where(
+                    ApprovalEdit.status == ASKING, ApprovalEdit.message_id.is_(None)
+                )
+            )
+            return [_record(row) for row in rows]
+
+    async def unsent_edited_cards(self) -> Sequence[str]:
+        """Turns with an edited, still pending card that was never posted."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(ApprovalRow.turn_id)
+                .where(
+                    ApprovalRow.status == "pending",
+                    ApprovalRow.model_arguments.is_not(None),
+                    ApprovalRow.message_id.is_(None),
+                )
+                .distinct()
+            )
+            return list(rows)

@@ -1,0 +1,227 @@
+"""Memory's rows: the recall card's switches, auto-recall checks, and the slices of a session
+that compaction summarises and auto-save stores in recall (DESIGN §1.7)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+
+from palui.db.models import (
+    ChatSession,
+    MemorySlice,
+    MemorySwitches,
+    MessageRow,
+    RecallCheck,
+    Turn,
+    utcnow,
+)
+from palui.db.repo import Repo
+from palui.domain import TurnStatus
+
+SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
+UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSwitches:
+    """What the person set on the recall card; None: not set (palui.toml's default applies)."""
+
+    auto_recall: bool | None = None
+    auto_save: bool | None = None
+    memory_tools: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRecord:
+    id: int
+    chat_id: int
+    session_id: int
+    first_message_id: int
+    last_message_id: int
+    reason: str  # compaction | new
+    summarised: bool
+    save_state: str  # pending | saved | failed | off
+
+
+@dataclass(frozen=True, slots=True)
+class SliceMessage:
+    id: int
+    role: str
+    content: str
+    turn_id: str | None
+    tainted: bool  # the message or its turn read untrusted content
+    finished: bool  # its turn has ended (a paused turn may still read untrusted content)
+
+
+def _slice(row: MemorySlice) -> SliceRecord:
+    return SliceRecord(
+        row.id, row.chat_id, row.session_id, row.first_message_id, row.last_message_id,
+        row.reason, row.summarised, row.save_state,
+    )  # fmt: skip
+
+
+class MemoryRepo(Repo):
+    # -- switches -------------------------------------------------------------------------------
+
+    async def switches(self, connector_id: str) -> StoredSwitches:
+        async with self._db.session() as s:
+            row = await s.get(MemorySwitches, connector_id)
+            if row is None:
+                return StoredSwitches()
+            return StoredSwitches(row.auto_recall, row.auto_save, row.memory_tools)
+
+    async def set_switch(self, connector_id: str, name: str, value: bool) -> None:
+        if name not in SWITCH_NAMES:
+            raise ValueError(f"unknown memory switch {name!r}")
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                self._insert(MemorySwitches)
+                .values(connector_id=connector_id, updated_at=utcnow(), **{name: value})
+                .on_conflict_do_update(
+                    index_elements=["connector_id"], set_={name: value, "updated_at": utcnow()}
+                )
+            )
+
+    # -- auto-recall checks -----------------------------------------------------------------------
+
+    async def record_check(
+        self,
+        chat_id: int,
+        outcome: str,
+        *,
+        turn_id: str | None = None,
+        detail: str | None = None,
+        latency_ms: int | None = None,
+    ) -> None:
+        async with self._db.session() as s, s.begin():
+            s.add(
+                RecallCheck(
+                    chat_id=chat_id, turn_id=turn_id, outcome=outcome, detail=detail,
+                    latency_ms=latency_ms, created_at=utcnow(),
+                )
+            )  # fmt: skip
+
+    async def recent_checks(self, limit: int) -> list[str]:
+        """The outcomes of the last `limit` checks, newest first."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(RecallCheck.outcome).order_by(RecallCheck.id.desc()).limit(limit)
+            )
+            return list(rows)
+
+    # -- slices -----------------------------------------------------------------------------------
+
+    async def compacted_through(self, session_id: int) -> int:
+        """The last message id the session's summary covers (0: no summary yet)."""
+        async with self._db.session() as s:
+            last = await s.scalar(
+                select(func.max(MemorySlice.last_message_id)).where(
+                    MemorySlice.session_id == session_id,
+                    MemorySlice.reason == "compaction",
+                    MemorySlice.summarised.is_(True),
+                )
+            )
+        return int(last or 0)
+
+    async def unsliced_ids(self, session_id: int) -> list[int]:
+        """Ids of the session's messages after its last slice, oldest first."""
+        async with self._db.session() as s:
+            after = await s.scalar(
+                select(func.max(MemorySlice.last_message_id)).where(
+                    MemorySlice.session_id == session_id
+                )
+            )
+            rows = await s.scalars(
+                select(MessageRow.id)
+                .where(MessageRow.session_id == session_id, MessageRow.id > (after or 0))
+                .order_by(MessageRow.id)
+            )
+            return list(rows)
+
+    async def plan_slice(
+        self, chat_id: int, session_id: int, first: int, last: int, reason: str, save_state: str
+    ) -> None:
+        """Fix a slice (a second plan of the same one, e.g. by another process, is a no-op)."""
+        now = utcnow()
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                self._insert(MemorySlice)
+                .values(
+                    chat_id=chat_id, session_id=session_id, first_message_id=first,
+                    last_message_id=last, reason=reason, summarised=False,
+                    save_state=save_state, saved_count=0, created_at=now, updated_at=now,
+                )
+                .on_conflict_do_nothing(index_elements=["session_id", "first_message_id"])
+            )  # fmt: skip
+
+    async def open_slices(self, chat_id: int) -> list[SliceRecord]:
+        """The chat's slices with work left: a summary not yet written, or a save not done."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(MemorySlice)
+                .where(
+                    MemorySlice.chat_id == chat_id,
+                    (MemorySlice.save_state.in_(("pending", "failed")))
+                    | ((MemorySlice.reason == "compaction") & MemorySlice.summarised.is_(False)),
+                )
+                .order_by(MemorySlice.id)
+            )
+            return [_slice(row) for row in rows]
+
+    async def chats_with_open_slices(self) -> list[int]:
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(MemorySlice.chat_id)
+                .where(
+                    MemorySlice.save_state.in_(("pending", "failed"))
+                    | ((MemorySlice.reason == "compaction") & MemorySlice.summarised.is_(False))
+                )
+                .distinct()
+            )
+            return list(rows)
+
+    async def slice_messages(self, record: SliceRecord) -> list[SliceMessage]:
+        async with self._db.session() as s:
+            rows = await s.execute(
+                select(MessageRow, Turn.tainted, Turn.status)
+                .outerjoin(Turn, Turn.id == MessageRow.turn_id)
+                .where(
+                    MessageRow.session_id == record.session_id,
+                    MessageRow.id >= record.first_message_id,
+                    MessageRow.id <= record.last_message_id,
+                )
+                .order_by(MessageRow.id)
+            )
+            found = []
+            for m, turn_tainted, status in rows:
+                finished = status is None or status not in UNFINISHED
+                tainted = bool(m.tainted or turn_tainted)
+                found.append(SliceMessage(m.id, m.role, m.content, m.turn_id, tainted, finished))
+            return found
+
+    async def commit_summary(self, slice_id: int, summary: str, tainted: bool) -> bool:
+        """Write the session's new summary and mark the slice summarised, in one transaction.
+        False when the slice was already summarised (a retry that lost the race)."""
+        async with self._db.session() as s, s.begin():
+            row = await s.get(MemorySlice, slice_id, with_for_update=not self._db.is_sqlite)
+            if row is None or row.summarised:
+                return False
+            session = await s.get_one(ChatSession, row.session_id)
+            session.summary = summary
+            # Taint is never laundered: once the summary held untrusted content it stays marked.
+            session.summary_tainted = session.summary_tainted or tainted
+            row.summarised = True
+            row.updated_at = utcnow()
+            return True
+
+    async def set_save_state(
+        self, slice_ids: Sequence[int], state: str, *, saved: int = 0, error: str | None = None
+    ) -> None:
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(MemorySlice)
+                .where(MemorySlice.id.in_(list(slice_ids)))
+                .values(save_state=state, saved_count=saved, error=error, updated_at=utcnow())
+            )

@@ -1,0 +1,246 @@
+"""Palui's own HTTP server (aiohttp): `GET /healthz`, `POST /webhooks/<name>`, `POST /telegram`.
+
+Rules it keeps (DESIGN §1.9, §3):
+- a webhook delivery is answered 202 only once it is stored; every refusal (401, 404, 413, 400,
+  429) stores nothing, runs nothing, leaves one audit log line and answers `{"error": "..."}`;
+- no body is read past its limit;
+- in Telegram webhook mode an update is answered 200 only once it is in the inbox (a 5xx makes
+  Telegram deliver it again; a redelivered update_id is dropped by the inbox);
+- secrets are compared in constant time and never logged or echoed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from palui.db import Store
+from palui.domain import ConnectorState, ConnectorStatus
+from palui.errors import ConfigError, PaluiError
+from palui.logs import get_logger
+from palui.webhooks import RateLimiter, WebhookSpec, authenticate
+
+log = get_logger("palui.http")
+
+TELEGRAM_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+TELEGRAM_MAX_BYTES = 1_048_576
+HEALTH_DB_TIMEOUT_S = 3.0
+JSON_TYPES = ("application/json",)
+
+TelegramFeed = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class BadPayload(ValueError):
+    """The body is not what its content type says (the message goes back to the sender)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TelegramWebhook:
+    """Telegram webhook mode: the secret Telegram echoes back, and where updates go."""
+
+    secret: str
+    feed: TelegramFeed  # raises BadPayload for an update that can't be read
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type in JSON_TYPES or content_type.endswith("+json")
+
+
+def decode_payload(content_type: str, body: bytes) -> str:
+    """The body as text, checked against its content type."""
+    if not body.strip():
+        raise BadPayload("the body is empty")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadPayload("the body is not UTF-8 text") from None
+    if _is_json(content_type):
+        try:
+            json.loads(text)
+        except ValueError:
+            raise BadPayload("the body is not valid JSON") from None
+    return text
+
+
+async def read_limited(request: web.Request, limit: int) -> bytes | None:
+    """The body, or None when it is longer than `limit` (nothing past the limit is read)."""
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.read(min(65_536, limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+    return b"".join(chunks)
+
+
+@web.middleware
+async def _json_errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """aiohttp's own refusals (no such route, wrong method) as JSON too."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return _error(exc.status, exc.reason.lower())
+
+
+class HttpServer:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        host: str,
+        port: int,
+        webhooks: Mapping[str, WebhookSpec],
+        on_webhook_stored: Callable[[int], None],
+        connectors: Callable[[], Sequence[ConnectorStatus]] = list,
+        telegram: TelegramWebhook | None = None,
+        max_bytes: int = 1_048_576,
+        rate_per_min: int = 60,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._host = host
+        self._port = port
+        self._webhooks = dict(webhooks)
+        self._on_stored = on_webhook_stored
+        self._connectors = connectors
+        self._telegram = telegram
+        self._max_bytes = max_bytes
+        self._rate = RateLimiter(rate_per_min)
+        self._clock = clock
+        self._runner: web.AppRunner | None = None
+        self.port = port
+
+    @property
+    def url(self) -> str:
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application(middlewares=[_json_errors])
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_post("/webhooks/{name}", self._webhook)
+        app.router.add_post("/telegram", self._telegram_update)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._host, self._port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            self._runner = None
+            raise ConfigError(
+                f"PALUI_HTTP_HOST/PALUI_HTTP_PORT: can't listen on {self._host}:{self._port} "
+                f"({exc.strerror or exc}). Pick a free port or stop what uses it."
+            ) from None
+        self.port = self._runner.addresses[0][1]
+        log.info("http_listening", host=self._host, port=self.port, webhooks=len(self._webhooks))
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- GET /healthz -----------------------------------------------------------------------------
+
+    async def _healthz(self, _request: web.Request) -> web.Response:
+        database: dict[str, Any] = {"kind": self._store.db.kind}
+        try:
+            async with asyncio.timeout(HEALTH_DB_TIMEOUT_S):
+                current, head = await self._store.db.revisions()
+            database.update(reachable=True, schema="current" if current == head else "behind")
+        except (PaluiError, TimeoutError):
+            database.update(reachable=False)
+        statuses = list(self._connectors())
+        up = [s.id for s in statuses if s.state == ConnectorState.CONNECTED]
+        paused = [s.id for s in statuses if s.state == ConnectorState.PAUSED]
+        down = [s.id for s in statuses if s.id not in up and s.id not in paused]
+        ok = bool(database["reachable"])
+        body = {
+            "ok": ok,
+            "database": database,
+            "connectors": {"up": up, "down": down, "paused": paused},
+            "telegram": "webhook" if self._telegram else "polling",
+        }
+        return web.json_response(body, status=200 if ok else 503)
+
+    # -- POST /webhooks/<name> --------------------------------------------------------------------
+
+    def _refuse(self, request: web.Request, status: int, error: str, reason: str) -> web.Response:
+        log.warning(
+            "webhook_refused", webhook=request.match_info.get("name"), status=status,
+            reason=reason, remote=request.remote,
+        )  # fmt: skip
+        return _error(status, error)
+
+    async def _webhook(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        spec = self._webhooks.get(name)
+        if spec is None:
+            return self._refuse(request, 404, f"no webhook named {name!r}", "unknown name")
+        body = await read_limited(request, self._max_bytes)
+        if body is None:
+            limit = f"the body is over the limit of {self._max_bytes:,} bytes"
+            return self._refuse(request, 413, limit, "too large")
+        reason = authenticate(spec, request.headers, body, self._clock())
+        if reason is not None:
+            error = "unauthorized: missing or wrong secret, or a bad or stale signature"
+            return self._refuse(request, 401, error, reason)
+        if not self._rate.allow(name):
+            return self._refuse(request, 429, "too many deliveries; try again in a minute", "rate")
+        try:
+            text = decode_payload(request.content_type, body)
+        except BadPayload as exc:
+            return self._refuse(request, 400, f"malformed payload: {exc}", str(exc))
+        delivery_id = await self._store.webhooks.add(
+            name, spec.chat_id, text, content_type=request.content_type,
+            instructions=spec.instructions,
+        )  # fmt: skip
+        log.info("webhook_stored", webhook=name, delivery_id=delivery_id, size=len(body))
+        self._on_stored(spec.chat_id)
+        return web.json_response({"accepted": True, "delivery_id": delivery_id}, status=202)
+
+    # -- POST /telegram ---------------------------------------------------------------------------
+
+    async def _telegram_update(self, request: web.Request) -> web.Response:
+        if self._telegram is None:
+            return _error(404, "Telegram webhook mode is off")
+        given = request.headers.get(TELEGRAM_SECRET_HEADER, "")
+        if not hmac.compare_digest(given.encode(), self._telegram.secret.encode()):
+            log.warning(
+                "telegram_update_refused", reason="wrong secret token", remote=request.remote
+            )
+            return _error(401, "unauthorized")
+        body = await read_limited(request, TELEGRAM_MAX_BYTES)
+        if body is None:
+            return _error(413, "the update is too large")
+        try:
+            update = json.loads(body)
+            if not isinstance(update, dict):
+                raise BadPayload("an update is a JSON object")
+            await self._telegram.feed(update)
+        except ValueError as exc:
+            log.warning("telegram_update_refused", reason=f"malformed: {exc}")
+            return _error(400, "malformed update")
+        except Exception:
+            # Not stored (e.g. the database is down): a 5xx makes Telegram send it again.
+            log.exception("update_not_stored")
+            return _error(500, "the update could not be stored; send it again")
+        return web.json_response({"ok": True})

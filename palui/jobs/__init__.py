@@ -1,0 +1,1 @@
+"""Scheduled jobs: schedules (parsing, words, due times), the scheduler, the /jobs cards."""

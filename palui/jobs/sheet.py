@@ -1,0 +1,132 @@
+"""`/jobs`: one card per job of the chat (schedule in words, next run, on/off, last run) with
+Pause/Resume and Delete buttons; Delete asks to confirm. Edited in place as the person taps.
+
+Buttons carry `jb:<op>:<token>`, the job's random token (16 hex digits), so the data is short,
+reveals nothing and can't be guessed; a tap on a card of a deleted job changes nothing. Every
+change is saved before the card is redrawn, and the scheduler re-reads the jobs table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from palui.db import Store
+from palui.db.jobs import JobRecord, RunRecord
+from palui.domain import Button, Card, Inbound
+from palui.jobs.view import is_once, last_run_words, next_run, schedule_words, when
+from palui.logs import get_logger
+from palui.ports import Channel
+
+log = get_logger("palui.jobs")
+
+PREFIX = "jb"
+MAX_PROMPT_SHOWN = 300
+
+
+@dataclass(frozen=True, slots=True)
+class JobTap:
+    notice: str
+    chat_id: int
+    message_id: int | None
+    card: Card | None = None
+
+
+class JobSheet:
+    def __init__(
+        self,
+        store: Store,
+        channel: Channel,
+        *,
+        now: Callable[[], datetime],
+        jobs_changed: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._store = store
+        self._channel = channel
+        self._now = now
+        self.jobs_changed = jobs_changed  # the scheduler's sync, set once it exists
+
+    def card(self, job: JobRecord, last: RunRecord | None) -> Card:
+        now = self._now()
+        if job.enabled:
+            state = "✅ on"
+        elif is_once(job) and last is not None:
+            state = "✔️ done"
+        else:
+            state = "⏸ paused"
+        prompt = job.prompt
+        if len(prompt) > MAX_PROMPT_SHOWN:
+            prompt = prompt[:MAX_PROMPT_SHOWN] + "…"
+        upcoming = next_run(job, now)
+        words = schedule_words(job)
+        lines = [
+            f"⏰ Job #{job.id}  ·  {state}",
+            words[:1].upper() + words[1:],
+            f"“{prompt}”",
+            f"Next run: {when(upcoming, job.timezone, now) if upcoming else '—'}",
+            f"Last run: {last_run_words(last, job.timezone, now)}",
+            f"Token cap: {job.daily_token_cap:,} a day",
+        ]
+        toggle = (
+            Button("⏸ Pause", f"{PREFIX}:p:{job.token}")
+            if job.enabled
+            else Button("▶️ Resume", f"{PREFIX}:r:{job.token}")
+        )
+        buttons: tuple[Button, ...] = (toggle, Button("🗑 Delete", f"{PREFIX}:d:{job.token}"))
+        if not job.enabled and is_once(job) and last is not None:
+            buttons = buttons[1:]  # a one-time job that ran can't be resumed
+        return Card("\n".join(lines), buttons=buttons)
+
+    async def post(self, chat_id: int) -> int:
+        """Send the chat's job cards; how many there were."""
+        jobs = await self._store.jobs.all(chat_id)
+        last = await self._store.jobs.last_runs([job.id for job in jobs])
+        for job in jobs:
+            await self._channel.send_card(chat_id, self.card(job, last.get(job.id)))
+        return len(jobs)
+
+    async def tap(self, inbound: Inbound) -> JobTap:
+        chat, message = inbound.chat_id, inbound.message_id
+        parts = (inbound.callback_data or "").split(":")
+        if len(parts) != 3 or parts[0] != PREFIX:
+            return JobTap("This button is not valid.", chat, message)
+        _, op, token = parts
+        job = await self._store.jobs.by_token(token)
+        if job is None or job.chat_id != chat:
+            gone = Card("This job no longer exists.")
+            return JobTap("That job is gone; send /jobs again.", chat, message, gone)
+        if op in ("p", "r"):
+            if op == "r" and is_once(job) and (await self._last(job)) is not None:
+                return JobTap("A one-time job that ran can't be resumed.", chat, message)
+            updated = await self._store.jobs.set_enabled(job.id, op == "r")
+            assert updated is not None
+            log.info("job_switched", job_id=job.id, enabled=updated.enabled)
+            await self._changed()
+            notice = f"Job #{job.id} {'resumed' if updated.enabled else 'paused'}."
+            return JobTap(notice, chat, message, self.card(updated, await self._last(job)))
+        if op == "d":
+            ask = Card(
+                f"Delete job #{job.id} ({schedule_words(job)})? This can't be undone.",
+                buttons=(
+                    Button("🗑 Yes, delete", f"{PREFIX}:y:{job.token}"),
+                    Button("Keep it", f"{PREFIX}:n:{job.token}"),
+                ),
+            )
+            return JobTap("Delete this job?", chat, message, ask)
+        if op == "y":
+            await self._store.jobs.delete(job.id)
+            log.info("job_deleted", job_id=job.id, by="/jobs")
+            await self._changed()
+            done = Card(f"🗑 Job #{job.id} deleted ({schedule_words(job)}).")
+            return JobTap(f"Job #{job.id} deleted.", chat, message, done)
+        if op == "n":
+            return JobTap("Kept.", chat, message, self.card(job, await self._last(job)))
+        return JobTap("This button is not valid.", chat, message)
+
+    async def _last(self, job: JobRecord) -> RunRecord | None:
+        return (await self._store.jobs.last_runs([job.id])).get(job.id)
+
+    async def _changed(self) -> None:
+        if self.jobs_changed is not None:
+            await self.jobs_changed()

@@ -1,0 +1,144 @@
+"""`Memory`: what the service, the turn runner and the connector sheet ask about memory.
+
+The recall connector may be missing (`[recall] enabled = false`), paused on its card, or down;
+each switch is read from the database before a turn, so a tap counts from the next turn on.
+Compaction (the session's summary) works without recall.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from palui.db import History, Store
+from palui.domain import RECALL_ID
+from palui.memory.keeper import Keeper, SaveResult
+from palui.memory.recall import Recalled, auto_recall
+from palui.memory.switches import SKIP_WINDOW, Switch, SwitchState, skip_rate
+from palui.ports import ChatModel, Toolset
+from palui.tools.registry import ToolRegistry
+
+NEW_SAVE_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    defaults: SwitchState = field(default_factory=SwitchState)  # palui.toml's [recall]
+    history_messages: int = 30  # the messages a compacted session keeps as they are
+    compact_after: int = 40  # past this many, the older ones are summarised
+    recall_timeout_s: float = 1.5
+
+
+class Memory:
+    def __init__(
+        self,
+        store: Store,
+        model: ChatModel,
+        registry: ToolRegistry,
+        config: MemoryConfig,
+        *,
+        is_paused: Callable[[str], bool],
+    ) -> None:
+        self._store = store
+        self._registry = registry
+        self._config = config
+        self._is_paused = is_paused
+        self.switches = config.defaults
+        self.recent_checks: Sequence[str] = ()
+        self._keeper = Keeper(
+            store, model, compact_after=config.compact_after, keep=config.history_messages,
+            recall=self.toolset, saving=lambda: self._on(Switch.AUTO_SAVE),
+        )  # fmt: skip
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def toolset(self) -> Toolset | None:
+        return self._registry.get(RECALL_ID)
+
+    @property
+    def available(self) -> bool:
+        """Recall is configured and not paused on its card."""
+        return self.toolset() is not None and not self._is_paused(RECALL_ID)
+
+    def _on(self, switch: Switch) -> bool:
+        return self.available and self.switches.get(switch)
+
+    async def refresh(self) -> None:
+        """Read the switches and the latest checks from the database."""
+        stored = await self._store.memory.switches(RECALL_ID)
+        d = self._config.defaults
+        self.switches = SwitchState(
+            d.auto_recall if stored.auto_recall is None else stored.auto_recall,
+            d.auto_save if stored.auto_save is None else stored.auto_save,
+            d.memory_tools if stored.memory_tools is None else stored.memory_tools,
+        )
+        self.recent_checks = await self._store.memory.recent_checks(SKIP_WINDOW)
+
+    async def toggle(self, switch: Switch) -> bool:
+        await self.refresh()
+        value = not self.switches.get(switch)
+        await self._store.memory.set_switch(RECALL_ID, switch.value, value)
+        await self.refresh()
+        return value
+
+    def offers_tools(self, connector_id: str) -> bool:
+        """Whether a connector's tools may be offered as far as memory is concerned."""
+        return connector_id != RECALL_ID or self.switches.memory_tools
+
+    def skip_rate(self) -> str:
+        return skip_rate(self.recent_checks)
+
+    async def status_line(self) -> str | None:
+        """/status: "Auto-recall: on · skipped 4 of last 20" (None when there is no recall)."""
+        if self.toolset() is None:
+            return None
+        await self.refresh()
+        if not self.available:
+            return "Memory: paused"
+        state = "on" if self.switches.auto_recall else "off"
+        save = "on" if self.switches.auto_save else "off"
+        return f"Auto-recall: {state} · {self.skip_rate()} · Auto-save: {save}"
+
+    # -- a turn ----------------------------------------------------------------------------------
+
+    async def history(self, session_id: int) -> History:
+        """The turn's history: the summary and the messages after what it covers (at most
+        `compact_after`, should compaction have fallen behind)."""
+        through = await self._store.memory.compacted_through(session_id)
+        return await self._store.chats.history(session_id, self._config.compact_after, through)
+
+    async def recall(self, chat_id: int, turn_id: str, text: str) -> Recalled:
+        """Auto-recall for a chat turn about to start (switches are read fresh)."""
+        await self.refresh()
+        if not self._on(Switch.AUTO_RECALL):
+            return Recalled()
+        return await auto_recall(
+            self._store, self.toolset(), chat_id, turn_id, text,
+            timeout_s=self._config.recall_timeout_s,
+        )  # fmt: skip
+
+    async def command_seen(self, chat_id: int) -> None:
+        """A command is never looked up in recall: it counts as a skipped check."""
+        await self.refresh()
+        if self._on(Switch.AUTO_RECALL):
+            await auto_recall(self._store, self.toolset(), chat_id, None, "/", timeout_s=0)
+
+    # -- between turns -----------------------------------------------------------------------------
+
+    async def maintain(self, chat_id: int) -> None:
+        """Compaction and auto-save after a turn, in the chat's worker. Never raises."""
+        await self.refresh()
+        await self._keeper.maintain(chat_id)
+
+    async def save_for_new(self, chat_id: int) -> SaveResult | None:
+        """/new: save what the session holds that is not saved yet. None: auto-save is off."""
+        await self.refresh()
+        if not self._on(Switch.AUTO_SAVE):
+            return None
+        await self._keeper.plan_rest(chat_id)
+        try:
+            async with asyncio.timeout(NEW_SAVE_TIMEOUT_S):
+                return await self._keeper.save_open(chat_id)
+        except TimeoutError:
+            return SaveResult(False, reason="recall did not answer in time")

@@ -1,0 +1,90 @@
+"""Auto-recall: before a chat turn, recall's profile matched against the person's message.
+
+At most `timeout_s` (1.5 s): a slow or broken recall never holds up the answer. Skipped for
+commands and for messages under 4 words. Every check is recorded (the skip rate on the card and
+in /status). What recall says goes into the turn's context as memory; from a recall that is not
+trusted it taints the turn (fail closed), from a trusted one it does not (DESIGN §1.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from palui.db import Store
+from palui.domain import COMMAND_RE, RECALL_ID, ConnectorState
+from palui.logs import get_logger
+from palui.memory.switches import CheckOutcome
+from palui.policy.taint import TaintSource, taints
+from palui.ports import Toolset
+
+log = get_logger("palui.memory")
+
+MIN_WORDS = 4
+QUERY_CHARS = 2_000
+PROFILE_LIMIT = 10
+NOTHING_KNOWN = "Nothing is known about the person yet."  # the bundled server's empty answer
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """What auto-recall adds to a turn: memory text for the context, and its taint if any."""
+
+    text: str = ""
+    taint: TaintSource | None = None
+
+
+def worth_asking(text: str) -> bool:
+    stripped = text.strip()
+    return not COMMAND_RE.match(stripped) and len(stripped.split()) >= MIN_WORDS
+
+
+async def auto_recall(
+    store: Store,
+    toolset: Toolset | None,
+    chat_id: int,
+    turn_id: str | None,
+    text: str,
+    *,
+    timeout_s: float,
+) -> Recalled:
+    """Ask recall (the caller checked the switch and the pause); record how it went."""
+    if not worth_asking(text):
+        await store.memory.record_check(chat_id, CheckOutcome.SKIPPED, turn_id=turn_id)
+        return Recalled()
+    started = time.monotonic()
+
+    async def record(outcome: CheckOutcome, detail: str | None = None) -> None:
+        latency = round((time.monotonic() - started) * 1000)
+        await store.memory.record_check(
+            chat_id, outcome, turn_id=turn_id, detail=detail, latency_ms=latency
+        )
+
+    if toolset is None or toolset.status().state is not ConnectorState.CONNECTED:
+        await record(CheckOutcome.FAILED, "recall is not connected")
+        return Recalled()
+    arguments = {"query": text.strip()[:QUERY_CHARS], "limit": PROFILE_LIMIT}
+    try:
+        async with asyncio.timeout(timeout_s):
+            outcome = await toolset.call("get_profile", arguments, timeout_s=timeout_s)
+    except TimeoutError:
+        log.info("auto_recall_timed_out", waited_s=timeout_s)
+        await record(CheckOutcome.TIMED_OUT)
+        return Recalled()
+    except Exception as exc:  # recall's trouble must never stop the turn
+        log.warning("auto_recall_failed", error=repr(exc))
+        await record(CheckOutcome.FAILED, type(exc).__name__)
+        return Recalled()
+    if outcome.is_error:
+        await record(CheckOutcome.FAILED, outcome.text[:200])
+        return Recalled()
+    found = outcome.text.strip()
+    if not found or found == NOTHING_KNOWN:
+        await record(CheckOutcome.EMPTY)
+        return Recalled()
+    await record(CheckOutcome.USED)
+    taint = None
+    if taints(toolset.trust):
+        taint = TaintSource(RECALL_ID, f"{RECALL_ID}__get_profile")
+    return Recalled(found, taint)

@@ -1,0 +1,174 @@
+"""`palui runs` and `palui runs show <turn>`: recent turns, and every step of a turn's tool calls
+with its reason (hooks, guards, policy with its decision id, approval, destination guard, send
+cap, ledger, execution, post hooks), so a blocked, guarded, refused or timed-out call can be
+explained afterwards. Reads the database only; nothing else needs to run.
+
+Exit codes: 0 fine, 1 a problem (no database yet, no such turn, an ambiguous prefix), 2 bad
+configuration (raised as ConfigError to `palui.cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import datetime
+from typing import Any, TextIO
+
+from palui.config import Settings, load_settings
+from palui.db import Database
+from palui.db.pipeline import AmbiguousRun, RunSummary, StepRecord, ToolStepRepo
+from palui.logs import configure_logging
+
+
+def add_runs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `palui runs [show <turn>]` on the top-level subparsers."""
+    runs = sub.add_parser(
+        "runs",
+        help="recent turns; `runs show <turn>` explains every tool call step by step",
+        description="Reads the database only (no daemon, token or model needed).",
+    )
+    runs.add_argument("--json", action="store_true", help="JSON for scripts")
+    runs.add_argument("--limit", type=int, default=20, help="how many turns (default 20)")
+    commands = runs.add_subparsers(dest="runs_command")
+    show = commands.add_parser("show", help="every step of one turn's tool calls, with reasons")
+    show.add_argument("turn", help="the turn id, or a unique prefix of it")
+    show.add_argument("--json", dest="show_json", action="store_true", help="JSON for scripts")
+
+
+def run_runs(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run one `palui runs` command. A ConfigError propagates (the caller exits 2)."""
+    out = out or sys.stdout
+    settings = load_settings(args.config)
+    configure_logging(settings.log_format, "error", settings.secrets())
+    return asyncio.run(_runs(settings, args, out))
+
+
+async def _runs(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+    db = Database(settings.resolved_database_url)
+    try:
+        current, _head = await db.revisions()
+        if current is None:
+            out.write(
+                f"No runs yet: the {db.kind} database has no tables. "
+                "Start Palui (or run `palui migrate`) first.\n"
+            )
+            return 1
+        repo = ToolStepRepo(db)
+        if getattr(args, "runs_command", None) == "show":
+            as_json = args.json or args.show_json
+            return await _show(repo, args.turn, out, as_json=as_json)
+        runs = await repo.recent_runs(max(args.limit, 1))
+        if args.json:
+            out.write(json.dumps([_run_json(r) for r in runs], ensure_ascii=False) + "\n")
+        else:
+            out.write(_runs_table(runs))
+        return 0
+    finally:
+        await db.close()
+
+
+async def _show(repo: ToolStepRepo, prefix: str, out: TextIO, *, as_json: bool) -> int:
+    try:
+        run = await repo.find_run(prefix)
+    except AmbiguousRun as exc:
+        matches = ", ".join(exc.matches)
+        out.write(f"{prefix!r} fits more than one turn ({matches}); give more of the id.\n")
+        return 1
+    if run is None:
+        out.write(f"No turn with an id starting {prefix!r}. `palui runs` lists recent ones.\n")
+        return 1
+    steps = await repo.steps(run.turn_id)
+    if as_json:
+        data = {**_run_json(run), "steps": [_step_json(s) for s in steps]}
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+    else:
+        out.write(_show_text(run, steps))
+    return 0
+
+
+def _time(at: datetime | None) -> str:
+    return at.strftime("%Y-%m-%d %H:%M:%S") if at else "-"
+
+
+def _run_json(run: RunSummary) -> dict[str, Any]:
+    return {
+        "turn_id": run.turn_id,
+        "chat_id": run.chat_id,
+        "kind": run.kind,
+        "status": run.status,
+        "started_at": run.started_at.isoformat(),
+        "ended_at": run.ended_at.isoformat() if run.ended_at else None,
+        "calls": run.calls,
+        "error": run.error,
+    }
+
+
+def _step_json(step: StepRecord) -> dict[str, Any]:
+    return {
+        "step": step.step,
+        "call_id": step.call_id,
+        "tool": step.tool,
+        "stage": step.stage,
+        "outcome": step.outcome,
+        "reason": step.reason,
+        "detail": step.detail,
+        "duration_ms": step.duration_ms,
+        "at": step.at.isoformat(),
+    }
+
+
+def _runs_table(runs: list[RunSummary]) -> str:
+    if not runs:
+        return "No turns recorded yet.\n"
+    lines = [f"{'STARTED (UTC)':<20} {'CHAT':>14} {'KIND':<10} {'STATUS':<12} {'CALLS':>5}  TURN"]
+    for run in runs:
+        lines.append(
+            f"{_time(run.started_at):<20} {run.chat_id:>14} {run.kind:<10} {run.status:<12} "
+            f"{run.calls:>5}  {run.turn_id}"
+        )
+    lines.append("`palui runs show <turn>` explains a turn's tool calls (a unique prefix will do).")
+    return "\n".join(lines) + "\n"
+
+
+def _show_text(run: RunSummary, steps: list[StepRecord]) -> str:
+    lines = [
+        f"Turn {run.turn_id}",
+        f"  chat {run.chat_id} · {run.kind} · {run.status} · started {_time(run.started_at)} UTC"
+        + (f" · ended {_time(run.ended_at)} UTC" if run.ended_at else ""),
+    ]
+    if run.error:
+        lines.append(f"  error: {run.error}")
+    if not steps:
+        lines.append("  No tool calls.")
+        return "\n".join(lines) + "\n"
+    current: tuple[int, str] | None = None
+    for step in steps:
+        if (step.step, step.call_id) != current:
+            current = (step.step, step.call_id)
+            lines.append(f"\nModel step {step.step} · {step.tool}  (call {step.call_id})")
+        timing = f" {step.duration_ms / 1000:.1f} s" if step.duration_ms is not None else ""
+        extra = _detail_text(step)
+        reason = f"  {step.reason}" if step.reason else ""
+        lines.append(f"  {step.stage:<12} {step.outcome:<12}{timing}{reason}{extra}")
+    return "\n".join(lines) + "\n"
+
+
+def _detail_text(step: StepRecord) -> str:
+    detail = step.detail
+    parts = []
+    if "decision_id" in detail:
+        parts.append(f"decision {detail['decision_id']}")
+    if "hook" in detail:
+        parts.append(f"hook {detail['hook']}")
+    if "before" in detail and "after" in detail and step.stage != "post_hook":
+        parts.append(f"arguments {_compact(detail['before'])} -> {_compact(detail['after'])}")
+    if "action_id" in detail and detail["action_id"] is not None:
+        parts.append(f"action #{detail['action_id']}")
+    return f"  [{'; '.join(parts)}]" if parts else ""
+
+
+def _compact(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."

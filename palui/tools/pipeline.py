@@ -1,0 +1,253 @@
+"""The operator's rules around every tool call, and the record of each call's steps.
+
+`ToolRules` holds what palui.toml configures (hooks, guards, the daily send cap); `Trail`
+records each step of a call (DESIGN §1.6: hooks, guards, policy, approval, destination guard,
+send cap, ledger, execution, post hooks) with its reason, so `palui runs show` can explain it.
+`palui.tools.executor.TurnTools` runs the steps in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from palui.domain import ToolCallRequest, ToolOutcome
+from palui.tools.guards import Guards
+from palui.tools.hooks import (
+    DEFAULT_TIMEOUT_S,
+    Block,
+    Hook,
+    HookFailed,
+    Rewrite,
+    Supply,
+    ToolCall,
+    ToolResult,
+    load_hooks,
+    run_post,
+    run_pre,
+)
+
+Notify = Callable[[int, str], Awaitable[Any]]
+
+
+class Stage:
+    HOOK = "hook"
+    GUARD = "guard"
+    POLICY = "policy"
+    APPROVAL = "approval"
+    DESTINATION = "destination"
+    SEND_CAP = "send_cap"
+    LEDGER = "ledger"
+    EXECUTE = "execute"
+    POST_HOOK = "post_hook"
+
+
+class StepRecorder(Protocol):
+    """Where each step of a call is recorded (implemented by `palui.db.pipeline.ToolStepRepo`)."""
+
+    async def step_recorded(
+        self,
+        turn_id: str,
+        step: int,
+        call_id: str,
+        tool: str,
+        stage: str,
+        outcome: str,
+        reason: str = "",
+        detail: dict[str, Any] | None = None,
+        *,
+        sends_out: bool = False,
+        duration_s: float | None = None,
+    ) -> int: ...
+
+    async def step_ended(
+        self, step_id: int, outcome: str, reason: str, duration_s: float
+    ) -> None: ...
+
+    async def sends_since(self, since: datetime) -> int: ...
+
+    async def first_cap_notice(self, chat_id: int, day: str) -> bool: ...
+
+
+class _Settings(Protocol):
+    @property
+    def daily_send_cap(self) -> int: ...
+
+    @property
+    def guards(self) -> Any: ...
+
+    @property
+    def hooks(self) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRules:
+    pre_hooks: tuple[Hook, ...] = ()
+    post_hooks: tuple[Hook, ...] = ()
+    hook_timeout_s: float = DEFAULT_TIMEOUT_S
+    guards: Guards = field(default_factory=Guards)
+    daily_send_cap: int = 0  # 0 = unlimited
+
+    @classmethod
+    def from_settings(cls, settings: _Settings) -> ToolRules:
+        """Import the hooks (ConfigError if one can't be imported) and read the guards."""
+        return cls(
+            load_hooks(settings.hooks.pre), load_hooks(settings.hooks.post),
+            settings.hooks.timeout_s, Guards.from_settings(settings), settings.daily_send_cap,
+        )  # fmt: skip
+
+
+class Trail:
+    """The steps of one turn's calls; records nothing without a recorder (unit tests)."""
+
+    def __init__(self, recorder: StepRecorder | None, turn_id: str) -> None:
+        self.recorder = recorder
+        self.turn_id = turn_id
+
+    async def add(
+        self,
+        call: ToolCallRequest,
+        step: int,
+        stage: str,
+        outcome: str,
+        reason: str = "",
+        detail: dict[str, Any] | None = None,
+        *,
+        sends_out: bool = False,
+        duration_s: float | None = None,
+    ) -> int | None:
+        if self.recorder is None:
+            return None
+        return await self.recorder.step_recorded(
+            self.turn_id, step, call.id, call.name, stage, outcome, reason, detail,
+            sends_out=sends_out, duration_s=duration_s,
+        )  # fmt: skip
+
+    async def ended(self, step_id: int | None, outcome: str, reason: str, duration: float) -> None:
+        if self.recorder is not None and step_id is not None:
+            await self.recorder.step_ended(step_id, outcome, reason, duration)
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A call a pre hook settled without running it."""
+
+    status: str  # blocked | supplied | hook_failed
+    outcome: ToolOutcome
+
+
+async def pre_hooks(
+    rules: ToolRules, view: ToolCall, trail: Trail, call: ToolCallRequest, step: int
+) -> tuple[dict[str, Any], Settled | None]:
+    """Run the pre hooks in order: the (maybe rewritten) arguments, or how the call was settled
+    when a hook blocked it, supplied its result, or failed (closed)."""
+    arguments = dict(view.arguments)
+    for hook in rules.pre_hooks:
+        try:
+            result = await run_pre(hook, view, rules.hook_timeout_s)
+        except HookFailed as exc:
+            await trail.add(call, step, Stage.HOOK, "failed", exc.reason, {"hook": hook.path})
+            return arguments, Settled(
+                "hook_failed",
+                ToolOutcome(
+                    f"Error: {call.name} was not run because a safety check failed "
+                    f"({exc.reason}). Tell the user; don't retry it.",
+                    is_error=True,
+                ),
+            )
+        if isinstance(result, Block):
+            await trail.add(call, step, Stage.HOOK, "blocked", result.reason, {"hook": hook.path})
+            return arguments, Settled(
+                "blocked",
+                ToolOutcome(
+                    f"Error: {call.name} was blocked by the operator's rules: {result.reason}",
+                    is_error=True,
+                ),
+            )
+        if isinstance(result, Supply):
+            await trail.add(
+                call, step, Stage.HOOK, "supplied", "the hook supplied the result",
+                {"hook": hook.path, "result": result.result[:2000]},
+            )  # fmt: skip
+            return arguments, Settled("supplied", ToolOutcome(result.result, result.is_error))
+        if isinstance(result, Rewrite):
+            new = dict(result.arguments)
+            await trail.add(
+                call, step, Stage.HOOK, "rewritten", "the hook rewrote the arguments",
+                {"hook": hook.path, "before": arguments, "after": new},
+            )  # fmt: skip
+            arguments = new
+            view = ToolCall(**{**_fields(view), "arguments": new})
+    return arguments, None
+
+
+def _fields(view: ToolCall) -> dict[str, Any]:
+    return {name: getattr(view, name) for name in ToolCall.__dataclass_fields__}
+
+
+async def post_hooks(
+    rules: ToolRules,
+    view: ToolCall,
+    result: ToolResult,
+    trail: Trail,
+    call: ToolCallRequest,
+    step: int,
+) -> ToolOutcome:
+    """Run the post hooks in order; a failing one withholds the result (fail closed)."""
+    for hook in rules.post_hooks:
+        try:
+            adjusted = await run_post(hook, view, result, rules.hook_timeout_s)
+        except HookFailed as exc:
+            await trail.add(call, step, Stage.POST_HOOK, "failed", exc.reason, {"hook": hook.path})
+            return ToolOutcome(
+                f"Error: {call.name} ran, but its result was withheld because a safety check "
+                f"failed ({exc.reason}). The action may have happened: don't repeat it without "
+                "checking, and tell the user.",
+                is_error=True,
+            )
+        if adjusted != result:
+            await trail.add(
+                call, step, Stage.POST_HOOK, "adjusted", "the hook adjusted the result",
+                {"hook": hook.path, "before": result.text[:2000], "after": adjusted.text[:2000]},
+            )  # fmt: skip
+            result = adjusted
+    return ToolOutcome(result.text, result.is_error)
+
+
+def day_of(now: datetime) -> tuple[datetime, str]:
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return start, start.date().isoformat()
+
+
+async def send_cap_refusal(
+    rules: ToolRules,
+    recorder: StepRecorder | None,
+    notify: Notify | None,
+    chat_id: int,
+    now: datetime,
+) -> str | None:
+    """Why a sending call can't go out today, or None. The chat is told once a day."""
+    cap = rules.daily_send_cap
+    if not cap:
+        return None
+    if recorder is None:
+        return "the daily send cap can't be counted here"  # fail closed
+    start, day = day_of(now)
+    sent = await recorder.sends_since(start)
+    if sent < cap:
+        return None
+    reset = start + timedelta(days=1)
+    minutes = max(int((reset - now).total_seconds() // 60), 1)
+    if notify is not None and await recorder.first_cap_notice(chat_id, day):
+        await notify(
+            chat_id,
+            f"Today's send cap is used up: {cap} calls that send something out have gone out. "
+            f"Tools that send out are refused until 00:00 UTC (in {minutes // 60} h "
+            f"{minutes % 60} min). The limit is limits.daily_send_cap in palui.toml.",
+        )
+    return (
+        f"today's limit of {cap} outgoing sends is used up (it resets at 00:00 UTC). Nothing "
+        "was sent. Don't retry today; tell the user"
+    )

@@ -1,0 +1,47 @@
+"""Operator hooks for the pipeline tests, named by dotted path in palui.toml
+(e.g. `tests.hooks_fixture:block_deletes`). `SEEN` keeps every call a hook was shown."""
+
+from __future__ import annotations
+
+import asyncio
+
+from palui.tools.hooks import Block, Rewrite, Supply, ToolCall, ToolResult
+
+SEEN: list[ToolCall] = []
+
+
+def block_deletes(call: ToolCall) -> Block | None:
+    SEEN.append(call)
+    if call.tool.endswith("__delete_note"):
+        return Block("deleting notes is switched off by the operator")
+    return None
+
+
+async def tag_titles(call: ToolCall) -> Rewrite | None:
+    SEEN.append(call)
+    if call.tool.endswith("__add_note"):
+        return Rewrite({**call.arguments, "title": f"[bot] {call.arguments.get('title', '')}"})
+    return None
+
+
+def cached_list(call: ToolCall) -> Supply | None:
+    if call.tool.endswith("__list_notes"):
+        return Supply("1: Groceries (from the operator's cache)")
+    return None
+
+
+def redact_groceries(call: ToolCall, result: ToolResult) -> ToolResult:
+    return ToolResult(result.text.replace("Groceries", "[redacted]"), result.is_error, result.status)
+
+
+def explode(call: ToolCall) -> None:
+    if call.tool.endswith("__add_note"):
+        raise RuntimeError("the payments API key is missing")
+
+
+async def hang(call: ToolCall) -> None:
+    if call.tool.endswith("__delete_note"):
+        await asyncio.Event().wait()
+
+
+not_callable = 42
