@@ -108,6 +108,7 @@ class Palui:
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
+        self.service: ChatService | None = None  # likewise
 
     async def __aenter__(self) -> Palui:
         await self.db.migrate()
@@ -185,7 +186,7 @@ class Palui:
             stream_replies=self.settings.stream_replies,
         )
         webhooks = load_webhooks(self.settings)  # before anything starts: secrets are checked
-        service = self._service(channel, self.settings.allowed_users)
+        service = self.service = self._service(channel, self.settings.allowed_users)
         await channel.initialize()
         try:
             await self._start_tools(service)

@@ -413,8 +413,14 @@ class EditFlow:
             return True
         log.info("approval_edited", tool=record.tool, chat_id=record.chat_id)
         await self._retire_card(edit, record)
-        await self._approvals.post_cards(record.turn_id, self._descriptions())
+        await self._post_edited(record.turn_id)
         return True
+
+    async def _post_edited(self, turn_id: str) -> None:
+        try:
+            await self._approvals.post_cards(turn_id, self._descriptions())
+        except ChannelError as exc:  # the card is stored unsent: posted again at the next start
+            log.warning("edited_card_not_sent", error=str(exc))
 
     async def _end(
         self, edit: EditRecord, update_id: int | None, text: str, status: str = "ended"
@@ -448,9 +454,12 @@ class EditFlow:
     async def recover(self) -> None:
         """Send what a crash kept from going out: open questions, edited cards."""
         for edit in await self._edits.unsent():
-            await self._ask(edit)
+            if await self._current(edit) is None:
+                await self._edits.close(edit.id, "ended")  # its card was decided meanwhile
+            else:
+                await self._ask(edit)
         for turn_id in await self._edits.unsent_edited_cards():
-            await self._approvals.post_cards(turn_id, self._descriptions())
+            await self._post_edited(turn_id)
 
     # -- messages ------------------------------------------------------------------------------
 

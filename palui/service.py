@@ -22,6 +22,8 @@ from typing import Any
 from palui.approval_edits import EditFlow, owns_tap
 from palui.approvals import Approvals
 from palui.caps import check_caps
+from palui.chat_lease import RETRY_S as LEASE_RETRY_S
+from palui.chat_lease import ChatLeases
 from palui.db import InboxItem, Store, day_start, hour_ago
 from palui.domain import ChatUser, ConnectorState, ConnectorStatus, Inbound
 from palui.errors import ChannelError
@@ -145,11 +147,13 @@ class ChatService:
         self._background: set[asyncio.Task[Any]] = set()
         self._handlers: set[asyncio.Task[Any]] = set()  # commands and taps being answered
         self._closed = False
+        self._leases = ChatLeases(store.leases)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Pick up where a previous process stopped: re-run its unfinished work."""
+        await self._leases.clear_dead()
         abandoned = await self._store.turns.abandon_running("interrupted: Palui restarted")
         await self._store.tool_calls.mark_interrupted()
         await self._store.actions.mark_interrupted()
@@ -401,6 +405,18 @@ class ChatService:
         state.worker.add_done_callback(_log_failure)
 
     async def _drain(self, chat_id: int) -> None:
+        """Run the chat's turns while this process holds its lease; else look again soon (the
+        holder, maybe another process, answers what waits in the shared inbox meanwhile)."""
+        async with self._leases.hold(chat_id) as held:
+            if held:
+                await self._drain_held(chat_id)
+                return
+        state = self._chat(chat_id)
+        if state.wake is not None:
+            state.wake.cancel()
+        state.wake = asyncio.get_running_loop().call_later(LEASE_RETRY_S, self._kick, chat_id)
+
+    async def _drain_held(self, chat_id: int) -> None:
         """Run turns for the chat until its inbox holds no waiting message."""
         state = self._chat(chat_id)
         while True:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from palui.tools.hooks import Block, Rewrite, Supply, ToolCall, ToolResult
 
@@ -31,7 +32,13 @@ def cached_list(call: ToolCall) -> Supply | None:
 
 
 def redact_groceries(call: ToolCall, result: ToolResult) -> ToolResult:
-    return ToolResult(result.text.replace("Groceries", "[redacted]"), result.is_error, result.status)
+    return ToolResult(
+        result.text.replace("Groceries", "[redacted]"), result.is_error, result.status
+    )
+
+
+async def explode_after(call: ToolCall, result: ToolResult) -> ToolResult:
+    raise ValueError(f"can't parse {result.status} result")
 
 
 def explode(call: ToolCall) -> None:
@@ -42,6 +49,11 @@ def explode(call: ToolCall) -> None:
 async def hang(call: ToolCall) -> None:
     if call.tool.endswith("__delete_note"):
         await asyncio.Event().wait()
+
+
+def hang_blocking(call: ToolCall) -> None:
+    if call.tool.endswith("__search_notes"):
+        threading.Event().wait()  # a plain function that never returns
 
 
 not_callable = 42

@@ -3,6 +3,7 @@ once on Approve (the real notes MCP server's data shows it), through the fake Bo
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -15,9 +16,10 @@ from palui.approval_edits import BadValue, parse_value
 from palui.db.models import ApprovalRow
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
-from tests.test_approvals_flow import buttons, call, scripted, tool_results, wait_for_card
+from tests.test_approvals_flow import buttons, call, scripted, tool_results
 
 EDITED = "✏️ Edited by User1001"
+WAIT_S = 30  # generous: the machine may be busy; a pass never waits this long
 
 
 def _says(text: str) -> Callable[[dict[str, Any]], bool]:
@@ -37,7 +39,9 @@ async def wait_for_message(fake_telegram, *parts: str) -> dict:
             None,
         )
 
-    await fake_telegram.wait_for_request("sendMessage", predicate=lambda _: find() is not None)
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=lambda _: find() is not None, timeout=WAIT_S
+    )
     found = find()
     assert found is not None
     return found
@@ -80,7 +84,7 @@ async def test_edit_one_argument_keep_another_and_the_edited_call_runs_once(
     )
     palui = await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    card = await wait_for_card(fake_telegram)
+    card = await wait_for_message(fake_telegram, "Approval needed")
     assert len(buttons(card)["✏️ Edit"].encode()) <= 64
     tap(fake_telegram, card, "✏️ Edit")
 
@@ -98,7 +102,9 @@ async def test_edit_one_argument_keep_another_and_the_edited_call_runs_once(
     assert notes(with_notes) == [{"title": "Groceries", "body": "milk"}]  # nothing ran yet
 
     tap(fake_telegram, edited, "✅ Approve")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Added your note."))
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Added your note."), timeout=WAIT_S
+    )
     assert notes(with_notes)[1:] == [{"title": "bacon", "body": "12"}]
     result = tool_results(fake_model.requests[-1])[-1]
     assert "The person edited this call's arguments" in result
@@ -113,7 +119,9 @@ async def test_edit_one_argument_keep_another_and_the_edited_call_runs_once(
     fake_telegram.push_callback(
         OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"]
     )
-    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("was edited"))
+    await fake_telegram.wait_for_request(
+        "answerCallbackQuery", predicate=_says("was edited"), timeout=WAIT_S
+    )
     assert len(notes(with_notes)) == 2 and len(fake_model.requests) == 3
 
 
@@ -133,7 +141,7 @@ async def test_a_refused_or_unreadable_value_is_asked_again(
     fake_model.brain = scripted(call("mcp-notes__slow_op", seconds=2), Script(text="Slept."))
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "sleep a bit")
-    card = await wait_for_card(fake_telegram)
+    card = await wait_for_message(fake_telegram, "Approval needed")
     tap(fake_telegram, card, "✏️ Edit")
     await question(fake_telegram, "1 of 1", "seconds", "Now: 2", "(a number)")
 
@@ -148,7 +156,7 @@ async def test_a_refused_or_unreadable_value_is_asked_again(
     edited = await wait_for_message(fake_telegram, "Approval needed", EDITED)
     assert "seconds: 0.1" in edited["text"]
     tap(fake_telegram, edited, "✅ Approve")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Slept."))
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Slept."), timeout=WAIT_S)
     assert "slept 0.1s" in tool_results(fake_model.requests[-1])[0]
 
 
@@ -159,7 +167,7 @@ async def test_a_pinned_argument_is_shown_not_asked_and_cannot_change(
     fake_model.brain = scripted(*tainted_add_note(title="eggs", body="12"), Script(text="done"))
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    card = await wait_for_card(fake_telegram)
+    card = await wait_for_message(fake_telegram, "Approval needed")
     tap(fake_telegram, card, "✏️ Edit")
     only = await question(fake_telegram, "1 of 1", "title")
     assert "🔒 Pinned, can't be changed: body: from ops" in only["text"]
@@ -167,7 +175,7 @@ async def test_a_pinned_argument_is_shown_not_asked_and_cannot_change(
 
     edited = await wait_for_message(fake_telegram, "Approval needed", EDITED)
     tap(fake_telegram, edited, "✅ Approve")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("done"))
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("done"), timeout=WAIT_S)
     assert notes(with_notes)[1:] == [{"title": "bacon", "body": "from ops"}]
 
 
@@ -179,19 +187,25 @@ async def test_cancel_leaves_the_original_card_working(
     )
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    card = await wait_for_card(fake_telegram)
+    card = await wait_for_message(fake_telegram, "Approval needed")
     tap(fake_telegram, card, "✏️ Edit")
     first = await question(fake_telegram, "1 of 2", "title")
     tap(fake_telegram, first, "✖️ Cancel")
-    await fake_telegram.wait_for_request("editMessageText", predicate=_says("Edit cancelled"))
+    await fake_telegram.wait_for_request(
+        "editMessageText", predicate=_says("Edit cancelled"), timeout=WAIT_S
+    )
 
     tap(fake_telegram, card, "✏️ Edit")  # again, and this time /cancel ends it
     await question(fake_telegram, "1 of 2", "title")
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/cancel")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Edit cancelled."))
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Edit cancelled."), timeout=WAIT_S
+    )
 
     tap(fake_telegram, card, "✅ Approve")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Added as asked."))
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Added as asked."), timeout=WAIT_S
+    )
     assert notes(with_notes)[1:] == [{"title": "eggs", "body": "12"}]
 
 
@@ -201,7 +215,7 @@ async def test_deny_after_an_edit_runs_nothing(
     fake_model.brain = scripted(*tainted_add_note(title="eggs", body="12"), Script(text="Left it."))
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    card = await wait_for_card(fake_telegram)
+    card = await wait_for_message(fake_telegram, "Approval needed")
     tap(fake_telegram, card, "✏️ Edit")
     await question(fake_telegram, "1 of 2", "title")
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "bacon")
@@ -210,11 +224,13 @@ async def test_deny_after_an_edit_runs_nothing(
 
     edited = await wait_for_message(fake_telegram, "Approval needed", EDITED)
     tap(fake_telegram, edited, "❌ Deny")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Left it."))
+    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Left it."), timeout=WAIT_S)
     assert notes(with_notes) == [{"title": "Groceries", "body": "milk"}]
     assert "denied" in tool_results(fake_model.requests[-1])[-1]
     tap(fake_telegram, card, "✅ Approve")  # the original, stale card
-    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("was edited"))
+    await fake_telegram.wait_for_request(
+        "answerCallbackQuery", predicate=_says("was edited"), timeout=WAIT_S
+    )
     assert notes(with_notes) == [{"title": "Groceries", "body": "milk"}]
 
 
@@ -226,7 +242,7 @@ async def test_an_edit_in_progress_survives_a_restart(
     )
     first = await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    card = await wait_for_card(fake_telegram)
+    card = await wait_for_message(fake_telegram, "Approval needed")
     tap(fake_telegram, card, "✏️ Edit")
     await question(fake_telegram, "1 of 2", "title")
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "bacon")
@@ -240,7 +256,9 @@ async def test_an_edit_in_progress_survives_a_restart(
     edited = await wait_for_message(fake_telegram, "Approval needed", EDITED)
     assert "body: 13" in edited["text"] and "title: bacon" in edited["text"]
     tap(fake_telegram, edited, "✅ Approve")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("Added after the restart."))
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Added after the restart."), timeout=WAIT_S
+    )
     assert notes(with_notes)[1:] == [{"title": "bacon", "body": "13"}]
     assert len(fake_model.requests) == 3
 
@@ -287,3 +305,23 @@ def test_an_answer_of_the_wrong_type_is_refused_with_a_reason(
 ) -> None:
     with pytest.raises(BadValue, match=message.replace("[", r"\[")):
         parse_value(text, spec)
+
+
+async def test_console_cards_still_ask_yes_or_no(with_notes, settings_env, fake_model) -> None:
+    from palui.app import Palui
+    from palui.config import load_settings
+
+    fake_model.brain = scripted(call("mcp-notes__delete_note", id="1"), Script(text="Deleted."))
+    lines = iter(["delete note 1", "y"])
+
+    def read_line(prompt: str) -> str:
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    out = io.StringIO()
+    async with Palui(load_settings()) as app:
+        await app.chat_console(read_line, out)
+    assert notes(with_notes) == []
+    assert "✅ Approved by @console" in out.getvalue() and "Deleted." in out.getvalue()

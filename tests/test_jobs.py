@@ -32,11 +32,16 @@ def job_texts(fake_telegram, job_id: int | None = None) -> list[str]:
 
 
 async def wait_until(check: Callable[[], Any], timeout: float = 20) -> Any:  # noqa: ASYNC109
-    """Poll the database (which has no event to await) until `check()` is truthy."""
+    """Poll (the database, or the app starting up: neither has an event to await) until
+    `check()` is truthy; `check` may be async."""
     async with asyncio.timeout(timeout):
-        while not (result := await check()):
+        while True:
+            result = check()
+            if asyncio.iscoroutine(result):
+                result = await result
+            if result:
+                return result
             await asyncio.sleep(0.05)
-    return result
 
 
 async def add_job(
@@ -45,6 +50,8 @@ async def add_job(
     """A job as palui__schedule_job would store it (into a running app, whose scheduler then
     re-reads the table, or straight into a store)."""
     store = getattr(target, "store", target)
+    if store is not target:
+        await wait_until(lambda: target.jobs is not None and target.jobs.running)
     anchor = anchor or datetime.now(UTC).replace(microsecond=0)
     job = await store.jobs.create(
         OWNER_CHAT, prompt, schedule, "UTC", cap, created_by="test", anchor_at=anchor
@@ -75,7 +82,9 @@ async def test_a_job_created_from_chat_runs_its_read_tool_and_gets_no_destructiv
     palui = await start_palui(**FAST)
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "every second, list my notes")
     await fake_telegram.wait_for_request(
-        "sendMessage", predicate=lambda p: "Scheduled job #1: every second" in p.get("text", "")
+        "sendMessage",
+        predicate=lambda p: "Scheduled job #1: every second" in p.get("text", ""),
+        timeout=30,
     )
     await fake_telegram.wait_for_request(
         "sendMessage", predicate=lambda p: p.get("text", "").startswith("⏰ Job #1")
@@ -110,13 +119,16 @@ async def test_a_write_in_a_job_run_posts_a_card_and_runs_only_after_approve(
 
     fake_model.brain = brain
     palui = await start_palui()
+    await wait_until(lambda: palui.app.jobs is not None and palui.app.jobs.running)
     await add_job(palui.app, soon(), "add the daily note")
     card = await wait_for_card(fake_telegram)
     assert "mcp-notes__add_note  (write)" in card["text"]
     assert "Why: scheduled jobs ask before any write." in card["text"]
     assert "Daily" not in with_notes.read_text()
 
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"])
+    fake_telegram.push_callback(
+        OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"]
+    )
     await fake_telegram.wait_for_request(
         "sendMessage", predicate=lambda p: p.get("text") == "⏰ Job #1\nAdded the daily note."
     )
@@ -132,9 +144,18 @@ async def test_two_palui_instances_on_one_database_fire_each_due_run_once(
     fake_model.brain = lambda request: Script(text="tick")
     first = await start_palui(**FAST)
     second = await start_palui(**FAST)
+    await wait_until(lambda: second.app.jobs is not None and second.app.jobs.running)
     await add_job(first.app, "every 1s", "say tick")
     await second.app.jobs.sync()
-    await fake_telegram.wait_for_messages(OWNER_CHAT, 4, timeout=20)
+
+    async def three_done() -> bool:
+        async with first.app.db.session() as s:
+            done = await s.scalar(
+                select(func.count()).where(Turn.kind == "scheduled", Turn.status == "done")
+            )
+        return (done or 0) >= 3
+
+    await wait_until(three_done, timeout=30)
     for palui in (first, second):
         palui.stop.set()
         await palui.task
@@ -142,11 +163,13 @@ async def test_two_palui_instances_on_one_database_fire_each_due_run_once(
     async with first.app.db.session() as s:
         runs = list(await s.scalars(select(JobRun)))
         turns = list(await s.scalars(select(Turn).where(Turn.kind == "scheduled")))
-    started = [run for run in runs if run.status == "started"]
     assert len({run.scheduled_for for run in runs}) == len(runs) >= 4
-    assert len(turns) == len(started) == len({run.turn_id for run in started})
+    # Each claimed run started at most one turn, in one of the two processes.
+    run_turns = [run.turn_id for run in runs if run.turn_id]
+    assert len(set(run_turns)) == len(run_turns)
+    assert {turn.id for turn in turns} <= set(run_turns)
     assert len([r for r in fake_model.requests if is_job_run(r)]) == len(turns)
-    assert len(job_texts(fake_telegram, 1)) == len(turns)
+    assert len([turn for turn in turns if turn.status == "done"]) >= 3
 
 
 async def test_palui_down_across_three_due_times_runs_once_and_says_so(
@@ -239,7 +262,11 @@ async def test_jobs_shows_a_card_and_pause_resume_and_delete_work(
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/jobs")
     card = (await fake_telegram.wait_for_messages(OWNER_CHAT, 2))[1]
     lines = card["text"].splitlines()
-    assert lines[:3] == [f"⏰ Job #{job.id}  ·  ✅ on", "Every day at 08:00 (UTC)", "“morning summary”"]
+    assert lines[:3] == [
+        f"⏰ Job #{job.id}  ·  ✅ on",
+        "Every day at 08:00 (UTC)",
+        "“morning summary”",
+    ]
     assert "Last run: not yet" in lines and lines[3].startswith("Next run: ")
     actions = buttons(card)
     assert set(actions) == {"⏸ Pause", "🗑 Delete"}
@@ -255,7 +282,9 @@ async def test_jobs_shows_a_card_and_pause_resume_and_delete_work(
     paused = fake_telegram.sent_messages(OWNER_CHAT)[1]
     assert "Next run: —" in paused["text"]
 
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(paused)["▶️ Resume"])
+    fake_telegram.push_callback(
+        OWNER_CHAT, OWNER_ID, card["message_id"], buttons(paused)["▶️ Resume"]
+    )
     await fake_telegram.wait_for_request("editMessageText", predicate=edited("✅ on"))
     assert palui.app.jobs._scheduler.get_job(f"job-{job.id}") is not None
 
@@ -294,7 +323,9 @@ async def test_a_job_created_in_a_tainted_turn_needs_approval(
     assert "Why: this turn read untrusted content from mcp-notes" in card["text"]
     assert await palui.app.store.jobs.all() == []
 
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"])
+    fake_telegram.push_callback(
+        OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"]
+    )
     await fake_telegram.wait_for_request(
         "sendMessage", predicate=lambda p: p.get("text") == "Scheduled it."
     )

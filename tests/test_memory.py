@@ -50,8 +50,9 @@ def numbered_brain(request: ModelRequest) -> Script:
     return Script(text=f"ok: {request.last_user_text}")
 
 
-async def say(fake_telegram, text: str, count: int) -> str:
-    """Send a message and return the `count`-th message the bot has sent to the chat."""
+async def say(fake_telegram, text: str) -> str:
+    """Send a message and return the bot's next message to the chat."""
+    count = len(fake_telegram.sent_messages(OWNER_CHAT)) + 1
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, text)
     return (await fake_telegram.wait_for_messages(OWNER_CHAT, count, timeout=20))[count - 1]["text"]
 
@@ -96,7 +97,7 @@ async def test_the_41st_message_compacts_and_the_next_turn_sees_summary_and_last
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
     await seed_turns(palui.app, 20)  # 40 messages
-    await say(fake_telegram, "note number 21 for the record", 1)  # the 41st message
+    await say(fake_telegram, "note number 21 for the record")  # the 41st message
     await fake_model.wait_for_request(2)  # the summary, once the reply is committed
     summary_requests = [r for r in fake_model.requests if is_summary_request(r)]
     assert len(summary_requests) == 1
@@ -105,7 +106,7 @@ async def test_the_41st_message_compacts_and_the_next_turn_sees_summary_and_last
     transcript = summary_request.messages[-1]["content"]
     assert "note number 6 for" in transcript and "note number 7 for" not in transcript
 
-    await say(fake_telegram, "note number 22 for the record", 2)
+    await say(fake_telegram, "note number 22 for the record")
     request = fake_model.requests[-1]
     assert SUMMARY in request.messages[0]["content"]
     said = contents(request)
@@ -123,9 +124,9 @@ async def test_new_saves_the_session_once_even_when_the_save_runs_again(
 ) -> None:
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
-    await say(fake_telegram, "my sister is called Rina", 1)
-    await say(fake_telegram, "I drink green tea every morning", 2)
-    assert "saved in memory" in await say(fake_telegram, "/new", 3)
+    await say(fake_telegram, "my sister is called Rina")
+    await say(fake_telegram, "I drink green tea every morning")
+    assert "saved in memory" in await say(fake_telegram, "/new")
     saved = memories(recall_db)
     assert len(saved) == 2
     assert all(m.source_id and m.source_id.startswith("session:") for m in saved)
@@ -138,7 +139,7 @@ async def test_new_saves_the_session_once_even_when_the_save_runs_again(
     # the next turn) saves the same slice again, and recall keeps one copy.
     async with palui.app.db.session() as s, s.begin():
         await s.execute(update(MemorySlice).values(save_state="pending"))
-    await say(fake_telegram, "hello again", 4)
+    await say(fake_telegram, "hello again")
 
     async def saved_again(s: Any) -> bool:
         states = set(await s.scalars(select(MemorySlice.save_state)))
@@ -161,9 +162,9 @@ async def test_a_turn_that_read_an_untrusted_connector_is_never_saved(
 
     fake_model.brain = brain
     await start_palui(**RECALL_ON)
-    await say(fake_telegram, "my favourite colour is blue", 1)
-    assert "Groceries" in await say(fake_telegram, "read my notes please", 2)
-    text = await say(fake_telegram, "/new", 3)
+    await say(fake_telegram, "my favourite colour is blue")
+    assert "Groceries" in await say(fake_telegram, "read my notes please")
+    text = await say(fake_telegram, "/new")
     assert "saved in memory" in text
     saved = memories(recall_db)
     assert len(saved) == 1 and "blue" in saved[0].content
@@ -183,12 +184,12 @@ async def test_slow_auto_recall_is_abandoned_and_short_messages_and_commands_are
     monkeypatch.setenv("PALUI_CONFIG", str(config))
     fake_model.reply("here you go")
     palui = await start_palui(**RECALL_ON)
-    assert await say(fake_telegram, "tell me something nice about today", 1) == "here you go"
+    assert await say(fake_telegram, "tell me something nice about today") == "here you go"
     assert await checks(palui.app) == ["timed_out"]
     assert "From your long-term memory" not in fake_model.requests[-1].messages[0]["content"]
 
-    await say(fake_telegram, "hi there", 2)
-    status = await say(fake_telegram, "/status", 3)
+    await say(fake_telegram, "hi there")
+    status = await say(fake_telegram, "/status")
     assert "Auto-recall: on · skipped 2 of last 3, 1 timed out" in status
     assert await checks(palui.app) == ["timed_out", "skipped", "skipped"]
 
@@ -201,7 +202,7 @@ async def test_auto_recall_puts_what_recall_knows_into_the_turn(
     store.close()
     fake_model.reply("Tom!")
     palui = await start_palui(**RECALL_ON)
-    await say(fake_telegram, "what is my cat called again?", 1)
+    await say(fake_telegram, "what is my cat called again?")
     system = fake_model.requests[-1].messages[0]["content"]
     assert "From your long-term memory" in system and "cat is called Tom" in system
     assert await checks(palui.app) == ["used"]
@@ -265,18 +266,19 @@ async def test_add_memory_runs_in_a_clean_chat_turn_without_a_card(
     ]
     fake_model.brain = lambda request: queue.pop(0)
     await start_palui(**RECALL_ON)
-    assert await say(fake_telegram, "remember that I am allergic to peanuts", 1) == (
+    assert await say(fake_telegram, "remember that I am allergic to peanuts") == (
         "I'll remember that."
     )
     assert [m.content for m in memories(recall_db)] == ["The person is allergic to peanuts."]
 
 
-async def recall_card(fake_telegram, count: int) -> dict:
+async def recall_card(fake_telegram) -> dict:
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/connectors")
-    await fake_telegram.wait_for_messages(OWNER_CHAT, count)
-    return next(
-        m for m in fake_telegram.sent_messages(OWNER_CHAT) if m["text"].startswith("recall  ·")
+    found = await fake_telegram.wait_for_request(
+        "sendMessage", predicate=lambda p: str(p.get("text")).startswith("recall  ·")
     )
+    text = found.params["text"]
+    return next(m for m in fake_telegram.sent_messages(OWNER_CHAT) if m["text"] == text)
 
 
 async def test_pausing_recall_removes_memory_tools_auto_recall_and_auto_save(
@@ -284,15 +286,16 @@ async def test_pausing_recall_removes_memory_tools_auto_recall_and_auto_save(
 ) -> None:
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
-    card = await recall_card(fake_telegram, 1)
+    card = await recall_card(fake_telegram)
     assert "Auto-recall: on" in card["text"] and "Auto-save: on" in card["text"]
     await tap(fake_telegram, card, "⏸ Pause", "recall paused")
-    await say(fake_telegram, "remember that my sister is called Rina", 2)
+    await say(fake_telegram, "remember that my sister is called Rina")
     assert not [n for n in fake_model.requests[-1].tool_names if n.startswith("recall__")]
-    text = await say(fake_telegram, "/new", 3)
+    text = await say(fake_telegram, "/new")
     assert "saved" not in text
     assert memories(recall_db) == []
-    assert await checks(palui.app) == []  # no auto-recall (and /new was not counted either)
+    # Only /connectors, before the pause, was counted; nothing since (the message, /new).
+    assert await checks(palui.app) == ["skipped"]
 
 
 async def test_the_three_switches_act_separately(
@@ -300,16 +303,16 @@ async def test_the_three_switches_act_separately(
 ) -> None:
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
-    card = await recall_card(fake_telegram, 1)
+    card = await recall_card(fake_telegram)
     card = await tap(fake_telegram, card, "✅ Memory tools", "Memory tools is off")
     assert "Memory tools: off" in card["text"]
-    await say(fake_telegram, "what do you know about me?", 2)
+    await say(fake_telegram, "what do you know about me?")
     assert not [n for n in fake_model.requests[-1].tool_names if n.startswith("recall__")]
-    assert await checks(palui.app) == ["empty"]  # auto-recall still asked
+    assert await checks(palui.app) == ["skipped", "empty"]  # auto-recall still asked
 
     card = await tap(fake_telegram, card, "✅ Auto-recall", "Auto-recall is off")
     card = await tap(fake_telegram, card, "✅ Auto-save", "Auto-save is off")
-    await say(fake_telegram, "and what else do you know?", 3)
-    assert await checks(palui.app) == ["empty"]
-    assert "saved" not in await say(fake_telegram, "/new", 4)
+    await say(fake_telegram, "and what else do you know?")
+    assert await checks(palui.app) == ["skipped", "empty"]
+    assert "saved" not in await say(fake_telegram, "/new")
     assert memories(recall_db) == []

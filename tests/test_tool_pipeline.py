@@ -114,9 +114,9 @@ async def test_a_pre_hook_supplies_the_result_and_the_server_is_not_called(
     await start_palui()
     reply = await reply_to(fake_telegram, "list my notes")
     assert reply == "Results: 1: Groceries (from the operator's cache)"
-    code, out = await palui_cli("runs", "--json")
+    _, out = await palui_cli("runs", "--json")
     turn = json.loads(out)[0]["turn_id"]
-    code, out = await palui_cli("runs", "show", turn, "--json")
+    _, out = await palui_cli("runs", "show", turn, "--json")
     stages = [(s["stage"], s["outcome"]) for s in json.loads(out)["steps"]]
     assert stages == [("hook", "supplied")]  # no policy, no execution
 
@@ -135,13 +135,16 @@ async def test_a_raising_and_a_hanging_hook_fail_their_calls_closed_with_the_rea
     with_notes, start_palui, fake_telegram, fake_model
 ) -> None:
     configure(
-        extra='[hooks]\npre = ["tests.hooks_fixture:explode", "tests.hooks_fixture:hang"]\n'
+        extra="[hooks]\npre = ["
+        '"tests.hooks_fixture:explode", "tests.hooks_fixture:hang", '
+        '"tests.hooks_fixture:hang_blocking"]\n'
         "timeout_s = 0.5\n"
     )
     fake_model.brain = steps_then_echo(
         calls(
             ("mcp-notes__add_note", {"title": "pay rent", "body": "now"}),
             ("mcp-notes__delete_note", {"id": "1"}),
+            ("mcp-notes__search_notes", {"query": "rent"}),
         )
     )
     await start_palui()
@@ -150,6 +153,7 @@ async def test_a_raising_and_a_hanging_hook_fail_their_calls_closed_with_the_rea
     assert "raised RuntimeError: the payments API key is missing" in reply
     assert "delete_note was not run because a safety check failed" in reply
     assert "did not answer within 0.5 s" in reply
+    assert "search_notes was not run because a safety check failed" in reply
     assert notes(with_notes) == {"1": {"title": "Groceries", "body": "milk"}}  # nothing ran
 
     _, out = await palui_cli("runs", "--json")
@@ -159,6 +163,22 @@ async def test_a_raising_and_a_hanging_hook_fail_their_calls_closed_with_the_rea
     failed = {s["tool"]: s["reason"] for s in json.loads(out)["steps"] if s["outcome"] == "failed"}
     assert "the payments API key is missing" in failed["mcp-notes__add_note"]
     assert "did not answer within 0.5 s" in failed["mcp-notes__delete_note"]
+    assert "hang_blocking did not answer" in failed["mcp-notes__search_notes"]
+
+
+async def test_a_raising_post_hook_withholds_the_result_of_a_call_that_ran(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    configure(extra='[hooks]\npost = ["tests.hooks_fixture:explode_after"]\n')
+    fake_model.brain = steps_then_echo(
+        calls(("mcp-notes__add_note", {"title": "Call mum", "body": "Sunday"}))
+    )
+    await start_palui()
+    reply = await reply_to(fake_telegram, "note: call mum")
+    assert "add_note ran, but its result was withheld" in reply
+    assert "raised ValueError: can't parse ok result" in reply
+    assert "added note" not in reply
+    assert notes(with_notes)["2"]["title"] == "Call mum"  # it did run: the model is told so
 
 
 def test_an_unimportable_hook_stops_start_up_with_exit_2(
@@ -241,7 +261,9 @@ async def test_a_pinned_argument_cant_be_overridden_and_the_card_shows_the_pinne
     assert "body: kept by the operator" in card["text"]
     assert "title: [bot] exfil" in card["text"]
     assert "all your secrets" not in card["text"]
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"])
+    fake_telegram.push_callback(
+        OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"]
+    )
     await fake_telegram.wait_for_request(
         "sendMessage", predicate=lambda p: str(p.get("text")).startswith("Results:")
     )

@@ -1,4 +1,4 @@
-"""inbound webhook deliveries (issue 7)
+"""inbound webhook deliveries and chat leases (issue 7)
 
 Revision ID: 0008
 Revises: 0004
@@ -34,9 +34,17 @@ def upgrade() -> None:
         batch_op.create_index(
             "ix_webhook_deliveries_chat_id_handled_at", ["chat_id", "handled_at"], unique=False
         )
+    op.create_table(
+        "chat_leases",
+        sa.Column("chat_id", sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column("holder", sa.String(length=96), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("chat_id", name=op.f("pk_chat_leases")),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("chat_leases")
     with op.batch_alter_table("webhook_deliveries", schema=None) as batch_op:
         batch_op.drop_index("ix_webhook_deliveries_chat_id_handled_at")
     op.drop_table("webhook_deliveries")

@@ -24,6 +24,7 @@ class RunStatus:
     QUEUED = "queued"  # claimed; the chat's worker will start it
     STARTED = "started"  # its turn began (its outcome is the turn's)
     SKIPPED = "skipped"  # over the job's token cap, or the job was gone
+    COALESCED = "coalesced"  # a newer run of the same job was queued behind it: that one runs
     MISSED = "missed"  # due while Palui was down, past the misfire grace: not run
 
 
@@ -218,12 +219,27 @@ class JobRepo(Repo):
             )
         return bool(getattr(result, "rowcount", 0))
 
-    async def skip_run(self, run_id: int, note: str | None, chat_id: int) -> bool:
+    async def has_newer_queued(self, run: RunRecord) -> bool:
+        async with self._db.session() as s:
+            newer = await s.scalar(
+                select(JobRun.id)
+                .where(
+                    JobRun.job_id == run.job_id,
+                    JobRun.status == RunStatus.QUEUED,
+                    JobRun.scheduled_for > run.scheduled_for,
+                )
+                .limit(1)
+            )
+        return newer is not None
+
+    async def skip_run(
+        self, run_id: int, note: str | None, chat_id: int, status: str = RunStatus.SKIPPED
+    ) -> bool:
         async with self._db.session() as s, s.begin():
             result = await s.execute(
                 update(JobRun)
                 .where(JobRun.id == run_id, JobRun.status == RunStatus.QUEUED)
-                .values(status=RunStatus.SKIPPED)
+                .values(status=status)
             )
             skipped = bool(getattr(result, "rowcount", 0))
             if skipped and note:

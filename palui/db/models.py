@@ -448,6 +448,16 @@ class WebhookDelivery(Base):
     __table_args__ = (Index("ix_webhook_deliveries_chat_id_handled_at", "chat_id", "handled_at"),)
 
 
+class ChatLease(Base):
+    """Which process runs a chat's turns now (several processes on one database, DESIGN §3)."""
+
+    __tablename__ = "chat_leases"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(96))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
 # -- edited approvals (issue 5, Edit; migration 0009) -------------------------------------------
 
 

@@ -22,6 +22,7 @@ from palui.db.approvals import ApprovalRepo
 from palui.db.engine import Database
 from palui.db.jobs import JobRepo
 from palui.db.ledger import ActionLedger
+from palui.db.leases import LeaseRepo
 from palui.db.memory import MemoryRepo
 from palui.db.models import (
     Chat,
@@ -35,8 +36,8 @@ from palui.db.models import (
     Turn,
     utcnow,
 )
-from palui.db.repo import Repo
 from palui.db.pipeline import ToolStepRepo
+from palui.db.repo import Repo
 from palui.db.tools import ToolCallRepo, ToolSettingRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
@@ -402,6 +403,7 @@ class Store:
         self.approval_edits = ApprovalEditRepo(db)
         self.memory = MemoryRepo(db)
         self.webhooks = WebhookRepo(db)
+        self.leases = LeaseRepo(db)
         self.jobs = JobRepo(db)
 
 

@@ -91,16 +91,20 @@ class ToolSettingRepo(Repo):
             }
 
     async def save(self, record: ToolSettingRecord) -> None:
+        # An upsert: processes starting together all remember the same new tools.
+        values = {
+            "enabled": record.enabled,
+            "tool_class": record.tool_class,
+            "definition_hash": record.definition_hash,
+            "needs_review": record.needs_review,
+            "updated_at": utcnow(),
+        }
         async with self._db.session() as s, s.begin():
-            row = await s.get(ToolSetting, record.tool)
-            if row is None:
-                row = ToolSetting(tool=record.tool)
-                s.add(row)
-            row.enabled = record.enabled
-            row.tool_class = record.tool_class
-            row.definition_hash = record.definition_hash
-            row.needs_review = record.needs_review
-            row.updated_at = utcnow()
+            await s.execute(
+                self._insert(ToolSetting)
+                .values(tool=record.tool, **values)
+                .on_conflict_do_update(index_elements=["tool"], set_=values)
+            )
 
     async def paused_connectors(self) -> set[str]:
         async with self._db.session() as s:

@@ -94,12 +94,13 @@ class WebhookRepo(Repo):
             else WebhookDelivery.turn_id == delivery.turn_id
         )
         async with self._db.session() as s, s.begin():
-            result = await s.execute(
+            claimed = await s.scalar(
                 update(WebhookDelivery)
                 .where(WebhookDelivery.id == delivery.id, where)
                 .values(turn_id=turn_id)
+                .returning(WebhookDelivery.id)
             )
-        return bool(getattr(result, "rowcount", 0))
+        return claimed is not None
 
     async def mark_handled(self, delivery_id: int) -> None:
         async with self._db.session() as s, s.begin():

@@ -1,4 +1,6 @@
-"""Whether a claimed run may start: its job still exists and is within its own token cap.
+"""Whether a claimed run may start: its job still exists, no newer run of it is queued behind
+it (runs that piled up behind a long turn are coalesced into the newest), and the job is within
+its own token cap.
 
 A job over its per-job daily cap skips the run and says so once per job per (UTC) day; other
 jobs and chats are not affected.
@@ -9,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from palui.db import Store, day_start
-from palui.db.jobs import JobRecord, RunRecord
+from palui.db.jobs import JobRecord, RunRecord, RunStatus
 from palui.logs import get_logger
 
 log = get_logger("palui.jobs")
@@ -20,6 +22,10 @@ async def admit_run(store: Store, run: RunRecord, now: datetime) -> JobRecord | 
     job = await store.jobs.get(run.job_id)
     if job is None:
         await store.jobs.skip_run(run.id, None, run.chat_id)
+        return None
+    if await store.jobs.has_newer_queued(run):
+        # Runs that queued up behind a long turn are one run: the newest.
+        await store.jobs.skip_run(run.id, None, run.chat_id, RunStatus.COALESCED)
         return None
     used = await store.jobs.tokens_since(job.id, day_start(now))
     if used < job.daily_token_cap:

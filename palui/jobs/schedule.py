@@ -231,6 +231,8 @@ def latest_due(schedule: Schedule, anchor: datetime, now: datetime) -> datetime 
             if times:
                 return times[-1]
         return None
+    if schedule.kind is ScheduleKind.ONCE:
+        return schedule.at if schedule.at is not None and schedule.at <= now else None
     times = due_times(schedule, anchor, anchor, now)
     return times[-1] if times else None
 

@@ -73,6 +73,10 @@ class JobScheduler:
         self._scheduler.start()
         log.info("scheduler_started", jobs=len(self._known))
 
+    @property
+    def running(self) -> bool:
+        return bool(self._scheduler.running)
+
     async def stop(self) -> None:
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)

@@ -48,6 +48,7 @@ def last_run_words(run: RunRecord | None, timezone: str, now: datetime) -> str:
             RunStatus.QUEUED: "about to run",
             RunStatus.SKIPPED: "skipped (over its token cap)",
             RunStatus.MISSED: "missed while Palui was down",
+            RunStatus.COALESCED: "merged into a later run",
         }.get(run.status, run.status)
     return f"{at} — {outcome}"
 

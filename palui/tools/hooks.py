@@ -19,9 +19,11 @@ to the model. A hook never crashes the turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,13 +120,41 @@ def load_hooks(paths: Sequence[str]) -> tuple[Hook, ...]:
     return tuple(load_hook(path) for path in paths)
 
 
+def _in_daemon_thread(func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """Run `func` in its own daemon thread: one that never returns is abandoned at the time
+    limit and can't hold up Palui's shutdown (the default executor would wait for it)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return  # timed out already
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        try:
+            result = func(*args)
+            error = None
+        except BaseException as exc:
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    name = getattr(func, "__name__", "hook")
+    threading.Thread(target=work, name=f"hook-{name}", daemon=True).start()
+    return future
+
+
 async def _call(hook: Hook, timeout_s: float, *args: Any) -> Any:
     try:
         async with asyncio.timeout(timeout_s):
             if inspect.iscoroutinefunction(hook.func):
                 return await hook.func(*args)
             # A plain function runs in a thread, so one that blocks can't stall the loop.
-            result = await asyncio.to_thread(hook.func, *args)
+            result = await _in_daemon_thread(hook.func, *args)
             if inspect.isawaitable(result):
                 result = await result
             return result

@@ -204,12 +204,18 @@ class FakeTelegram:
         return self.push_update({"callback_query": query})
 
     async def deliver_to_webhook(
-        self, update_id: int, *, secret_token: str | None = "", body: bytes | None = None
+        self,
+        update_id: int,
+        *,
+        secret_token: str | None = "",
+        body: bytes | None = None,
+        url: str | None = None,
     ) -> int:
         """POST a pushed update to the webhook URL as Telegram does; the HTTP status.
 
         `secret_token` defaults to the one given to setWebhook (None: no header); `body`
-        replaces the update's JSON. A 2xx answer confirms the update; it may be delivered again.
+        replaces the update's JSON; `url` replaces the webhook URL (one of several processes
+        behind a load balancer). A 2xx answer confirms the update; it may be delivered again.
         """
         import aiohttp
 
@@ -222,7 +228,7 @@ class FakeTelegram:
         data = body if body is not None else json.dumps(self._pushed[update_id]).encode()
         async with (
             aiohttp.ClientSession() as session,
-            session.post(self.webhook_url, data=data, headers=headers) as response,
+            session.post(url or self.webhook_url, data=data, headers=headers) as response,
         ):
             await response.read()
             status = response.status

@@ -6,7 +6,9 @@ Over HTTP:       python -m tests.servers.notes_server --http PORT   (streamable 
 Environment: NOTES_FILE (JSON store, so notes survive a restart; in memory when unset),
 NOTES_NOISY=1 (print a non-JSON line to stdout before speaking JSON-RPC),
 NOTES_EXIT_CODE=<n> (exit at once with that code, like a server that fails to start),
-NOTES_LEGACY=1 (speak only the 2025 handshake era over stdio, as most servers of today do).
+NOTES_LEGACY=1 (speak only the 2025 handshake era over stdio, as most servers of today do),
+NOTES_LOG=<path> (append one JSON line per add_note/delete_note execution, before it acts),
+NOTES_HANG_ON=<tool> (that tool logs its execution, then never answers).
 
 This file imports only the MCP SDK, so it runs by path from any working directory.
 """
@@ -88,13 +90,15 @@ def build_server(store: NoteStore) -> MCPServer:
         return "\n".join(hits) or "no match"
 
     @server.tool(annotations=WRITE)
-    def add_note(title: str, body: str) -> str:
+    async def add_note(title: str, body: str) -> str:
         """Add a note; returns its id."""
+        await _executed("add_note", {"title": title, "body": body})
         return f"added note {store.add(title, body)}"
 
     @server.tool(annotations=DESTRUCTIVE)
-    def delete_note(id: str) -> str:
+    async def delete_note(id: str) -> str:
         """Delete a note by id."""
+        await _executed("delete_note", {"id": id})
         if not store.delete(id):
             raise ToolError(f"no note with id {id}")
         return f"deleted note {id}"
@@ -167,6 +171,19 @@ def build_server(store: NoteStore) -> MCPServer:
         return "redefined search_notes"
 
     return server
+
+
+def _append(path: Path, line: str) -> None:
+    with path.open("a", encoding="utf-8") as log:
+        log.write(line + "\n")
+
+
+async def _executed(tool: str, arguments: dict[str, str]) -> None:
+    """The server's own record of each execution (tests count them), and the optional hang."""
+    if path := os.environ.get("NOTES_LOG"):
+        _append(Path(path), json.dumps({"tool": tool, "arguments": arguments}))
+    if os.environ.get("NOTES_HANG_ON") == tool:
+        await asyncio.Event().wait()
 
 
 def _store_from_env() -> NoteStore:
