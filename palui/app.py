@@ -102,7 +102,7 @@ class Palui:
             self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
         )  # fmt: skip
-        self.registry = ToolRegistry([self.builtins, *self.connectors.connectors()])
+        self.registry = ToolRegistry([*self.connectors.connectors(), self.builtins])
         self.jobs: JobScheduler | None = None  # running while a service runs
         self.catalog = ToolCatalog(self.kinds, {}, switch_globs(settings), RECALL_START_ON)
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early

@@ -408,7 +408,9 @@ class EditFlow:
             digest=call_digest(record.tool, final, definition), new_token=token,
             now=self._now(), update_id=update_id,
         )  # fmt: skip
-        if not confirmed:
+        if confirmed == "stale":
+            return False
+        if confirmed == "ended":
             await self._close_question(edit, "✖️ The edit ended: the card was decided meanwhile.")
             return True
         log.info("approval_edited", tool=record.tool, chat_id=record.chat_id)

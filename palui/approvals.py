@@ -293,7 +293,8 @@ class Approvals:
         if record.status == "expired":
             return ToolOutcome(EXPIRED, is_error=True)
         if record.status == "executed":
-            return ToolOutcome(record.result or "")
+            note = edited_note(record) if record.model_arguments is not None else ""
+            return ToolOutcome(note + (record.result or ""))
         if record.status != "approved":  # "executing": a crash cut it off; never re-fire
             return ToolOutcome(STILL_RUNNING, is_error=True)
         tool = tools.offer.tools.get(record.tool)

@@ -548,7 +548,7 @@ def new_session_text(saved: SaveResult | None) -> str:
         return f"{fresh} What we talked about is saved in memory." if saved.saved else fresh
     return (
         f"{fresh}\nI couldn't save the last one to memory ({saved.reason}); "
-        "I'll try again after your next message."
+        "I'll save it once recall answers again."
     )
 
 

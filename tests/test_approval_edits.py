@@ -164,7 +164,9 @@ async def test_a_pinned_argument_is_shown_not_asked_and_cannot_change(
     with_notes, start_palui, fake_telegram, fake_model
 ) -> None:
     add_guards(with_notes.parent, '\n[guards."mcp-notes__add_note"]\npin = { body = "from ops" }\n')
-    fake_model.brain = scripted(*tainted_add_note(title="eggs", body="12"), Script(text="done"))
+    fake_model.brain = scripted(
+        *tainted_add_note(title="eggs", body="12"), Script(text="Pinned and done.")
+    )
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
     card = await wait_for_message(fake_telegram, "Approval needed")
@@ -175,7 +177,9 @@ async def test_a_pinned_argument_is_shown_not_asked_and_cannot_change(
 
     edited = await wait_for_message(fake_telegram, "Approval needed", EDITED)
     tap(fake_telegram, edited, "✅ Approve")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("done"), timeout=WAIT_S)
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Pinned and done."), timeout=WAIT_S
+    )
     assert notes(with_notes)[1:] == [{"title": "bacon", "body": "from ops"}]
 
 
@@ -200,6 +204,12 @@ async def test_cancel_leaves_the_original_card_working(
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/cancel")
     await fake_telegram.wait_for_request(
         "sendMessage", predicate=_says("Edit cancelled."), timeout=WAIT_S
+    )
+
+    tap(fake_telegram, card, "✏️ Edit")  # a third time, keeping every value
+    tap(fake_telegram, await question(fake_telegram, "1 of 2", "title"), "⏭ Keep the rest")
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Nothing was changed."), timeout=WAIT_S
     )
 
     tap(fake_telegram, card, "✅ Approve")
@@ -232,6 +242,40 @@ async def test_deny_after_an_edit_runs_nothing(
         "answerCallbackQuery", predicate=_says("was edited"), timeout=WAIT_S
     )
     assert notes(with_notes) == [{"title": "Groceries", "body": "milk"}]
+
+
+async def test_a_second_edit_still_records_the_models_values(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(
+        *tainted_add_note(title="eggs", body="12"), Script(text="Saved the ham note.")
+    )
+    palui = await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
+    tap(fake_telegram, await wait_for_message(fake_telegram, "Approval needed"), "✏️ Edit")
+    await question(fake_telegram, "1 of 2", "title")
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "bacon")
+    await question(fake_telegram, "2 of 2", "body")
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, ".")
+    once = await wait_for_message(fake_telegram, "Approval needed", "title: bacon")
+
+    tap(fake_telegram, once, "✏️ Edit")
+    await question(fake_telegram, "1 of 2", "Now: bacon")
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "ham")
+    await question(fake_telegram, "2 of 2", "body")
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, ".")
+    twice = await wait_for_message(fake_telegram, "Approval needed", "title: ham")
+    assert 'title (was "eggs")' in twice["text"]
+
+    tap(fake_telegram, once, "✅ Approve")  # the first edited card is stale now
+    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("was edited"))
+    tap(fake_telegram, twice, "✅ Approve")
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Saved the ham note."), timeout=WAIT_S
+    )
+    assert notes(with_notes)[1:] == [{"title": "ham", "body": "12"}]
+    [row] = await approval_rows(palui)
+    assert json.loads(row.model_arguments or "")["title"] == "eggs"
 
 
 async def test_an_edit_in_progress_survives_a_restart(

@@ -77,7 +77,8 @@ async def test_a_summary_of_a_tainted_turn_is_tainted_and_taints_the_next_turn(s
     assert taint is not None and taint.connector_id == "an earlier summary"
     # The summary was asked for with no tools, and the transcript is the older part only.
     sent, tools = model.calls[0]
-    assert tools == [] and "read the page" in sent[-1].content and "Person: ok" not in sent[-1].content
+    assert tools == []
+    assert "read the page" in sent[-1].content and "Person: ok" not in sent[-1].content
 
 
 async def test_a_clean_summary_does_not_taint(store) -> None:

@@ -101,3 +101,14 @@ def test_due_times_lie_on_a_grid_every_process_computes_alike() -> None:
     daily = parse("0 8 * * *")
     assert len(due_times(daily, NOW, NOW - timedelta(days=3), NOW)) == 3
     assert latest_due(daily, NOW, NOW) == datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+
+
+def test_the_persons_time_zone_setting_must_be_a_real_zone(monkeypatch) -> None:
+    from palui.config import load_settings
+    from palui.errors import ConfigError
+
+    monkeypatch.setenv("PALUI_TIMEZONE", "Europe/Lisbon")
+    assert load_settings().timezone == "Europe/Lisbon"
+    monkeypatch.setenv("PALUI_TIMEZONE", "Mars/Olympus")
+    with pytest.raises(ConfigError, match="PALUI_TIMEZONE.*not an IANA time zone"):
+        load_settings()

@@ -180,11 +180,12 @@ class ApprovalEditRepo(Repo):
         new_token: str,
         now: datetime,
         update_id: int | None,
-    ) -> bool:
+    ) -> str:
         """Bind the approval to the person's values under a new token (the old card goes stale).
 
         The model's values are kept beside them (the first time: a re-edit keeps the model's).
-        False, changing nothing, when the card was decided, expired or re-edited meanwhile.
+        "done"; "stale" (nothing changed) when the edit moved meanwhile; "ended" when the card
+        was decided, expired or replaced meanwhile (the edit ends, the answer is used up).
         """
         async with self._db.session() as s, s.begin():
             claimed = await s.execute(
@@ -197,7 +198,7 @@ class ApprovalEditRepo(Repo):
                 .values(status="done", arguments=arguments, updated_at=now)
             )
             if not getattr(claimed, "rowcount", 0):
-                return False
+                return "stale"
             bound = await s.execute(
                 update(ApprovalRow)
                 .where(
@@ -223,8 +224,8 @@ class ApprovalEditRepo(Repo):
                 await s.execute(
                     update(ApprovalEdit).where(ApprovalEdit.id == edit.id).values(status="ended")
                 )
-                return False
-        return True
+                return "ended"
+        return "done"
 
     async def was_edited(self, card_token: str) -> bool:
         """Whether a card with this token was replaced by an edited one."""

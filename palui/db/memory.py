@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 
 from palui.db.models import (
     ChatSession,
@@ -22,6 +23,7 @@ from palui.domain import TurnStatus
 
 SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
 UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
+CHECKS_KEPT = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,7 @@ class SliceRecord:
     reason: str  # compaction | new
     summarised: bool
     save_state: str  # pending | saved | failed | off
+    updated_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,7 @@ class SliceMessage:
 def _slice(row: MemorySlice) -> SliceRecord:
     return SliceRecord(
         row.id, row.chat_id, row.session_id, row.first_message_id, row.last_message_id,
-        row.reason, row.summarised, row.save_state,
+        row.reason, row.summarised, row.save_state, row.updated_at,
     )  # fmt: skip
 
 
@@ -96,12 +99,14 @@ class MemoryRepo(Repo):
         latency_ms: int | None = None,
     ) -> None:
         async with self._db.session() as s, s.begin():
-            s.add(
-                RecallCheck(
-                    chat_id=chat_id, turn_id=turn_id, outcome=outcome, detail=detail,
-                    latency_ms=latency_ms, created_at=utcnow(),
-                )
+            row = RecallCheck(
+                chat_id=chat_id, turn_id=turn_id, outcome=outcome, detail=detail,
+                latency_ms=latency_ms, created_at=utcnow(),
             )  # fmt: skip
+            s.add(row)
+            await s.flush()
+            # Only recent checks are ever shown: keep the table small.
+            await s.execute(delete(RecallCheck).where(RecallCheck.id <= row.id - CHECKS_KEPT))
 
     async def recent_checks(self, limit: int) -> list[str]:
         """The outcomes of the last `limit` checks, newest first."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from palui.agent.autosave import memory_items
 from palui.agent.compaction import Transcribed, plan, summarise, summary_tainted
@@ -24,6 +25,9 @@ from palui.ports import ChatModel, Toolset
 log = get_logger("palui.memory")
 
 SAVE_BUDGET_S = 20.0  # one slice's saves; past it the slice is tried again later
+# A failed save waits this long before the worker tries it again between turns (a hanging
+# recall must not hold up every answer); /new tries at once.
+RETRY_FAILED_AFTER = timedelta(minutes=5)
 PENDING, SAVED, FAILED, OFF = "pending", "saved", "failed", "off"
 
 
@@ -82,7 +86,8 @@ class Keeper:
             for record in slices:
                 if record.reason == "compaction" and not record.summarised:
                     await self._summarise(chat_id, record)
-                if record.save_state in (PENDING, FAILED):
+                due = record.updated_at <= datetime.now(UTC) - RETRY_FAILED_AFTER
+                if record.save_state == PENDING or (record.save_state == FAILED and due):
                     await self.save(record)
         except asyncio.CancelledError:
             raise

@@ -15,7 +15,7 @@ from palui.db import History, Store
 from palui.domain import RECALL_ID
 from palui.memory.keeper import Keeper, SaveResult
 from palui.memory.recall import Recalled, auto_recall
-from palui.memory.switches import SKIP_WINDOW, Switch, SwitchState, skip_rate
+from palui.memory.switches import SKIP_WINDOW, CheckOutcome, Switch, SwitchState, skip_rate
 from palui.ports import ChatModel, Toolset
 from palui.tools.registry import ToolRegistry
 
@@ -122,7 +122,7 @@ class Memory:
         """A command is never looked up in recall: it counts as a skipped check."""
         await self.refresh()
         if self._on(Switch.AUTO_RECALL):
-            await auto_recall(self._store, self.toolset(), chat_id, None, "/", timeout_s=0)
+            await self._store.memory.record_check(chat_id, CheckOutcome.SKIPPED, detail="command")
 
     # -- between turns -----------------------------------------------------------------------------
 
