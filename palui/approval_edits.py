@@ -266,7 +266,7 @@ class EditFlow:
                 id=edit_id, token=secrets.token_urlsafe(16), approval_id=record.id,
                 card_token=record.token, card_message_id=record.message_id,
                 chat_id=record.chat_id, user_id=inbound.user.id, user_name=inbound.user.display,
-                fields=fields, arguments=record.arguments,
+                fields=fields, arguments=record.arguments, started_update_id=inbound.update_id,
             )
         )  # fmt: skip
         for old in replaced:
@@ -290,8 +290,8 @@ class EditFlow:
     async def _answer(self, inbound: Inbound) -> bool:
         for _ in range(3):  # a tap may move the edit at the same moment: look again
             edit = await self._edits.active(inbound.chat_id, inbound.user.id, self._now())
-            if edit is None:
-                return False
+            if edit is None or inbound.update_id < (edit.started_update_id or 0):
+                return False  # no edit, or a message sent before Edit was tapped
             text = inbound.text or ""
             if await self._advance(edit, inbound.update_id, keep=text.strip() == KEEP, text=text):
                 return True
@@ -310,8 +310,9 @@ class EditFlow:
         record = await self._current(edit)
         tool = self._tool(record.tool) if record else None
         if record is None or tool is None:
+            why = "the card was decided meanwhile" if record is None else "the tool isn't reachable"
             await self._edits.close(edit.id, "ended", update_id=update_id)
-            await self._close_question(edit, "✖️ The edit ended: the card was decided meanwhile.")
+            await self._close_question(edit, f"✖️ The edit ended: {why}.")
             return True
         schema = tool.input_schema or {}
         working = json.loads(edit.arguments)
@@ -433,14 +434,18 @@ class EditFlow:
 
     # -- stopping ------------------------------------------------------------------------------
 
-    async def stop_command(self, inbound: Inbound) -> str | None:
-        """/stop or /cancel during an edit ends the edit (the card stays); None otherwise."""
+    async def after_command(self, inbound: Inbound, reply: str | None) -> str | None:
+        """/stop (besides stopping a running turn) and /cancel end the person's open edit; the
+        card stays. Returns the command's reply, with the edit's part."""
         if inbound.command not in STOP_COMMANDS:
-            return None
+            return reply
         edit = await self._edits.active(inbound.chat_id, inbound.user.id, self._now())
         if edit is None or not await self._cancel(edit):
-            return None
-        return "Edit cancelled. The card above still waits for Approve or Deny."
+            return "Nothing is being edited." if inbound.command == "cancel" else reply
+        note = "Edit cancelled. The card above still waits for Approve or Deny."
+        if inbound.command == "cancel" or not reply or reply.startswith("Nothing is running"):
+            return note
+        return f"{reply}\n{note}"
 
     async def _cancel(self, edit: EditRecord) -> bool:
         if not await self._edits.close(edit.id, "cancelled"):

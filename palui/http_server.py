@@ -209,10 +209,14 @@ class HttpServer:
             text = decode_payload(request.content_type, body)
         except BadPayload as exc:
             return self._refuse(request, 400, f"malformed payload: {exc}", str(exc))
-        delivery_id = await self._store.webhooks.add(
-            name, spec.chat_id, text, content_type=request.content_type,
-            instructions=spec.instructions,
-        )  # fmt: skip
+        try:
+            delivery_id = await self._store.webhooks.add(
+                name, spec.chat_id, text, content_type=request.content_type,
+                instructions=spec.instructions,
+            )  # fmt: skip
+        except Exception:
+            log.exception("webhook_not_stored", webhook=name)
+            return _error(503, "the delivery could not be stored; send it again later")
         log.info("webhook_stored", webhook=name, delivery_id=delivery_id, size=len(body))
         self._on_stored(spec.chat_id)
         return web.json_response({"accepted": True, "delivery_id": delivery_id}, status=202)

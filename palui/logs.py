@@ -115,6 +115,7 @@ def configure_logging(
         "aiosqlite",
         "mcp",
         "alembic",
+        "apscheduler",  # a line per fire; the job scheduler logs claims itself
     ):
         logging.getLogger(name).setLevel(logging.WARNING)
 

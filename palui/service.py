@@ -25,7 +25,7 @@ from palui.caps import check_caps
 from palui.chat_lease import RETRY_S as LEASE_RETRY_S
 from palui.chat_lease import ChatLeases
 from palui.db import InboxItem, Store, day_start, hour_ago
-from palui.domain import ChatUser, ConnectorState, ConnectorStatus, Inbound
+from palui.domain import RECALL_ID, ChatUser, ConnectorState, ConnectorStatus, Inbound
 from palui.errors import ChannelError
 from palui.jobs.runs import admit_run
 from palui.jobs.sheet import JobSheet
@@ -292,9 +292,8 @@ class ChatService:
             command = inbound.command or ""
             log.info("command", command=command)
             await self._memory.command_seen(inbound.chat_id)
-            text = await self._edits.stop_command(inbound) or await self._command_reply(
-                command, inbound.chat_id
-            )
+            text = await self._command_reply(command, inbound.chat_id)
+            text = await self._edits.after_command(inbound, text)  # /stop, /cancel: a card edit
             await self._store.inbox.mark_done([inbound.update_id])
             if text:
                 await self._store.outbox.add(inbound.chat_id, text)
@@ -375,12 +374,15 @@ class ChatService:
             else status
             for status in (toolset.status() for toolset in self._registry.toolsets)
         ]
+        memory_state = await self._memory.status_text()  # "auto-recall on (skipped 4 of ...)"
         if statuses:
             lines.append("Connectors")
-            lines += [f"  {_connector_line(status)}" for status in statuses]
-        memory_line = await self._memory.status_line()
-        if memory_line:
-            lines.append(memory_line)
+            lines += [f"  {_connector_line(status, memory_state)}" for status in statuses]
+        jobs = await self._store.jobs.all()
+        if jobs:
+            active = sum(job.enabled for job in jobs)
+            off = f", {len(jobs) - active} off" if active < len(jobs) else ""
+            lines.append(f"Jobs: {active} active{off}")
         lines.append(f"Database: {self._info.database_kind}")
         return "\n".join(lines)
 
@@ -407,11 +409,15 @@ class ChatService:
     async def _drain(self, chat_id: int) -> None:
         """Run the chat's turns while this process holds its lease; else look again soon (the
         holder, maybe another process, answers what waits in the shared inbox meanwhile)."""
-        async with self._leases.hold(chat_id) as held:
-            if held:
-                await self._drain_held(chat_id)
-                return
         state = self._chat(chat_id)
+        while True:
+            async with self._leases.hold(chat_id) as held:
+                if held:
+                    await self._drain_held(chat_id)
+            if not held:
+                break
+            if not state.rekick:
+                return  # else a kick came while the lease was being released: look again
         if state.wake is not None:
             state.wake.cancel()
         state.wake = asyncio.get_running_loop().call_later(LEASE_RETRY_S, self._kick, chat_id)
@@ -552,8 +558,10 @@ def new_session_text(saved: SaveResult | None) -> str:
     )
 
 
-def _connector_line(status: ConnectorStatus) -> str:
+def _connector_line(status: ConnectorStatus, memory_state: str | None = None) -> str:
     name = status.id.removeprefix("mcp-")
+    if status.state == ConnectorState.CONNECTED and status.id == RECALL_ID and memory_state:
+        return f"✅ {name} — {memory_state}"
     if status.state == ConnectorState.CONNECTED:
         return f"✅ {name} — {status.tool_count} tools"
     if status.state == ConnectorState.PAUSED:

@@ -16,7 +16,7 @@ from palui.approval_edits import BadValue, parse_value
 from palui.db.models import ApprovalRow
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
-from tests.test_approvals_flow import buttons, call, scripted, tool_results
+from tests.test_approvals_flow import _until_tool_running, buttons, call, scripted, tool_results
 
 EDITED = "✏️ Edited by User1001"
 WAIT_S = 30  # generous: the machine may be busy; a pass never waits this long
@@ -276,6 +276,31 @@ async def test_a_second_edit_still_records_the_models_values(
     assert notes(with_notes)[1:] == [{"title": "ham", "body": "12"}]
     [row] = await approval_rows(palui)
     assert json.loads(row.model_arguments or "")["title"] == "eggs"
+
+
+async def test_a_message_sent_before_edit_was_tapped_is_not_taken_as_an_answer(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = scripted(
+        *tainted_add_note(title="eggs", body="12"),
+        call("mcp-notes__slow_op", seconds=3),  # the next turn is busy when Edit is tapped
+        Script(text="Slow thing done."),
+        Script(text="Hello to you too."),
+    )
+    palui = await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
+    card = await wait_for_message(fake_telegram, "Approval needed")
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "do the slow thing")
+    await _until_tool_running(palui.app)
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hello")  # waits: the chat is busy
+    tap(fake_telegram, card, "✏️ Edit")
+    await question(fake_telegram, "1 of 2", "title")
+
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=_says("Hello to you too."), timeout=WAIT_S
+    )
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "bacon")  # this one is the answer
+    await question(fake_telegram, "2 of 2", "body")
 
 
 async def test_an_edit_in_progress_survives_a_restart(

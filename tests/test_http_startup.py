@@ -221,3 +221,10 @@ async def test_doctor_names_a_webhook_whose_secret_is_missing(
     out = io.StringIO()
     await run_doctor(None, out)
     assert "✅ http: 127.0.0.1:0, 1 webhook(s), Telegram polling" in out.getvalue()
+
+
+def test_webhook_secrets_are_among_the_secrets_logs_redact(run_env, monkeypatch) -> None:
+    from palui.config import load_settings
+
+    monkeypatch.setenv("CI_HOOK_SECRET", HOOK_SECRET)
+    assert HOOK_SECRET in load_settings().secrets()

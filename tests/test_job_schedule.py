@@ -110,5 +110,5 @@ def test_the_persons_time_zone_setting_must_be_a_real_zone(monkeypatch) -> None:
     monkeypatch.setenv("PALUI_TIMEZONE", "Europe/Lisbon")
     assert load_settings().timezone == "Europe/Lisbon"
     monkeypatch.setenv("PALUI_TIMEZONE", "Mars/Olympus")
-    with pytest.raises(ConfigError, match="PALUI_TIMEZONE.*not an IANA time zone"):
+    with pytest.raises(ConfigError, match=r"PALUI_TIMEZONE.*not an IANA time zone"):
         load_settings()

@@ -61,6 +61,16 @@ async def add_job(
     return job
 
 
+async def final_text(fake_telegram, part: str) -> str:
+    """The chat message holding `part`, once a streamed answer has grown to hold it."""
+
+    async def found() -> str | None:
+        texts = [m["text"] for m in fake_telegram.sent_messages(OWNER_CHAT)]
+        return next((text for text in texts if part in text), None)
+
+    return await wait_until(found)
+
+
 def soon(seconds: int = 1) -> str:
     return (datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=seconds)).isoformat()
 
@@ -81,11 +91,7 @@ async def test_a_job_created_from_chat_runs_its_read_tool_and_gets_no_destructiv
     fake_model.brain = brain
     palui = await start_palui(**FAST)
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "every second, list my notes")
-    await fake_telegram.wait_for_request(
-        "sendMessage",
-        predicate=lambda p: "Scheduled job #1: every second" in p.get("text", ""),
-        timeout=30,
-    )
+    await final_text(fake_telegram, "Scheduled job #1: every second")
     await fake_telegram.wait_for_request(
         "sendMessage", predicate=lambda p: p.get("text", "").startswith("⏰ Job #1")
     )
@@ -272,6 +278,10 @@ async def test_jobs_shows_a_card_and_pause_resume_and_delete_work(
     actions = buttons(card)
     assert set(actions) == {"⏸ Pause", "🗑 Delete"}
     assert all(len(data.encode()) <= 64 for data in actions.values())
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/status")
+    await fake_telegram.wait_for_request(
+        "sendMessage", predicate=lambda p: "Jobs: 1 active" in p.get("text", "")
+    )
 
     def edited(text: str):
         return lambda p: text in str(p.get("text", ""))
@@ -346,7 +356,7 @@ async def test_the_model_gets_a_plain_error_for_a_bad_or_too_frequent_schedule(
     fake_model.brain = brain
     palui = await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "ping me every 5 seconds")
-    reply = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]["text"]
+    reply = await final_text(fake_telegram, "Nothing was scheduled")
     assert "more often than the minimum (1m)" in reply and "Nothing was scheduled" in reply
     assert await palui.app.store.jobs.all() == []
 
@@ -365,10 +375,10 @@ async def test_send_message_reaches_a_known_chat_and_refuses_others(
     fake_model.brain = brain
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "remind me")
-    messages = await fake_telegram.wait_for_messages(OWNER_CHAT, 2)
-    texts = [m["text"] for m in messages]
-    assert "Reminder: stretch" in texts
-    assert "chat 424242 is not one of the user's chats" in texts[-1]
+    answer = await final_text(fake_telegram, "Sent to chat")
+    assert "chat 424242 is not one of the user's chats" in answer
+    texts = [m["text"] for m in fake_telegram.sent_messages(OWNER_CHAT)]
+    assert texts.count("Reminder: stretch") == 1
     assert fake_telegram.sent_messages(424242) == []
 
 
@@ -401,3 +411,32 @@ async def test_a_job_run_may_create_jobs_only_when_the_operator_allows_it(
     [request] = [r for r in fake_model.requests if is_job_run(r)]
     assert "palui__schedule_job" in request.tool_names
     assert "palui__delete_job" not in request.tool_names
+
+
+async def test_the_model_lists_jobs_and_deleting_one_asks_first(
+    start_palui, fake_telegram, fake_model
+) -> None:
+    def brain(request: ModelRequest) -> Script:
+        results = tool_results(request)
+        if not results:
+            return call("palui__list_jobs")
+        if len(results) == 1:
+            return call("palui__delete_job", job_id=1)
+        return Script(text=f"Listed: {results[0]} / {results[1]}")
+
+    fake_model.brain = brain
+    palui = await start_palui()
+    job = await add_job(palui.app, "0 8 * * *", "morning summary")
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete my morning job")
+    card = await wait_for_card(fake_telegram)
+    assert "palui__delete_job  (destructive)" in card["text"]
+    assert await palui.app.store.jobs.get(job.id) is not None
+
+    fake_telegram.push_callback(
+        OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"]
+    )
+    answer = await final_text(fake_telegram, "Listed:")
+    assert "#1 [on] every day at 08:00 (UTC)" in answer and "morning summary" in answer
+    assert "Deleted job #1 (every day at 08:00 (UTC))." in answer
+    assert await palui.app.store.jobs.get(job.id) is None
+    assert palui.app.jobs._scheduler.get_job(f"job-{job.id}") is None

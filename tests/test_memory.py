@@ -198,7 +198,7 @@ async def test_slow_auto_recall_is_abandoned_and_short_messages_and_commands_are
 
     await say(fake_telegram, "hi there")
     status = await say(fake_telegram, "/status")
-    assert "Auto-recall: on · skipped 2 of last 3, 1 timed out" in status
+    assert "✅ recall — auto-recall on (skipped 2 of last 3, 1 timed out) · auto-save on" in status
     assert await checks(palui.app) == ["timed_out", "skipped", "skipped"]
 
 
@@ -408,3 +408,30 @@ async def test_new_still_starts_fresh_when_recall_is_down_and_says_so(
     assert contents(fake_model.requests[-1]) == ["who is my sister?"]
     async with palui.app.db.session() as s:
         assert list(await s.scalars(select(MemorySlice.save_state))) == ["failed"]
+
+
+async def test_a_compaction_cut_short_by_a_crash_is_finished_after_restart_once(
+    start_palui, fake_telegram, fake_model, recall_db
+) -> None:
+    fake_model.brain = numbered_brain
+    first = await start_palui(**RECALL_ON)
+    await seed_turns(first.app, 21)  # 42 messages
+    session_id = await first.app.store.chats.current_session(OWNER_CHAT)
+    # The slice was fixed, then Palui died before summarising or saving it.
+    await first.app.store.memory.plan_slice(OWNER_CHAT, session_id, 1, 12, "compaction", "pending")
+    first.stop.set()
+    await first.task
+
+    second = await start_palui(**RECALL_ON)
+
+    async def finished(s: Any) -> bool:
+        row = await s.scalar(select(MemorySlice))
+        return bool(row.summarised and row.save_state == "saved")
+
+    await until(second.app, finished)
+    history = await second.app.store.chats.history(session_id, 0)
+    assert history.summary == SUMMARY
+    assert len([r for r in fake_model.requests if is_summary_request(r)]) == 1
+    assert len(memories(recall_db)) == 6
+    async with second.app.db.session() as s:
+        assert len(list(await s.scalars(select(MemorySlice)))) == 1  # no second slice planned

@@ -208,3 +208,25 @@ async def test_healthz_reports_the_database_and_the_connectors(
     connectors = health["connectors"]
     assert "mcp-notes" in connectors["up"] + connectors["down"]
     assert "sk-test" not in json.dumps(health)
+
+
+async def test_a_webhook_summary_taints_the_next_chat_turn(
+    notes_and_hook, start_palui, fake_telegram, fake_model
+) -> None:
+    from tests.conftest import OWNER_ID
+
+    answers = [
+        Script(text="ana pushed to palui."),
+        Script(tool_calls=[("mcp-notes__add_note", json.dumps({"title": "t", "body": "b"}))]),
+    ]
+    fake_model.brain = lambda _request: answers.pop(0)
+    _, base = await started(start_palui, fake_telegram)
+    assert (await post(f"{base}/webhooks/github", PUSH, signed(PUSH)))[0] == 202
+    await fake_telegram.wait_for_messages(OWNER_CHAT, 1)
+
+    # A write runs at once in a clean chat turn; after untrusted content it asks first.
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "note that down")
+    messages = await fake_telegram.wait_for_messages(OWNER_CHAT, 2)
+    card = messages[1]["text"]
+    assert "Approval needed" in card and "mcp-notes__add_note" in card
+    assert "content from webhook" in card

@@ -37,6 +37,7 @@ def upgrade() -> None:
         sa.Column("position", sa.Integer(), nullable=False),
         sa.Column("arguments", sa.Text(), nullable=False),
         sa.Column("message_id", sa.BigInteger(), nullable=True),
+        sa.Column("started_update_id", sa.BigInteger(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_approval_edits")),

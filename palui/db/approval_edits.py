@@ -37,6 +37,7 @@ class NewEdit:
     user_name: str
     fields: tuple[str, ...]
     arguments: str  # JSON object: the card's values, changed as answers come in
+    started_update_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +55,14 @@ class EditRecord:
     position: int
     arguments: str
     message_id: int | None
+    started_update_id: int | None
 
 
 def _record(row: ApprovalEdit) -> EditRecord:
     return EditRecord(
         row.id, row.token, row.approval_id, row.card_token, row.card_message_id, row.chat_id,
         row.user_id, row.user_name, row.status, tuple(json.loads(row.fields)), row.position,
-        row.arguments, row.message_id,
+        row.arguments, row.message_id, row.started_update_id,
     )  # fmt: skip
 
 
@@ -95,7 +97,8 @@ class ApprovalEditRepo(Repo):
                     card_token=new.card_token, card_message_id=new.card_message_id,
                     chat_id=new.chat_id, user_id=new.user_id, user_name=new.user_name[:128],
                     status=ASKING, fields=json.dumps(list(new.fields)), position=0,
-                    arguments=new.arguments, created_at=utcnow(), updated_at=utcnow(),
+                    arguments=new.arguments, started_update_id=new.started_update_id,
+                    created_at=utcnow(), updated_at=utcnow(),
                 )
             )  # fmt: skip
             return [_record(row) for row in rows]

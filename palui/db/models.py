@@ -484,6 +484,8 @@ class ApprovalEdit(Base):
     position: Mapped[int] = mapped_column(Integer, default=0)
     arguments: Mapped[str] = mapped_column(Text)  # JSON: the values so far
     message_id: Mapped[int | None] = mapped_column(BigInteger)  # NULL until the question is sent
+    # The Edit tap's update: messages sent before it are not answers (they wait for a turn).
+    started_update_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from palui.db import Store, day_start
 from palui.db.jobs import JobRecord, RunRecord, RunStatus
+from palui.jobs.view import is_once
 from palui.logs import get_logger
 
 log = get_logger("palui.jobs")
@@ -21,6 +22,9 @@ async def admit_run(store: Store, run: RunRecord, now: datetime) -> JobRecord | 
     """The run's job when the run may start; None when it was skipped (the chat told once)."""
     job = await store.jobs.get(run.job_id)
     if job is None:
+        await store.jobs.skip_run(run.id, None, run.chat_id)
+        return None
+    if not job.enabled and not is_once(job):  # paused after this run was claimed
         await store.jobs.skip_run(run.id, None, run.chat_id)
         return None
     if await store.jobs.has_newer_queued(run):

@@ -107,6 +107,12 @@ class JobScheduler:
             self._known[job.id] = _signature(job)
 
     async def _fire(self, job_id: int) -> None:
+        try:
+            await self._claim_due(job_id)
+        except Exception:  # the next fire (or another process) tries again
+            log.exception("job_fire_failed", job_id=job_id)
+
+    async def _claim_due(self, job_id: int) -> None:
         job = await self._store.jobs.get(job_id)
         if job is None or not job.enabled:
             return  # deleted or paused meanwhile (perhaps by another process)

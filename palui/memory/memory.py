@@ -89,16 +89,14 @@ class Memory:
     def skip_rate(self) -> str:
         return skip_rate(self.recent_checks)
 
-    async def status_line(self) -> str | None:
-        """/status: "Auto-recall: on · skipped 4 of last 20" (None when there is no recall)."""
+    async def status_text(self) -> str | None:
+        """/status's recall line: "auto-recall on (skipped 4 of last 20) · auto-save on"."""
         if self.toolset() is None:
             return None
         await self.refresh()
-        if not self.available:
-            return "Memory: paused"
-        state = "on" if self.switches.auto_recall else "off"
+        recall = "on" if self.switches.auto_recall else "off"
         save = "on" if self.switches.auto_save else "off"
-        return f"Auto-recall: {state} · {self.skip_rate()} · Auto-save: {save}"
+        return f"auto-recall {recall} ({self.skip_rate()}) · auto-save {save}"
 
     # -- a turn ----------------------------------------------------------------------------------
 
