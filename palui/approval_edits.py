@@ -21,6 +21,7 @@ import re
 import secrets
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -44,6 +45,7 @@ EDIT_PREFIX = "ae"
 KEEP = "."
 VALUE_CHARS = 300  # a longer value is shown cut; `.` keeps all of it
 STOP_COMMANDS = frozenset({"stop", "cancel"})
+CANCELLED = "✖️ Edit cancelled. The card above still waits for Approve or Deny."
 _TYPE_WORDS = {
     "string": "text",
     "integer": "a whole number",
@@ -451,9 +453,7 @@ class EditFlow:
         if not await self._edits.close(edit.id, "cancelled"):
             return False
         log.info("approval_edit_cancelled", chat_id=edit.chat_id)
-        await self._close_question(
-            edit, "✖️ Edit cancelled. The card above still waits for Approve or Deny."
-        )
+        await self._close_question(edit, CANCELLED)
         return True
 
     # -- after a restart -----------------------------------------------------------------------
@@ -507,7 +507,14 @@ class EditFlow:
         except ChannelError as exc:
             log.warning("edit_question_not_sent", error=str(exc))  # sent again after a restart
             return
-        await self._edits.sent(edit.id, message_id)
+        if not await self._edits.sent(edit.id, edit.position, message_id):
+            # Answered, cancelled or ended before its id was stored: close it now.
+            latest = await self._edits.by_id(edit.id)
+            status = latest.status if latest else "ended"
+            text = {"asking": f"✏️ {name}: answered", "cancelled": CANCELLED}.get(
+                status, "✖️ This edit has ended."
+            )
+            await self._close_question(replace(edit, message_id=message_id), text)
 
     async def _close_question(self, edit: EditRecord, text: str) -> None:
         """Replace a question's buttons with what became of it."""

@@ -33,6 +33,7 @@ from palui.logs import bound, get_logger
 from palui.memory import Memory, MemoryConfig
 from palui.memory.keeper import SaveResult
 from palui.ports import Channel, ChatModel
+from palui.recovery import Recovery
 from palui.sheet import ConnectorSheet
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolRegistry
@@ -148,17 +149,14 @@ class ChatService:
         self._handlers: set[asyncio.Task[Any]] = set()  # commands and taps being answered
         self._closed = False
         self._leases = ChatLeases(store.leases)
+        self._recovery = Recovery(store.recovery, self._leases)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Pick up where a previous process stopped: re-run its unfinished work."""
-        await self._leases.clear_dead()
-        abandoned = await self._store.turns.abandon_running("interrupted: Palui restarted")
-        await self._store.tool_calls.mark_interrupted()
-        await self._store.actions.mark_interrupted()
-        await self._store.tool_steps.mark_interrupted()
-        await self._store.approvals.release_claims()
+        # Only chats no live process holds: another process's turns here go on (palui.recovery).
+        abandoned = (await self._recovery.at_start()).turns
         await self._sheet.load()
         pending = await self._store.inbox.pending()
         log.info("service_started", abandoned_turns=abandoned, pending_updates=len(pending))
@@ -177,6 +175,7 @@ class ChatService:
         self._spawn(self._edits.recover())  # card edits a crash kept from being shown
         self._spawn(self._outbox_sweeper())
         self._spawn(self._approval_sweeper())
+        self._spawn(self._recovery.sweep(self._kick))  # chats whose process died elsewhere
 
     async def close(self) -> None:
         """Stop all work; whatever was unfinished stays in the database for the next start."""
@@ -413,6 +412,7 @@ class ChatService:
         while True:
             async with self._leases.hold(chat_id) as held:
                 if held:
+                    await self._recovery.chat_taken(chat_id)  # a previous holder that died
                     await self._drain_held(chat_id)
             if not held:
                 break

@@ -132,14 +132,20 @@ class ApprovalEditRepo(Repo):
             row = await s.scalar(select(ApprovalEdit).where(ApprovalEdit.token == token))
         return _record(row) if row else None
 
-    async def sent(self, edit_id: str, message_id: int) -> None:
-        """The current question went out as `message_id`."""
+    async def sent(self, edit_id: str, position: int, message_id: int) -> bool:
+        """Question `position` went out as `message_id`; False when the edit moved on or
+        ended while it was being sent (a quick tap), so that message is stale."""
         async with self._db.session() as s, s.begin():
-            await s.execute(
+            result = await s.execute(
                 update(ApprovalEdit)
-                .where(ApprovalEdit.id == edit_id)
+                .where(
+                    ApprovalEdit.id == edit_id,
+                    ApprovalEdit.status == ASKING,
+                    ApprovalEdit.position == position,
+                )
                 .values(message_id=message_id, updated_at=utcnow())
             )
+        return bool(getattr(result, "rowcount", 0))
 
     async def move(
         self, edit_id: str, *, at: int, position: int, arguments: str, update_id: int | None

@@ -490,3 +490,14 @@ class ApprovalEdit(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (Index("ix_approval_edits_chat_id_user_id", "chat_id", "user_id"),)
+
+
+# -- process ownership (migration 0011) -------------------------------------------------------------
+# Recovery after a process dies is scoped to the chats whose lease it held (palui.db.recovery);
+# the per-webhook rate limit counts stored deliveries, so it needs them by webhook and time.
+
+Index(
+    "ix_webhook_deliveries_webhook_received_at",
+    WebhookDelivery.webhook,
+    WebhookDelivery.received_at,
+)

@@ -37,8 +37,10 @@ from palui.db.models import (
     utcnow,
 )
 from palui.db.pipeline import ToolStepRepo
+from palui.db.recovery import RecoveryRepo
 from palui.db.repo import Repo
 from palui.db.tools import ToolCallRepo, ToolSettingRepo
+from palui.db.webhook_rate import WebhookRateRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
 
@@ -404,6 +406,8 @@ class Store:
         self.memory = MemoryRepo(db)
         self.webhooks = WebhookRepo(db)
         self.leases = LeaseRepo(db)
+        self.recovery = RecoveryRepo(db)
+        self.webhook_rate = WebhookRateRepo(db)
         self.jobs = JobRepo(db)
 
 

@@ -1,0 +1,121 @@
+"""Recovering a chat's unfinished work, one chat at a time (DESIGN §3, several processes).
+
+A chat's turns, their tool calls, ledger actions and paused-turn claims are only ever in flight
+while some process holds the chat's lease (`palui.db.leases`). So whoever takes the lease may
+treat whatever of that chat is still `running` / `in_progress` / claimed as left behind by a
+previous holder that is gone, and settle it: turns failed (their inbox rows stay pending, so the
+messages are answered again), calls and executions unknown, actions unknown (never re-fired),
+claims released (the paused turn resumes once, here). Nothing is swept across chats, so a live
+process's work in other chats is never touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select, union, update
+
+from palui.db.models import ActionRow, ChatLease, PausedTurn, ToolCallRow, ToolStep, Turn, utcnow
+from palui.db.repo import Repo
+from palui.domain import TurnStatus
+
+EXECUTE = "execute"  # palui.db.pipeline's stage and outcome names
+RUNNING = "running"
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    turns: int = 0
+    calls: int = 0
+    steps: int = 0
+    actions: int = 0
+    claims: int = 0
+
+    def __add__(self, other: Recovered) -> Recovered:
+        return Recovered(
+            self.turns + other.turns, self.calls + other.calls, self.steps + other.steps,
+            self.actions + other.actions, self.claims + other.claims,
+        )  # fmt: skip
+
+    def __bool__(self) -> bool:
+        return any((self.turns, self.calls, self.steps, self.actions, self.claims))
+
+
+class RecoveryRepo(Repo):
+    async def unfinished_chats(self) -> list[int]:
+        """Chats with anything in flight: a turn, a tool call or execution, an action, a claim."""
+        query = union(
+            select(Turn.chat_id).where(Turn.status == TurnStatus.RUNNING),
+            select(Turn.chat_id)
+            .join(ToolCallRow, ToolCallRow.turn_id == Turn.id)
+            .where(ToolCallRow.status == RUNNING),
+            select(Turn.chat_id)
+            .join(ToolStep, ToolStep.turn_id == Turn.id)
+            .where(ToolStep.stage == EXECUTE, ToolStep.outcome == RUNNING),
+            select(ActionRow.chat_id).where(ActionRow.state == "in_progress"),
+            select(PausedTurn.chat_id).where(PausedTurn.claimed_at.is_not(None)),
+        )
+        async with self._db.session() as s:
+            return sorted(int(chat_id) for chat_id in await s.scalars(query))
+
+    async def unheld(self, chat_ids: list[int]) -> list[int]:
+        """Of these chats, those whose lease is free or lapsed (no live process works on them)."""
+        if not chat_ids:
+            return []
+        async with self._db.session() as s:
+            held = set(
+                await s.scalars(
+                    select(ChatLease.chat_id).where(
+                        ChatLease.chat_id.in_(chat_ids), ChatLease.expires_at >= utcnow()
+                    )
+                )
+            )
+        return [chat_id for chat_id in chat_ids if chat_id not in held]
+
+    async def recover_chat(self, chat_id: int, reason: str) -> Recovered:
+        """Settle what a previous lease holder left in flight in this chat, in one transaction.
+
+        Only call this while holding the chat's lease and running none of its turns."""
+        now = utcnow()
+        chat_turns = select(Turn.id).where(Turn.chat_id == chat_id)
+        async with self._db.session() as s, s.begin():
+            calls = await s.execute(
+                update(ToolCallRow)
+                .where(ToolCallRow.status == RUNNING, ToolCallRow.turn_id.in_(chat_turns))
+                .values(status="unknown", ended_at=now, result="interrupted by a restart")
+                .execution_options(synchronize_session=False)
+            )
+            steps = await s.execute(
+                update(ToolStep)
+                .where(
+                    ToolStep.stage == EXECUTE,
+                    ToolStep.outcome == RUNNING,
+                    ToolStep.turn_id.in_(chat_turns),
+                )
+                .values(
+                    outcome="unknown",
+                    reason="interrupted by a restart: the action may or may not have happened",
+                )
+                .execution_options(synchronize_session=False)
+            )
+            actions = await s.execute(
+                update(ActionRow)
+                .where(ActionRow.chat_id == chat_id, ActionRow.state == "in_progress")
+                .values(state="unknown", updated_at=now)
+            )
+            turns = await s.execute(
+                update(Turn)
+                .where(Turn.chat_id == chat_id, Turn.status == TurnStatus.RUNNING)
+                .values(status=TurnStatus.FAILED, error=reason, ended_at=now)
+            )
+            claims = await s.execute(
+                update(PausedTurn)
+                .where(PausedTurn.chat_id == chat_id, PausedTurn.claimed_at.is_not(None))
+                .values(claimed_at=None)
+            )
+        return Recovered(*(_count(r) for r in (turns, calls, steps, actions, claims)))
+
+
+def _count(result: object) -> int:
+    return int(getattr(result, "rowcount", 0) or 0)
+

@@ -1,0 +1,75 @@
+"""Recovering what a dead process left in flight, safely with several processes on one database.
+
+A chat's work (turns, tool calls, ledger actions, paused-turn claims) is only in flight under the
+chat's lease (`palui.chat_lease`), and the lease is the process's heartbeat for that chat: the
+holder renews it while it works, a `kill -9` stops the renewals. So recovery is per chat and
+happens only by a process that holds the chat's lease (`palui.db.recovery`):
+
+- at start, every chat with work in flight whose lease can be taken is settled at once. Leases of
+  dead processes on this host are cleared first (their pid is gone), so a restarted single
+  process recovers everything immediately; a chat whose lease a live process holds is its own
+  business and is left alone (its turn goes on, its claim stays);
+- whenever a chat's worker takes the lease, it settles that chat first (a previous holder that
+  died, e.g. on another host, after its lease lapsed);
+- a sweep every little while kicks the chats with work in flight that nobody holds, so a chat
+  whose process died is recovered even if no new message arrives.
+
+A holder that is alive but could not renew for a whole lease (a stalled database link) may be
+recovered over: leases carry no fencing token. Its own late writes then end the turn normally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from palui.chat_lease import ChatLeases
+from palui.db.recovery import Recovered, RecoveryRepo
+from palui.logs import get_logger
+
+log = get_logger("palui.recovery")
+
+REASON = "interrupted: the Palui process running it stopped"
+SWEEP_EVERY_S = 30.0
+
+
+class Recovery:
+    def __init__(self, repo: RecoveryRepo, leases: ChatLeases) -> None:
+        self._repo = repo
+        self._leases = leases
+
+    async def at_start(self) -> Recovered:
+        """Settle every chat whose work a dead process left in flight; skip those held live."""
+        await self._leases.clear_dead()
+        total = Recovered()
+        for chat_id in await self._repo.unfinished_chats():
+            async with self._leases.hold(chat_id) as held:
+                if held:
+                    total += await self.chat_taken(chat_id)
+        return total
+
+    async def chat_taken(self, chat_id: int) -> Recovered:
+        """The chat's lease was just taken, and none of its turns runs here: settle leftovers."""
+        recovered = await self._repo.recover_chat(chat_id, REASON)
+        if recovered:
+            log.warning(
+                "chat_recovered", chat_id=chat_id, turns=recovered.turns, calls=recovered.calls,
+                steps=recovered.steps, actions=recovered.actions, claims=recovered.claims,
+            )  # fmt: skip
+        return recovered
+
+    async def orphaned(self) -> list[int]:
+        """Chats with work in flight that no live process holds."""
+        await self._leases.clear_dead()
+        return await self._repo.unheld(await self._repo.unfinished_chats())
+
+    async def sweep(self, kick: Callable[[int], None], every_s: float = SWEEP_EVERY_S) -> None:
+        """Forever: kick each orphaned chat; its worker takes the lease and recovers it."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                for chat_id in await self.orphaned():
+                    log.info("orphaned_chat", chat_id=chat_id)
+                    kick(chat_id)
+            except Exception:
+                log.exception("recovery_sweep_failed")
