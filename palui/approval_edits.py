@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
-import re
 import secrets
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +27,7 @@ from palui.db import Store
 from palui.db.approval_edits import EditRecord, NewEdit
 from palui.db.approvals import ApprovalRecord
 from palui.domain import Button, Card, Inbound, RemoteTool
+from palui.edit_answers import BadValue, describe, expected_types, parse_value, person_message, show
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
@@ -43,142 +41,8 @@ log = get_logger("palui.approval_edits")
 
 EDIT_PREFIX = "ae"
 KEEP = "."
-VALUE_CHARS = 300  # a longer value is shown cut; `.` keeps all of it
 STOP_COMMANDS = frozenset({"stop", "cancel"})
 CANCELLED = "✖️ Edit cancelled. The card above still waits for Approve or Deny."
-_TYPE_WORDS = {
-    "string": "text",
-    "integer": "a whole number",
-    "number": "a number",
-    "boolean": "yes or no",
-    "array": 'a JSON list, like ["a", "b"]',
-    "object": 'a JSON object, like {"key": "value"}',
-    "null": "null",
-}
-_YES = frozenset({"true", "yes", "y", "on", "1"})
-_NO = frozenset({"false", "no", "n", "off", "0"})
-_MODEL_HINT = re.compile(r"\s*Call \S+ again\b.*$", re.DOTALL)  # guards speak to the model too
-
-
-class BadValue(ValueError):
-    """An answer that doesn't fit the argument; the message says why, for the person."""
-
-
-# -- values --------------------------------------------------------------------------------------
-
-
-def _schema_types(spec: Mapping[str, Any]) -> set[str]:
-    declared = spec.get("type")
-    types = {declared} if isinstance(declared, str) else set()
-    if isinstance(declared, list):
-        types |= {t for t in declared if isinstance(t, str)}
-    for key in ("anyOf", "oneOf"):
-        for option in spec.get(key) or ():
-            if isinstance(option, Mapping):
-                types |= _schema_types(option)
-    return types
-
-
-def _types_of(value: Any) -> set[str]:
-    """An argument without a declared type takes the type of the model's value."""
-    if isinstance(value, bool):
-        return {"boolean"}
-    if isinstance(value, int):
-        return {"integer"}
-    if isinstance(value, float):
-        return {"number"}
-    if isinstance(value, str):
-        return {"string"}
-    if isinstance(value, list):
-        return {"array"}
-    if isinstance(value, dict):
-        return {"object"}
-    return set()  # unset or null: anything goes (JSON if it reads as JSON, else text)
-
-
-def expected_types(spec: Mapping[str, Any], model_value: Any) -> set[str]:
-    return _schema_types(spec) or _types_of(model_value)
-
-
-def describe(types: set[str]) -> str:
-    words = [_TYPE_WORDS[t] for t in _TYPE_WORDS if t in types and t != "null"]
-    return " or ".join(words) or "any value"
-
-
-def _number(text: str) -> int | float | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return value if math.isfinite(value) else None
-
-
-def parse_value(text: str, spec: Mapping[str, Any], model_value: Any = None) -> Any:
-    """The person's answer as a value of the argument's type; BadValue when it isn't one."""
-    raw = text.strip()
-    types = expected_types(spec, model_value)
-    value: Any = _parse_typed(raw, types)
-    enum = spec.get("enum")
-    if isinstance(enum, list) and enum and value not in enum:
-        folded = [v for v in enum if isinstance(v, str) and v.lower() == raw.lower()]
-        if len(folded) != 1:
-            options = ", ".join(_show(v, 40) for v in enum[:12])
-            raise BadValue(f"That isn't one of the allowed values: {options}.")
-        value = folded[0]
-    return value
-
-
-def _parse_typed(raw: str, types: set[str]) -> Any:
-    if not types:
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    if types <= {"string", "null"}:
-        return None if raw == "null" and "null" in types and "string" not in types else raw
-    if "null" in types and raw == "null":
-        return None
-    if "boolean" in types and raw.lower() in _YES | _NO:
-        return raw.lower() in _YES
-    if types & {"integer", "number"}:
-        number = _number(raw.replace(",", "") if "," in raw and "." not in raw else raw)
-        if number is not None:
-            if "number" in types:
-                return number
-            if float(number).is_integer():
-                return int(number)
-    if types & {"array", "object"}:
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = None
-        if ("array" in types and isinstance(value, list)) or (
-            "object" in types and isinstance(value, dict)
-        ):
-            return value
-    if "string" in types:
-        return raw
-    raise BadValue(f"That isn't {describe(types)}.")
-
-
-def _show(value: Any, limit: int = VALUE_CHARS) -> str:
-    """A value as the person reads it: text as is, anything else as JSON; long ones cut."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]} … ({len(text) - limit:,} more characters)"
-
-
-def person_message(exc: GuardRejected) -> str:
-    return _MODEL_HINT.sub("", exc.message).strip() or exc.message
-
-
-# -- the flow ------------------------------------------------------------------------------------
 
 
 def owns_tap(data: str | None) -> bool:
@@ -231,7 +95,7 @@ class EditFlow:
             at = int(parts[3]) if len(parts) == 4 else -1
         except ValueError:
             at = -1
-        if at != edit.position:
+        if at != edit.seq:  # a button of an earlier question
             return "That question was already answered."
         keep_rest = parts[2] == "r"
         if not await self._advance(edit, None, keep=True, keep_rest=keep_rest):
@@ -330,10 +194,10 @@ class EditFlow:
                 return await self._reask(edit, update_id, f"Not allowed: {person_message(exc)}")
             working[name] = value
         position = len(edit.fields) if keep_rest else edit.position + 1
-        answered = "kept" if keep else f"→ {_show(working[name], 80)}"
+        answered = "kept" if keep else f"→ {show(working[name], 80)}"
         if position < len(edit.fields):
             moved = await self._edits.move(
-                edit.id, at=edit.position, position=position,
+                edit.id, seq=edit.seq, position=position,
                 arguments=canonical(working), update_id=update_id,
             )  # fmt: skip
             if moved:
@@ -360,7 +224,7 @@ class EditFlow:
 
     async def _reask(self, edit: EditRecord, update_id: int | None, problem: str) -> bool:
         moved = await self._edits.move(
-            edit.id, at=edit.position, position=edit.position, arguments=edit.arguments,
+            edit.id, seq=edit.seq, position=edit.position, arguments=edit.arguments,
             update_id=update_id,
         )  # fmt: skip
         if moved:
@@ -385,7 +249,7 @@ class EditFlow:
             named = [i for i, field in enumerate(edit.fields) if repr(field) in exc.message]
             if named:  # ask the argument the guards name again
                 moved = await self._edits.move(
-                    edit.id, at=edit.position, position=named[0],
+                    edit.id, seq=edit.seq, position=named[0],
                     arguments=canonical(working), update_id=update_id,
                 )  # fmt: skip
                 if moved:
@@ -407,7 +271,7 @@ class EditFlow:
             return True
         token = secrets.token_urlsafe(16)  # 128 random bits, like every card
         confirmed = await self._edits.confirm(
-            edit, at=edit.position, arguments=canonical(final),
+            edit, arguments=canonical(final),
             digest=call_digest(record.tool, final, definition), new_token=token,
             now=self._now(), update_id=update_id,
         )  # fmt: skip
@@ -488,17 +352,17 @@ class EditFlow:
             lines.insert(0, f"⚠️ {problem}")
         pinned = self._guards.pinned(record.tool)
         if pinned:
-            shown = ", ".join(f"{key}: {_show(value, 80)}" for key, value in pinned.items())
+            shown = ", ".join(f"{key}: {show(value, 80)}" for key, value in pinned.items())
             lines.append(f"🔒 Pinned, can't be changed: {shown}")
         description = spec.get("description") if isinstance(spec, Mapping) else None
         lines.append(f"{name}" + (f" — {str(description)[:200]}" if description else ""))
-        lines.append(f"Now: {_show(working[name])}" if name in working else "Now: (not set)")
+        lines.append(f"Now: {show(working[name])}" if name in working else "Now: (not set)")
         kind = describe(expected_types(spec, working.get(name)))
         lines.append(f"Send the new value ({kind}), or {KEEP} to keep it. /cancel stops editing.")
         base = f"{EDIT_PREFIX}:{edit.token}"
-        buttons = [Button("↩️ Keep", f"{base}:k:{edit.position}")]
+        buttons = [Button("↩️ Keep", f"{base}:k:{edit.seq}")]
         if edit.position + 1 < len(edit.fields):
-            buttons.append(Button("⏭ Keep the rest", f"{base}:r:{edit.position}"))
+            buttons.append(Button("⏭ Keep the rest", f"{base}:r:{edit.seq}"))
         buttons.append(Button("✖️ Cancel", f"{base}:c"))
         try:
             message_id = await self._channel.send_card(
@@ -507,21 +371,26 @@ class EditFlow:
         except ChannelError as exc:
             log.warning("edit_question_not_sent", error=str(exc))  # sent again after a restart
             return
-        if not await self._edits.sent(edit.id, edit.position, message_id):
+        if not await self._edits.sent(edit.id, edit.seq, message_id):
             # Answered, cancelled or ended before its id was stored: close it now.
             latest = await self._edits.by_id(edit.id)
             status = latest.status if latest else "ended"
             text = {"asking": f"✏️ {name}: answered", "cancelled": CANCELLED}.get(
                 status, "✖️ This edit has ended."
             )
-            await self._close_question(replace(edit, message_id=message_id), text)
+            await self._replace(edit.chat_id, message_id, text)
 
     async def _close_question(self, edit: EditRecord, text: str) -> None:
-        """Replace a question's buttons with what became of it."""
-        if edit.message_id is None:
+        """Replace the buttons of the question `edit` was at with what became of it. One whose
+        id is not stored yet closes itself once sent (see `_ask`)."""
+        latest = await self._edits.by_id(edit.id)
+        if latest is None or latest.message_id is None or latest.asked_seq != edit.seq:
             return
+        await self._replace(edit.chat_id, latest.message_id, text)
+
+    async def _replace(self, chat_id: int, message_id: int, text: str) -> None:
         with contextlib.suppress(ChannelError):
-            await self._channel.edit_card(edit.chat_id, edit.message_id, Card(text))
+            await self._channel.edit_card(chat_id, message_id, Card(text))
 
     async def _retire_card(self, edit: EditRecord, record: ApprovalRecord) -> None:
         """The card the person edited loses its buttons and points to the edited one."""

@@ -46,6 +46,7 @@ LIMIT_KEYS = (
     "job_misfire_grace_s",
     "approval_ttl_s",
     "history_messages",
+    "compact_after",
     "webhook_max_bytes",
     "webhook_rate_per_min",
 )

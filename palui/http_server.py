@@ -25,7 +25,7 @@ from palui.db import Store
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.errors import ConfigError, PaluiError
 from palui.logs import get_logger
-from palui.webhooks import RateLimiter, WebhookSpec, authenticate
+from palui.webhooks import WebhookSpec, authenticate
 
 log = get_logger("palui.http")
 
@@ -123,7 +123,7 @@ class HttpServer:
         self._connectors = connectors
         self._telegram = telegram
         self._max_bytes = max_bytes
-        self._rate = RateLimiter(rate_per_min)
+        self._rate_per_min = rate_per_min  # counted in the database: shared by all processes
         self._clock = clock
         self._runner: web.AppRunner | None = None
         self.port = port
@@ -203,20 +203,20 @@ class HttpServer:
         if reason is not None:
             error = "unauthorized: missing or wrong secret, or a bad or stale signature"
             return self._refuse(request, 401, error, reason)
-        if not self._rate.allow(name):
-            return self._refuse(request, 429, "too many deliveries; try again in a minute", "rate")
         try:
             text = decode_payload(request.content_type, body)
         except BadPayload as exc:
             return self._refuse(request, 400, f"malformed payload: {exc}", str(exc))
         try:
-            delivery_id = await self._store.webhooks.add(
+            delivery_id = await self._store.webhook_rate.add_within_rate(
                 name, spec.chat_id, text, content_type=request.content_type,
-                instructions=spec.instructions,
+                instructions=spec.instructions, per_minute=self._rate_per_min,
             )  # fmt: skip
         except Exception:
             log.exception("webhook_not_stored", webhook=name)
             return _error(503, "the delivery could not be stored; send it again later")
+        if delivery_id is None:
+            return self._refuse(request, 429, "too many deliveries; try again in a minute", "rate")
         log.info("webhook_stored", webhook=name, delivery_id=delivery_id, size=len(body))
         self._on_stored(spec.chat_id)
         return web.json_response({"accepted": True, "delivery_id": delivery_id}, status=202)

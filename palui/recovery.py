@@ -14,6 +14,9 @@ happens only by a process that holds the chat's lease (`palui.db.recovery`):
 - a sweep every little while kicks the chats with work in flight that nobody holds, so a chat
   whose process died is recovered even if no new message arrives.
 
+Delivery leases (who sends a chat's outbox) of dead processes on this host are cleared likewise,
+so a restart delivers a reply its predecessor was sending without waiting for the lease to lapse.
+
 A holder that is alive but could not renew for a whole lease (a stalled database link) may be
 recovered over: leases carry no fencing token. Its own late writes then end the turn normally.
 """
@@ -34,13 +37,21 @@ SWEEP_EVERY_S = 30.0
 
 
 class Recovery:
-    def __init__(self, repo: RecoveryRepo, leases: ChatLeases) -> None:
+    def __init__(
+        self, repo: RecoveryRepo, leases: ChatLeases, senders: ChatLeases | None = None
+    ) -> None:
         self._repo = repo
         self._leases = leases
+        self._senders = senders
+
+    async def _clear_dead(self) -> None:
+        await self._leases.clear_dead()
+        if self._senders is not None:
+            await self._senders.clear_dead()
 
     async def at_start(self) -> Recovered:
         """Settle every chat whose work a dead process left in flight; skip those held live."""
-        await self._leases.clear_dead()
+        await self._clear_dead()
         total = Recovered()
         for chat_id in await self._repo.unfinished_chats():
             async with self._leases.hold(chat_id) as held:
@@ -60,7 +71,7 @@ class Recovery:
 
     async def orphaned(self) -> list[int]:
         """Chats with work in flight that no live process holds."""
-        await self._leases.clear_dead()
+        await self._clear_dead()
         return await self._repo.unheld(await self._repo.unfinished_chats())
 
     async def sweep(self, kick: Callable[[int], None], every_s: float = SWEEP_EVERY_S) -> None:

@@ -149,7 +149,9 @@ class ChatService:
         self._handlers: set[asyncio.Task[Any]] = set()  # commands and taps being answered
         self._closed = False
         self._leases = ChatLeases(store.leases)
-        self._recovery = Recovery(store.recovery, self._leases)
+        # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
+        self._senders = ChatLeases(store.delivery_leases)
+        self._recovery = Recovery(store.recovery, self._leases, self._senders)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -502,21 +504,24 @@ class ChatService:
     async def _deliver(self, chat_id: int) -> None:
         """Send the chat's undelivered replies in order, recording each part as it goes out."""
         state = self._chat(chat_id)
-        async with state.delivery:
-            for item in await self._store.outbox.pending(chat_id):
-                parts = self._channel.render(item.text)
-                try:
-                    for index in range(item.parts_sent, len(parts)):
-                        await self._channel.send_part(chat_id, parts[index])
-                        done = index + 1 == len(parts)
-                        await self._store.outbox.part_sent(item.id, index + 1, done=done)
-                except ChannelError as exc:
-                    if getattr(exc, "permanent", False):
-                        log.error("reply_dropped", chat_id=chat_id, error=str(exc))
-                        await self._store.outbox.part_sent(item.id, len(parts), done=True)
-                        continue
-                    log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
-                    return  # the sweeper tries again; order is kept by stopping here
+        async with state.delivery, self._senders.hold(chat_id) as sending:
+            if not sending:
+                return  # another process sends this chat's outbox, reading it until it is empty
+            while items := await self._store.outbox.pending(chat_id):
+                for item in items:
+                    parts = self._channel.render(item.text)
+                    try:
+                        for index in range(item.parts_sent, len(parts)):
+                            await self._channel.send_part(chat_id, parts[index])
+                            done = index + 1 == len(parts)
+                            await self._store.outbox.part_sent(item.id, index + 1, done=done)
+                    except ChannelError as exc:
+                        if getattr(exc, "permanent", False):
+                            log.error("reply_dropped", chat_id=chat_id, error=str(exc))
+                            await self._store.outbox.part_sent(item.id, len(parts), done=True)
+                            continue
+                        log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
+                        return  # the sweeper tries again; order is kept by stopping here
 
     async def _approval_sweeper(self) -> None:
         """Expire overdue cards (their turns then resume, told nothing ran); post unsent cards."""

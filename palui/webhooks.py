@@ -19,9 +19,7 @@ import hashlib
 import hmac
 import ipaddress
 import secrets as token_source
-import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from palui.config import Settings
@@ -31,7 +29,6 @@ from palui.errors import ConfigError
 MAX_SKEW_S = 300
 MIN_EXPOSED_SECRET_CHARS = 16
 PROMPT_PAYLOAD_CHARS = 32_000  # what the model reads of a payload; the database keeps all of it
-RATE_WINDOW_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,27 +122,6 @@ def authenticate(
     if not hmac.compare_digest(given_secret.encode(), spec.secret.encode()):
         return "wrong secret"
     return None
-
-
-class RateLimiter:
-    """At most `per_minute` accepted requests per webhook in any 60 s (0 = no limit)."""
-
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self._per_minute = per_minute
-        self._clock = clock
-        self._seen: dict[str, deque[float]] = {}
-
-    def allow(self, name: str) -> bool:
-        if self._per_minute <= 0:
-            return True
-        now = self._clock()
-        seen = self._seen.setdefault(name, deque())
-        while seen and now - seen[0] >= RATE_WINDOW_S:
-            seen.popleft()
-        if len(seen) >= self._per_minute:
-            return False
-        seen.append(now)
-        return True
 
 
 # -- the summarising turn's prompt -----------------------------------------------------------------

@@ -4,8 +4,8 @@
            --Cancel, /stop--> cancelled
            --nothing changed--> unchanged
            --card decided meanwhile--> ended
-Every move is a conditional UPDATE on (status, position), and the message that caused it is
-marked handled in the same transaction: a redelivered answer or a double tap moves nothing.
+Every move is a conditional UPDATE on (status, seq) that bumps `seq`, and the message that caused
+it is marked handled in the same transaction: a redelivered answer or a double tap moves nothing.
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ class EditRecord:
     fields: tuple[str, ...]
     position: int
     arguments: str
+    seq: int
     message_id: int | None
+    asked_seq: int | None
     started_update_id: int | None
 
 
@@ -62,7 +64,7 @@ def _record(row: ApprovalEdit) -> EditRecord:
     return EditRecord(
         row.id, row.token, row.approval_id, row.card_token, row.card_message_id, row.chat_id,
         row.user_id, row.user_name, row.status, tuple(json.loads(row.fields)), row.position,
-        row.arguments, row.message_id, row.started_update_id,
+        row.arguments, row.seq, row.message_id, row.asked_seq, row.started_update_id,
     )  # fmt: skip
 
 
@@ -96,7 +98,7 @@ class ApprovalEditRepo(Repo):
                     id=new.id, token=new.token, approval_id=new.approval_id,
                     card_token=new.card_token, card_message_id=new.card_message_id,
                     chat_id=new.chat_id, user_id=new.user_id, user_name=new.user_name[:128],
-                    status=ASKING, fields=json.dumps(list(new.fields)), position=0,
+                    status=ASKING, fields=json.dumps(list(new.fields)), position=0, seq=0,
                     arguments=new.arguments, started_update_id=new.started_update_id,
                     created_at=utcnow(), updated_at=utcnow(),
                 )
@@ -132,36 +134,34 @@ class ApprovalEditRepo(Repo):
             row = await s.scalar(select(ApprovalEdit).where(ApprovalEdit.token == token))
         return _record(row) if row else None
 
-    async def sent(self, edit_id: str, position: int, message_id: int) -> bool:
-        """Question `position` went out as `message_id`; False when the edit moved on or
-        ended while it was being sent (a quick tap), so that message is stale."""
+    async def sent(self, edit_id: str, seq: int, message_id: int) -> bool:
+        """The question asked at `seq` went out as `message_id`; False when the edit moved on
+        or ended while it was being sent (a quick tap), so that message is stale."""
         async with self._db.session() as s, s.begin():
             result = await s.execute(
                 update(ApprovalEdit)
                 .where(
                     ApprovalEdit.id == edit_id,
                     ApprovalEdit.status == ASKING,
-                    ApprovalEdit.position == position,
+                    ApprovalEdit.seq == seq,
                 )
-                .values(message_id=message_id, updated_at=utcnow())
+                .values(message_id=message_id, asked_seq=seq, updated_at=utcnow())
             )
         return bool(getattr(result, "rowcount", 0))
 
     async def move(
-        self, edit_id: str, *, at: int, position: int, arguments: str, update_id: int | None
+        self, edit_id: str, *, seq: int, position: int, arguments: str, update_id: int | None
     ) -> bool:
-        """From question `at` to `position` (the same one to ask it again); False if stale."""
+        """To question `position` (the same one to ask it again); False if stale (`seq` moved)."""
         async with self._db.session() as s, s.begin():
             result = await s.execute(
                 update(ApprovalEdit)
                 .where(
                     ApprovalEdit.id == edit_id,
                     ApprovalEdit.status == ASKING,
-                    ApprovalEdit.position == at,
+                    ApprovalEdit.seq == seq,
                 )
-                .values(
-                    position=position, arguments=arguments, message_id=None, updated_at=utcnow()
-                )
+                .values(position=position, arguments=arguments, seq=seq + 1, updated_at=utcnow())
             )
             moved = bool(getattr(result, "rowcount", 0))
             if moved:
@@ -183,7 +183,6 @@ class ApprovalEditRepo(Repo):
         self,
         edit: EditRecord,
         *,
-        at: int,
         arguments: str,
         digest: str,
         new_token: str,
@@ -202,9 +201,9 @@ class ApprovalEditRepo(Repo):
                 .where(
                     ApprovalEdit.id == edit.id,
                     ApprovalEdit.status == ASKING,
-                    ApprovalEdit.position == at,
+                    ApprovalEdit.seq == edit.seq,
                 )
-                .values(status="done", arguments=arguments, updated_at=now)
+                .values(status="done", arguments=arguments, seq=edit.seq + 1, updated_at=now)
             )
             if not getattr(claimed, "rowcount", 0):
                 return "stale"
@@ -254,7 +253,9 @@ class ApprovalEditRepo(Repo):
         async with self._db.session() as s:
             rows = await s.scalars(
                 select(ApprovalEdit).where(
-                    ApprovalEdit.status == ASKING, ApprovalEdit.message_id.is_(None)
+                    ApprovalEdit.status == ASKING,
+                    (ApprovalEdit.asked_seq.is_(None))
+                    | (ApprovalEdit.asked_seq != ApprovalEdit.seq),
                 )
             )
             return [_record(row) for row in rows]

@@ -483,7 +483,10 @@ class ApprovalEdit(Base):
     fields: Mapped[str] = mapped_column(Text)  # JSON list: the argument names asked, in order
     position: Mapped[int] = mapped_column(Integer, default=0)
     arguments: Mapped[str] = mapped_column(Text)  # JSON: the values so far
-    message_id: Mapped[int | None] = mapped_column(BigInteger)  # NULL until the question is sent
+    seq: Mapped[int] = mapped_column(Integer, default=0)  # +1 at every move: stale acts fail
+    # The latest question sent, and the `seq` it asked at (behind `seq`: not sent yet).
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    asked_seq: Mapped[int | None] = mapped_column(Integer)
     # The Edit tap's update: messages sent before it are not answers (they wait for a turn).
     started_update_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -492,7 +495,7 @@ class ApprovalEdit(Base):
     __table_args__ = (Index("ix_approval_edits_chat_id_user_id", "chat_id", "user_id"),)
 
 
-# -- process ownership (migration 0011) -------------------------------------------------------------
+# -- process ownership (migration 0011) -----------------------------------------------------
 # Recovery after a process dies is scoped to the chats whose lease it held (palui.db.recovery);
 # the per-webhook rate limit counts stored deliveries, so it needs them by webhook and time.
 
@@ -501,3 +504,13 @@ Index(
     WebhookDelivery.webhook,
     WebhookDelivery.received_at,
 )
+
+
+class DeliveryLease(Base):
+    """Which process sends a chat's outbox now: one at a time, so no reply part goes out twice."""
+
+    __tablename__ = "delivery_leases"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(96))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)

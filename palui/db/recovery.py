@@ -118,4 +118,3 @@ class RecoveryRepo(Repo):
 
 def _count(result: object) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
-

@@ -19,10 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.approval_edits import ApprovalEditRepo
 from palui.db.approvals import ApprovalRepo
+from palui.db.delivery_leases import DeliveryLeaseRepo
 from palui.db.engine import Database
 from palui.db.jobs import JobRepo
-from palui.db.ledger import ActionLedger
 from palui.db.leases import LeaseRepo
+from palui.db.ledger import ActionLedger
 from palui.db.memory import MemoryRepo
 from palui.db.models import (
     Chat,
@@ -407,6 +408,7 @@ class Store:
         self.webhooks = WebhookRepo(db)
         self.leases = LeaseRepo(db)
         self.recovery = RecoveryRepo(db)
+        self.delivery_leases = DeliveryLeaseRepo(db)
         self.webhook_rate = WebhookRateRepo(db)
         self.jobs = JobRepo(db)
 
