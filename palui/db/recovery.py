@@ -43,15 +43,13 @@ class Recovered:
 
 class RecoveryRepo(Repo):
     async def unfinished_chats(self) -> list[int]:
-        """Chats with anything in flight: a turn, a tool call or execution, an action, a claim."""
+        """Chats with anything in flight: a turn, a tool call, a ledger action, a claim. (An
+        execution step in flight always has its turn running or claimed, so it is found too.)"""
         query = union(
             select(Turn.chat_id).where(Turn.status == TurnStatus.RUNNING),
             select(Turn.chat_id)
             .join(ToolCallRow, ToolCallRow.turn_id == Turn.id)
             .where(ToolCallRow.status == RUNNING),
-            select(Turn.chat_id)
-            .join(ToolStep, ToolStep.turn_id == Turn.id)
-            .where(ToolStep.stage == EXECUTE, ToolStep.outcome == RUNNING),
             select(ActionRow.chat_id).where(ActionRow.state == "in_progress"),
             select(PausedTurn.chat_id).where(PausedTurn.claimed_at.is_not(None)),
         )
@@ -77,27 +75,40 @@ class RecoveryRepo(Repo):
 
         Only call this while holding the chat's lease and running none of its turns."""
         now = utcnow()
-        chat_turns = select(Turn.id).where(Turn.chat_id == chat_id)
         async with self._db.session() as s, s.begin():
-            calls = await s.execute(
-                update(ToolCallRow)
-                .where(ToolCallRow.status == RUNNING, ToolCallRow.turn_id.in_(chat_turns))
-                .values(status="unknown", ended_at=now, result="interrupted by a restart")
-                .execution_options(synchronize_session=False)
-            )
-            steps = await s.execute(
-                update(ToolStep)
-                .where(
-                    ToolStep.stage == EXECUTE,
-                    ToolStep.outcome == RUNNING,
-                    ToolStep.turn_id.in_(chat_turns),
+            # Calls and executions are only in flight in a turn running or resumed (claimed).
+            in_flight = list(
+                await s.scalars(
+                    union(
+                        select(Turn.id).where(
+                            Turn.chat_id == chat_id, Turn.status == TurnStatus.RUNNING
+                        ),
+                        select(PausedTurn.turn_id).where(
+                            PausedTurn.chat_id == chat_id, PausedTurn.claimed_at.is_not(None)
+                        ),
+                    )
                 )
-                .values(
-                    outcome="unknown",
-                    reason="interrupted by a restart: the action may or may not have happened",
-                )
-                .execution_options(synchronize_session=False)
             )
+            calls: object = None
+            steps: object = None
+            if in_flight:
+                calls = await s.execute(
+                    update(ToolCallRow)
+                    .where(ToolCallRow.turn_id.in_(in_flight), ToolCallRow.status == RUNNING)
+                    .values(status="unknown", ended_at=now, result="interrupted by a restart")
+                )
+                steps = await s.execute(
+                    update(ToolStep)
+                    .where(
+                        ToolStep.turn_id.in_(in_flight),
+                        ToolStep.stage == EXECUTE,
+                        ToolStep.outcome == RUNNING,
+                    )
+                    .values(
+                        outcome="unknown",
+                        reason="interrupted by a restart: the action may or may not have happened",
+                    )
+                )
             actions = await s.execute(
                 update(ActionRow)
                 .where(ActionRow.chat_id == chat_id, ActionRow.state == "in_progress")
