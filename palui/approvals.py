@@ -308,7 +308,7 @@ class Approvals:
         if not await self._store.approvals.claim_execution(record.id):
             return ToolOutcome(STILL_RUNNING, is_error=True)
         call = ToolCallRequest(record.call_id, record.tool, record.arguments)
-        outcome = await tools.run_approved(call, step)
+        outcome = await tools.run_approved(call, step, model_arguments=record.model_arguments)
         await self._store.approvals.executed(record.id, outcome.text)
         if record.model_arguments is not None:  # so the model does not "fix" the values back
             return ToolOutcome(edited_note(record) + outcome.text, outcome.is_error)

@@ -278,14 +278,24 @@ class TurnTools:
             return ToolOutcome(f"Error: {call.name} can't run: {reason}.", is_error=True)
         return await self._execute(call, step, tool, Decision.RUN)
 
-    async def run_approved(self, call: ToolCallRequest, step: int) -> ToolOutcome:
+    async def run_approved(
+        self, call: ToolCallRequest, step: int, *, model_arguments: str | None = None
+    ) -> ToolOutcome:
         """Run a call a person approved; the caller has claimed the approval (single use).
 
         Its arguments already went through the hooks and guards before the card was shown; the
         hooks don't run again. The guards are checked once more (cheap): if they would now change
-        or refuse the call, it no longer matches what was approved, and it doesn't run."""
+        or refuse the call, it no longer matches what was approved, and it doesn't run.
+        `model_arguments` is given when the person edited the call: the record keeps both."""
         self.approved_ids.add(call.id)
-        await self.trail.add(call, step, Stage.APPROVAL, "approved", "a person approved the card")
+        if model_arguments is None:
+            await self.trail.add(
+                call, step, Stage.APPROVAL, "approved", "a person approved the card"
+            )
+        else:
+            edit = {"before": json.loads(model_arguments), "after": json.loads(call.arguments)}
+            reason = "a person edited the arguments, then approved the card"
+            await self.trail.add(call, step, Stage.APPROVAL, "approved", reason, edit)
         tool = self.offer.tools.get(call.name)
         if tool is not None:
             try:
