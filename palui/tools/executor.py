@@ -23,7 +23,8 @@ from palui.policy.matrix import Decision, decide_call, decision_id, why
 from palui.policy.taint import TaintSource, taints
 from palui.ports import CallRecorder, Ledger, ScopedToolset
 from palui.tools.catalog import ToolCatalog
-from palui.tools.digest import call_digest, canonical
+from palui.tools.digest import call_digest
+from palui.tools.duplicates import LEDGER_REASONS, ActionClaims, repeated_outcome
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.names import split_name
@@ -40,13 +41,6 @@ from palui.tools.pipeline import (
 from palui.tools.registry import OfferedTool, ToolOffer
 
 log = get_logger("palui.tools")
-
-LEDGER_REASONS = {
-    "new": "the action key is stored before the call goes out",
-    "completed": "this exact call already ran in this chat a short while ago",
-    "in_progress": "this exact call is already running",
-    "unknown": "this exact call was interrupted earlier; its outcome is unknown",
-}
 
 UNKNOWN_OUTCOME = (
     "Unknown outcome: the call did not finish in time, so the action may or may not have "
@@ -113,7 +107,7 @@ class TurnTools:
         # Calls that went through the hooks and guards, by call id: run() doesn't repeat them.
         self._prepared: dict[str, ToolCallRequest] = {}
         self.approved_ids: set[str] = set()  # held calls that ran after a person's approval
-        self._ledger = ledger
+        self._claims = ActionClaims(ledger, chat_id, turn_id)
         self._chat_id = chat_id
         # Digests of calls approved moments ago: an idempotent write may repeat without a card.
         self.just_approved = just_approved
@@ -365,7 +359,8 @@ class TurnTools:
                 await self.trail.add(call, step, Stage.SEND_CAP, "refused", refusal)
                 await self._record_rejected(call, step, f"send cap: {refusal}")
                 return ToolOutcome(f"Error: {call.name} was not run: {refusal}.", is_error=True)
-        action = await self._claim_action(call, arguments)
+        tool_class = classification.tool_class if classification else None
+        action = await self._claims.claim(call.name, tool_class, arguments)
         if action is not None:
             await self.trail.add(
                 call, step, Stage.LEDGER, "claimed" if action.state == "new" else action.state,
@@ -409,10 +404,7 @@ class TurnTools:
             reason = "" if status is CallStatus.OK else truncate(outcome.text, 500)
             await asyncio.shield(self.trail.ended(execution, str(status), reason, took))
             if action is not None and action.action_id is not None:
-                state = {CallStatus.OK: "completed", CallStatus.ERROR: "failed"}.get(
-                    status, "unknown"
-                )
-                await asyncio.shield(self._ledger_settle(action.action_id, state, text))
+                await asyncio.shield(self._claims.settle(action.action_id, str(status), text))
         log.info("tool_called", tool=call.name, status=status, step=step)
         final = ToolOutcome(truncate(outcome.text, self._result_limit), outcome.is_error)
         return await self._post(call, step, tool, arguments, final, str(status))
@@ -439,38 +431,10 @@ class TurnTools:
             return await tool.toolset.call_scoped(scope, tool.remote.name, arguments)
         return await tool.toolset.call(tool.remote.name, arguments)
 
-    async def _claim_action(self, call: ToolCallRequest, arguments: dict[str, Any]) -> Any:
-        """Claim a world-changing call in the ledger; reads are never ledgered."""
-        classification = self.classification(call.name)
-        if self._ledger is None or classification is None or classification.tool_class == "read":
-            return None
-        key = call_digest(f"{self._chat_id}:{call.name}", arguments, "")
-        return await self._ledger.claim(
-            key, self._chat_id, call.name, canonical(arguments), self._turn_id
-        )
-
-    async def _ledger_settle(self, action_id: int, state: str, result: str) -> None:
-        assert self._ledger is not None
-        await self._ledger.settle(action_id, state, result)
-
     async def _repeat(self, call: ToolCallRequest, step: int, action: Any) -> ToolOutcome:
         """An identical call within the window: nothing goes out again."""
-        if action.state == "completed":
-            text = (
-                "Already done: this exact call ran a short while ago in this chat, so it was "
-                f"not sent again. Its result was:\n{action.result or ''}"
-            )
-            outcome = ToolOutcome(truncate(text, self._result_limit))
-        elif action.state == "in_progress":
-            outcome = ToolOutcome(
-                "This exact call is already running; it was not started a second time.", True
-            )
-        else:
-            outcome = ToolOutcome(
-                "Unknown outcome: this exact call was interrupted earlier, so it may or may not "
-                "have happened. It was not sent again; check before retrying, or tell the user.",
-                True,
-            )
+        found = repeated_outcome(action)
+        outcome = ToolOutcome(truncate(found.text, self._result_limit), found.is_error)
         record = await self._recorder.call_started(self._turn_id, step, call.name, call.arguments)
         await self._recorder.call_ended(record, f"dup_{action.state}"[:16], outcome.text, 0.0)
         log.info("tool_not_repeated", tool=call.name, ledger=action.state)
