@@ -1,7 +1,7 @@
 """sessions' summaries, compaction and recall state (issue 6)
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-30 04:40:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """scheduled jobs and their runs (issue 7)
 
 Revision ID: 0007
-Revises: 0004
+Revises: 0006
 Create Date: 2026-11-30 04:40:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0004"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 

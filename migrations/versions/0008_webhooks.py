@@ -1,7 +1,7 @@
 """inbound webhook deliveries and chat leases (issue 7)
 
 Revision ID: 0008
-Revises: 0004
+Revises: 0007
 Create Date: 2026-11-30 04:40:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0004"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """edited arguments on approval cards (issue 5, Edit)
 
 Revision ID: 0009
-Revises: 0004
+Revises: 0008
 Create Date: 2026-11-30 04:40:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0004"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

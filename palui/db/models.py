@@ -495,7 +495,7 @@ class ApprovalEdit(Base):
     __table_args__ = (Index("ix_approval_edits_chat_id_user_id", "chat_id", "user_id"),)
 
 
-# -- process ownership (migration 0011) -----------------------------------------------------
+# -- process ownership (migration 0010) -----------------------------------------------------
 # Recovery after a process dies is scoped to the chats whose lease it held (palui.db.recovery);
 # the per-webhook rate limit counts stored deliveries, so it needs them by webhook and time.
 

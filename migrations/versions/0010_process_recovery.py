@@ -1,7 +1,7 @@
 """several processes: one sender per chat's outbox; the webhook rate counted in the database
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-30 05:30:00
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
