@@ -10,13 +10,13 @@ import asyncio
 import functools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.config import Settings
-from palui.connectors import ConnectorManager
+from palui.connectors import ConnectorManager, ToolsChanged
 from palui.connectors.recall import recall_server_settings
 from palui.db import Database, Store
 from palui.domain import RECALL_ID, ChatUser, Inbound
@@ -32,7 +32,7 @@ from palui.ports import Channel
 from palui.service import ChatService, ServiceInfo
 from palui.tool_watch import ToolWatch, load_catalog_state
 from palui.tools.builtins import BuiltinTools
-from palui.tools.catalog import Globs, ToolCatalog
+from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.pipeline import ToolRules
 from palui.tools.registry import ToolRegistry
 from palui.turns import Limits
@@ -78,6 +78,26 @@ def switch_globs(settings: Settings) -> dict[str, Globs]:
 RECALL_START_ON = frozenset({f"{RECALL_ID}__add_memory", f"{RECALL_ID}__forget_memory"})
 
 
+def build_connectors(
+    settings: Settings,
+    on_tools_changed: ToolsChanged | None = None,
+    *,
+    recall_db: str | None = None,
+) -> ConnectorManager:
+    """Every `[mcp.*]` server, and recall unless memory is off (`palui kinds` uses it too)."""
+    return ConnectorManager(
+        settings.mcp, on_tools_changed=on_tools_changed,
+        recall=recall_server_settings(settings, recall_db),
+    )  # fmt: skip
+
+
+def build_catalog(
+    settings: Settings, kinds: KindsFile | None, stored: Mapping[str, StoredTool]
+) -> ToolCatalog:
+    """How every tool is classified and switched (`palui kinds` uses it too)."""
+    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON)
+
+
 def memory_config(settings: Settings) -> MemoryConfig:
     recall = settings.recall
     return MemoryConfig(
@@ -94,17 +114,14 @@ class Palui:
         self.store = Store(self.db)
         self.model = build_model(settings)
         self.kinds = load_kinds(settings)
-        self.connectors = ConnectorManager(
-            settings.mcp, on_tools_changed=self._tools_changed,
-            recall=recall_server_settings(settings),
-        )  # fmt: skip
+        self.connectors = build_connectors(settings, self._tools_changed)
         self.builtins = BuiltinTools(
             self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), self.builtins])
         self.jobs: JobScheduler | None = None  # running while a service runs
-        self.catalog = ToolCatalog(self.kinds, {}, switch_globs(settings), RECALL_START_ON)
+        self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
@@ -112,10 +129,8 @@ class Palui:
 
     async def __aenter__(self) -> Palui:
         await self.db.migrate()
-        self.catalog = ToolCatalog(
-            self.kinds, await load_catalog_state(self.store), switch_globs(self.settings),
-            RECALL_START_ON,
-        )  # fmt: skip
+        stored = await load_catalog_state(self.store)
+        self.catalog = build_catalog(self.settings, self.kinds, stored)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

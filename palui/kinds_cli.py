@@ -1,12 +1,14 @@
 """`palui kinds list|explain|draft`: every tool's class, where it came from, and a kinds file draft.
 
-These commands connect to the configured connectors themselves: no running daemon, no Telegram
-token and no model are needed. The database is optional: when it exists and is migrated, the
-switches and classes set in the chat are read from it (never written); otherwise the tools are
-classified without them and each tool shows the switch it would start with.
+These commands connect to the configured connectors themselves (every `[mcp.*]` server and
+recall, built as `palui.app` builds them) and add Palui's built-in tools: no running daemon, no
+Telegram token and no model are needed. The bundled recall server runs on an in-memory file, so
+its real file is neither created nor upgraded. The database is optional: when it exists and is
+migrated, the switches and classes set in the chat are read from it (never written); otherwise
+the tools are classified without them and each tool shows the switch it would start with.
 
-Exit codes: 0 fine, 1 a problem (no connectors, a connector that did not connect, an unknown
-tool, a file in the way), 2 bad configuration (raised as ConfigError to `palui.cli`).
+Exit codes: 0 fine, 1 a problem (a connector that did not connect, an unknown tool, a file in
+the way), 2 bad configuration (raised as ConfigError to `palui.cli`).
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from palui.config import Settings, load_settings
-from palui.domain import ConnectorState
+from palui.domain import RECALL_ID, ConnectorState
 from palui.errors import PaluiError
 from palui.logs import configure_logging
 from palui.policy.annotations import read_marks, weigh
 from palui.policy.classes import ClassSource, ToolClass
 from palui.policy.inference import Inference, infer
 from palui.policy.kinds_file import KindEntry, KindsFile, draft_kinds_file, parse_kinds_file
+from palui.tools.builtins import CONNECTOR_ID as BUILTIN_ID
+from palui.tools.builtins import TOOLS as BUILTIN_TOOLS
 from palui.tools.catalog import CatalogEntry, Globs, StoredTool, ToolCatalog
 from palui.tools.names import split_name
 
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
     from palui.connectors import ConnectorManager
 
 DEFAULT_DRAFT_PATH = Path("config/tool_kinds.draft.yaml")
+RECALL_LOOK_DB = ":memory:"  # the bundled recall server's file while `palui kinds` looks
+_CONNECTOR_NOTES = {BUILTIN_ID: "built in", RECALL_ID: "long-term memory"}
 _CLASS_HINTS = (
     "readOnlyHint",
     "read_only_hint",
@@ -92,18 +98,15 @@ def run_kinds(
     configure_logging(settings.log_format, level, settings.secrets())
     if args.kinds_command == "draft":
         return asyncio.run(kinds_draft(settings, args.output, args.force, out, err))
-    if not settings.mcp:
-        err.write(_no_connectors(settings))
-        return 1
     if args.kinds_command == "list":
         return asyncio.run(kinds_list(settings, out, err, as_json=args.json))
     return asyncio.run(kinds_explain(settings, args.tool, out, err))
 
 
-def _no_connectors(settings: Settings) -> str:
+def _no_mcp_servers(settings: Settings) -> str:
     where = settings.config or "config/palui.toml"
     return (
-        "palui kinds: no connectors are configured, so there are no tools to show.\n"
+        "palui kinds: no MCP servers are configured; these are Palui's own tools only.\n"
         f"Add an MCP server to {where} (or point PALUI_CONFIG at a palui.toml), e.g.\n"
         "\n"
         "  [mcp.notes]                  # connector mcp-notes; tools appear as mcp-notes__<tool>\n"
@@ -122,6 +125,11 @@ class ConnectorReport:
     error: str | None
     entries: list[CatalogEntry] = field(default_factory=list)
     paused: bool = False  # paused in palui.toml: listed here, but none of its tools is offered
+
+    @property
+    def note(self) -> str | None:
+        """What kind of connector it is, when not an `[mcp.*]` server."""
+        return _CONNECTOR_NOTES.get(self.id)
 
     @property
     def failed(self) -> bool:
@@ -156,30 +164,51 @@ class Survey:
         return 1 if self.failed or self.database.failed else 0
 
 
+def connector_ids(settings: Settings) -> set[str]:
+    """Every connector Palui would run with these settings."""
+    ids = {f"mcp-{slug}" for slug in settings.mcp} | {BUILTIN_ID}
+    return ids | {RECALL_ID} if settings.recall.enabled else ids
+
+
 async def survey(settings: Settings, only: set[str] | None = None) -> Survey:
-    """Connect to the connectors (all, or those in `only`), classify every tool, disconnect."""
-    from palui.app import load_kinds, switch_globs
-    from palui.connectors import ConnectorManager
+    """Connect to the connectors (all, or those in `only`), classify every tool the way the
+    daemon does (`palui.app`'s builders, the same catalog), disconnect."""
+    from palui.app import build_catalog, build_connectors, load_kinds, switch_globs
 
     kinds = load_kinds(settings)
     database = await stored_tools(settings)
     globs = switch_globs(settings)
-    catalog = ToolCatalog(kinds, database.tools, globs)
+    catalog = build_catalog(settings, kinds, database.tools)
+
+    def wanted(connector_id: str) -> bool:
+        return only is None or connector_id in only
+
     # A paused connector is still asked for its tools: listing them calls none of them, and
     # the operator may want to classify them before switching the connector back on.
     chosen = {
         slug: server.model_copy(update={"paused": False})
         for slug, server in settings.mcp.items()
-        if only is None or f"mcp-{slug}" in only
+        if wanted(f"mcp-{slug}")
     }
+    recall = settings.recall
+    if not wanted(RECALL_ID):
+        recall = recall.model_copy(update={"enabled": False})
+    looked_at = settings.model_copy(update={"mcp": chosen, "recall": recall})
     paused = {f"mcp-{slug}" for slug, server in settings.mcp.items() if server.paused}
-    manager = ConnectorManager(chosen)
+    manager = build_connectors(looked_at, recall_db=RECALL_LOOK_DB)
     try:
         await manager.start()
         reports = _reports(manager, catalog, paused)
     finally:
         await manager.stop()
-    return Survey(kinds, settings.kinds_file, database, globs, reports)
+    if wanted(BUILTIN_ID):  # always there, nothing to connect to
+        entries = [catalog.entry(BUILTIN_ID, tool) for tool in BUILTIN_TOOLS]
+        reports.append(ConnectorReport(BUILTIN_ID, ConnectorState.CONNECTED, None, entries))
+    return Survey(kinds, settings.kinds_file, database, globs, sorted(reports, key=_report_order))
+
+
+def _report_order(report: ConnectorReport) -> tuple[bool, str]:
+    return (report.note is not None, report.id)  # the `[mcp.*]` servers, then Palui's own
 
 
 def _reports(
@@ -193,7 +222,7 @@ def _reports(
             connector.id, status.state, status.error, entries, connector.id in paused
         )
         reports.append(report)
-    return sorted(reports, key=lambda r: r.id)
+    return reports
 
 
 def _sqlite_file(url: str) -> Path | None:
@@ -283,6 +312,8 @@ def entry_json(entry: CatalogEntry) -> dict[str, Any]:
 
 
 async def kinds_list(settings: Settings, out: TextIO, err: TextIO, *, as_json: bool = False) -> int:
+    if not settings.mcp:
+        err.write(_no_mcp_servers(settings))
     found = await survey(settings)
     entries = _ordered(found.entries)
     if as_json:
@@ -327,6 +358,7 @@ def _list_text(found: Survey, entries: list[CatalogEntry]) -> str:
         sure = [e for e in entries if e.connector_id == report.id and not e.classification.unsure]
         count = len(report.entries)
         heading = f"{report.id} ({count} tool{'s' if count != 1 else ''}"
+        heading += f"; {report.note}" if report.note else ""
         heading += f", {count - len(sure)} unsure above" if len(sure) != count else ""
         heading += "; paused in palui.toml: none offered)" if report.paused else ")"
         groups.append((heading, sure))
@@ -385,7 +417,7 @@ def _summary(found: Survey, entries: list[CatalogEntry]) -> str:
 
 
 async def kinds_explain(settings: Settings, name: str, out: TextIO, err: TextIO) -> int:
-    configured = {f"mcp-{slug}" for slug in settings.mcp}
+    configured = connector_ids(settings)
     parts = split_name(name)
     only = {parts[0]} if parts is not None and parts[0] in configured else None
     found = await survey(settings, only)
@@ -451,6 +483,8 @@ def explain_text(entry: CatalogEntry, found: Survey, settings: Settings) -> str:
     paused = (
         " (paused in palui.toml: none of its tools is offered)" if report and report.paused else ""
     )
+    if report is not None and report.note:
+        paused = f" ({report.note})"
 
     # Which step gave the class, as `palui.policy.classify` decides it.
     if kinds_entry is not None:
@@ -591,7 +625,14 @@ def _switch_why(entry: CatalogEntry, found: Survey, stored: StoredTool | None) -
         why = f"palui.toml [mcp.{slug}] enable = {enabled!r} names it"
         return why + ("; but off: its definition changed" if changed_off else "")
     if stored is None:
-        first = "on because it is read" if is_read else "off: a new tool starts off unless read"
+        if is_read:
+            first = "on because it is read"
+        elif not entry.enabled:
+            first = "off: a new tool starts off unless read"
+        elif entry.connector_id == BUILTIN_ID:
+            first = "on: Palui's own tools start on; the policy decides when they ask"
+        else:
+            first = "on: recall's save and forget start on; forget always asks first"
         return f"not set in the chat; {first}"
     why = "set in the chat"
     return why + ("; but off: its definition changed" if changed_off else "")
@@ -623,8 +664,7 @@ async def kinds_draft(
         )
         return 1
     if not settings.mcp:
-        err.write(_no_connectors(settings))
-        return 1
+        err.write(_no_mcp_servers(settings))
     found = await survey(settings)
     _report_failures(found, err)
     entries = found.entries
@@ -681,6 +721,7 @@ __all__ = [
     "ConnectorReport",
     "Survey",
     "add_kinds_parser",
+    "connector_ids",
     "entry_json",
     "explain_text",
     "kinds_draft",

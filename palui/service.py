@@ -35,6 +35,7 @@ from palui.memory.keeper import SaveResult
 from palui.ports import Channel, ChatModel
 from palui.recovery import Recovery
 from palui.sheet import ConnectorSheet
+from palui.stop_requests import stopped_text
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.turns import Limits, TurnRunner
@@ -313,12 +314,12 @@ class ChatService:
             return new_session_text(saved)
         if command == "stop":
             interrupted = self._turns.stop(chat_id)
-            if interrupted is None:
-                return "Nothing is running."
-            notes = [
-                f"{name} was interrupted; it may or may not have completed." for name in interrupted
-            ]
-            return "\n".join(["Stopped.", *notes])
+            if interrupted is not None:
+                return stopped_text(interrupted)
+            if await self._turns.stops.request(chat_id, self._leases.holder):
+                await self._deliver(chat_id)  # "Stopping…", stored with the request
+                return None  # the process running the turn says "Stopped." once it has
+            return "Nothing is running."
         if command == "approvals":
             return await self._approvals.pending_text(chat_id)
         if command == "connectors":

@@ -43,6 +43,7 @@ from palui.memory import Memory, Recalled
 from palui.policy.matrix import Decision, decide
 from palui.policy.taint import TaintSource
 from palui.ports import Channel, ChatModel, ReplyStream
+from palui.stop_requests import StopRequests, stopped_text
 from palui.tools.catalog import ToolCatalog
 from palui.tools.executor import TurnTools
 from palui.tools.names import full_name
@@ -77,6 +78,8 @@ class RunningTurn:
     task: asyncio.Task[Any]
     tools: TurnTools
     stop_requested: bool = False
+    # Stopped by a /stop another process received: this process tells the person.
+    stopped_text: str | None = None
 
 
 def _taint_from_history(history: History) -> TaintSource | None:
@@ -131,6 +134,8 @@ class TurnRunner:
         self._delivery_lock = delivery_lock
         self._is_paused = is_paused
         self.running: dict[int, RunningTurn] = {}
+        # /stop received by another process (palui.stop_requests): PostgreSQL only.
+        self.stops = StopRequests(store.stop_requests, enabled=not store.db.is_sqlite)
 
     # -- /stop -----------------------------------------------------------------------------------
 
@@ -139,10 +144,11 @@ class TurnRunner:
         running = self.running.get(chat_id)
         if running is None or running.task.done():
             return None
-        interrupted = list(running.tools.in_flight.values())
-        running.stop_requested = True
-        running.task.cancel()
-        return interrupted
+        return _cancel(running)
+
+    def _stop_requested_elsewhere(self, running: RunningTurn) -> None:
+        if not running.task.done() and not running.stop_requested:
+            running.stopped_text = stopped_text(_cancel(running))
 
     # -- the offer -------------------------------------------------------------------------------
 
@@ -277,6 +283,7 @@ class TurnRunner:
     # -- resuming after the taps -----------------------------------------------------------------
 
     async def resume(self, chat_id: int, turn_id: str) -> None:
+        await self.stops.forget(turn_id)  # a /stop its earlier drive ended before taking
         state = await self._store.approvals.claim_resume(turn_id)
         if state is None:
             return  # another worker or process has it
@@ -311,6 +318,7 @@ class TurnRunner:
         task: asyncio.Task[Reply | NeedsApproval] = asyncio.ensure_future(loop)
         running = self.running[chat_id] = RunningTurn(turn_id, task, tools)
         typing = asyncio.create_task(self._keep_typing(chat_id))
+        watcher = self.stops.watch(turn_id, lambda: self._stop_requested_elsewhere(running))
         try:
             result = await task
         except asyncio.CancelledError:
@@ -320,7 +328,11 @@ class TurnRunner:
             log.info("turn_stopped")
             if stream is not None:
                 await stream.abort("(stopped — this answer is incomplete)")
-            await self._end(turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped")
+            told = running.stopped_text  # None: the /stop's own reply already said it
+            await self._end(
+                turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped", reply=told,
+                remember=False,
+            )  # fmt: skip
             return
         except Exception as exc:
             if stream is not None:
@@ -329,6 +341,8 @@ class TurnRunner:
             return
         finally:
             typing.cancel()
+            if watcher is not None:
+                watcher.cancel()
             self.running.pop(chat_id, None)
         if isinstance(result, NeedsApproval):
             if stream is not None:
@@ -419,6 +433,14 @@ class TurnRunner:
             with contextlib.suppress(ChannelError):
                 await self._channel.typing(chat_id)
             await asyncio.sleep(TYPING_EVERY_S)
+
+
+def _cancel(running: RunningTurn) -> list[str]:
+    """Cancel a running turn; the names of the tool calls it interrupted."""
+    interrupted = list(running.tools.in_flight.values())
+    running.stop_requested = True
+    running.task.cancel()
+    return interrupted
 
 
 async def _headed(loop: Awaitable[Reply | NeedsApproval], heading: str) -> Reply | NeedsApproval:

@@ -189,7 +189,7 @@ def test_a_connector_that_cannot_start_is_reported_and_the_others_still_listed(
 
     code, out, err = kinds(capsys, "list", "--json")
     assert code == 1
-    assert {item["connector"] for item in json_lines(out)} == {"mcp-notes"}
+    assert {item["connector"] for item in json_lines(out)} == {"mcp-notes", "palui", "recall"}
     assert "mcp-broken did not connect" in err
 
 
@@ -201,12 +201,13 @@ def test_a_paused_connector_is_still_listed_and_marked_paused(configure, capsys)
     assert row(out, "mcp-notes__delete_note")[1] == "destructive"
 
 
-def test_no_connectors_configured_says_how_to_add_one(configure, capsys) -> None:
+def test_no_mcp_servers_lists_paluis_own_tools_and_says_how_to_add_one(configure, capsys) -> None:
     configure("")
     code, out, err = kinds(capsys, "list")
-    assert code == 1
-    assert out == ""
-    assert "no connectors are configured" in err
+    assert code == 0, err
+    assert row(out, "palui__list_jobs")[1] == "read"
+    assert row(out, "recall__search_memories")[1] == "read"
+    assert "no MCP servers are configured" in err
     assert "[mcp.notes]" in err and "command =" in err
 
 
@@ -367,6 +368,111 @@ def test_draft_never_overwrites_the_live_kinds_file_without_force(notes, capsys,
     assert code == 1
     assert "is the live kinds file that already exists" in err
     assert live.read_text() == "tools: {}\n"
+
+
+# -- Palui's own connectors: the built-in tools and recall -------------------------------------
+
+
+def test_list_json_includes_the_builtin_and_bundled_recall_tools_with_their_classes(
+    notes, capsys, tmp_path
+) -> None:
+    code, out, err = kinds(capsys, "list", "--json")
+    assert code == 0, err
+    items = {item["tool"]: item for item in json_lines(out)}
+    assert {name: items[name]["class"] for name in items if name.startswith("palui__")} == {
+        "palui__send_message": "write",
+        "palui__schedule_job": "write",
+        "palui__list_jobs": "read",
+        "palui__delete_job": "destructive",
+    }
+    assert items["palui__send_message"]["sends_out"] is True
+    assert {name for name in items if name.startswith("recall__")} == {
+        "recall__add_memory", "recall__ask_memory", "recall__forget_memory",
+        "recall__get_profile", "recall__list_memories", "recall__search_memories",
+    }  # fmt: skip
+    assert items["recall__forget_memory"]["class"] == "destructive"
+    assert items["recall__add_memory"]["class"] == "write"
+    assert items["recall__search_memories"]["class"] == "read"
+    # The switches the daemon starts them with: its own tools on, recall's save and forget on.
+    assert items["palui__delete_job"]["enabled"] is True
+    assert items["recall__forget_memory"]["enabled"] is True
+    assert {items[name]["connector"] for name in items if name.startswith("recall__")} == {"recall"}
+    # Looking at recall's tools neither creates nor opens its memory file.
+    assert not (tmp_path / "data").exists()
+
+
+def test_list_text_groups_palui_and_recall_after_the_mcp_servers(notes, capsys) -> None:
+    code, out, err = kinds(capsys, "list")
+    assert code == 0, err
+    assert row(out, "recall__forget_memory")[1:3] == ["destructive", "no"]
+    assert row(out, "palui__schedule_job")[1] == "write"
+    assert out.index("mcp-notes (") < out.index("palui (4 tools; built in)")
+    assert out.index("palui (4 tools; built in)") < out.index("recall (6 tools; long-term memory)")
+    assert "from 3 connectors" in out
+
+
+def test_explain_recall_forget_memory_says_destructive_and_why(notes, capsys) -> None:
+    code, out, err = kinds(capsys, "explain", "recall__forget_memory")
+    assert code == 0, err
+    assert out.startswith("recall__forget_memory: destructive (source: annotation)")
+    assert "connector:       recall (long-term memory)" in out
+    assert "reason:          marked destructive (destructiveHint)" in out
+    assert "destructiveHint: true -> destructive" in out
+    assert "name verb 'forget' (destructive)" in out
+    assert "on: recall's save and forget start on; forget always asks first" in out
+
+
+def test_explain_a_builtin_tool(notes, capsys) -> None:
+    code, out, err = kinds(capsys, "explain", "palui__schedule_job")
+    assert code == 0, err
+    assert out.startswith("palui__schedule_job: write (source: annotation)")
+    assert "connector:       palui (built in)" in out
+    assert "on: Palui's own tools start on" in out
+
+
+def test_a_kinds_file_entry_overrides_a_builtin_tools_class(notes, capsys, tmp_path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "tool_kinds.yaml").write_text(
+        "tools:\n  palui__list_jobs:\n    kind: write\n    reason: careful\n"
+    )
+    _, out, _ = kinds(capsys, "list", "--json")
+    item = next(i for i in json_lines(out) if i["tool"] == "palui__list_jobs")
+    assert (item["class"], item["source"], item["reason"]) == ("write", "you", "careful")
+
+
+def test_recall_switched_off_lists_no_recall_tools(configure, capsys) -> None:
+    configure(server_section("notes", NOTES_SERVER), "[recall]\nenabled = false\n")
+    code, out, err = kinds(capsys, "list", "--json")
+    assert code == 0, err
+    connectors = {item["connector"] for item in json_lines(out)}
+    assert connectors == {"mcp-notes", "palui"}
+
+    code, _, err = kinds(capsys, "explain", "recall__forget_memory")
+    assert code == 1
+    assert "No connector 'recall' is configured" in err
+
+
+def test_recall_that_does_not_connect_is_reported(configure, capsys) -> None:
+    configure(
+        server_section("notes", NOTES_SERVER),
+        "[recall]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(NOTES_SERVER))}]\n"
+        'env = { NOTES_EXIT_CODE = "3" }\n',
+    )
+    code, out, err = kinds(capsys, "list", "--json")
+    assert code == 1
+    assert {item["connector"] for item in json_lines(out)} == {"mcp-notes", "palui"}
+    assert "recall did not connect" in err
+
+
+def test_draft_includes_the_builtin_and_recall_tools(notes, capsys, tmp_path) -> None:
+    code, _, err = kinds(capsys, "draft")
+    assert code == 0, err
+    parsed = parse_kinds_file((tmp_path / "config" / "tool_kinds.draft.yaml").read_text())
+    assert parsed.tools["recall__forget_memory"].tool_class is ToolClass.DESTRUCTIVE
+    assert parsed.tools["palui__schedule_job"].tool_class is ToolClass.WRITE
+    assert parsed.tools["palui__send_message"].sends_out is True
 
 
 # -- as a process ----------------------------------------------------------------------------

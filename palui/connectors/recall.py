@@ -11,8 +11,11 @@ from palui.domain import RECALL_ID
 __all__ = ["RECALL_ID", "recall_server_settings"]
 
 
-def recall_server_settings(settings: Settings) -> McpServerSettings | None:
-    """How to reach recall; None when memory is switched off (`[recall] enabled = false`)."""
+def recall_server_settings(settings: Settings, db: str | None = None) -> McpServerSettings | None:
+    """How to reach recall; None when memory is switched off (`[recall] enabled = false`).
+
+    `db` replaces the bundled server's file: `palui kinds` passes ":memory:" to see its tools
+    without creating or upgrading the real one."""
     recall = settings.recall
     if not recall.enabled:
         return None
@@ -26,9 +29,10 @@ def recall_server_settings(settings: Settings) -> McpServerSettings | None:
             command=recall.command, args=recall.args, env=recall.env, trust=trust,
             timeout_s=timeout_s,
         )  # fmt: skip
-    db = (settings.data_dir / "recall.db").resolve()
+    if db is None:
+        db = str((settings.data_dir / "recall.db").resolve())
     # The interpreter running Palui has Palui installed: no PATH lookup of a `palui` script.
     return McpServerSettings(
-        command=sys.executable, args=("-m", "palui.recall_server", "--db", str(db)),
+        command=sys.executable, args=("-m", "palui.recall_server", "--db", db),
         env=recall.env, trust=trust, timeout_s=timeout_s,
     )  # fmt: skip

@@ -514,3 +514,17 @@ class DeliveryLease(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     holder: Mapped[str] = mapped_column(String(96))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+# -- /stop across processes (migration 0011) ----------------------------------------------------
+
+
+class StopRequest(Base):
+    """A /stop that reached a process not running the chat's turn; the process running it polls
+    for its turn's row (palui.stop_requests). Keyed by turn, so it never stops a later turn."""
+
+    __tablename__ = "stop_requests"
+
+    turn_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

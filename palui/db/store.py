@@ -40,6 +40,7 @@ from palui.db.models import (
 from palui.db.pipeline import ToolStepRepo
 from palui.db.recovery import RecoveryRepo
 from palui.db.repo import Repo
+from palui.db.stop_requests import StopRequestRepo
 from palui.db.tools import ToolCallRepo, ToolSettingRepo
 from palui.db.webhook_rate import WebhookRateRepo
 from palui.db.webhooks import WebhookRepo
@@ -411,6 +412,7 @@ class Store:
         self.delivery_leases = DeliveryLeaseRepo(db)
         self.webhook_rate = WebhookRateRepo(db)
         self.jobs = JobRepo(db)
+        self.stop_requests = StopRequestRepo(db)
 
 
 def day_start(now: datetime) -> datetime:

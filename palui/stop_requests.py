@@ -1,0 +1,79 @@
+"""/stop when the chat's turn runs in another process (several processes on one database).
+
+A process that receives /stop but runs no turn for the chat records a stop request for the turn
+the database shows running under another live process's lease (`palui.db.stop_requests`). Each
+process watches its own running turns: a small task per turn looks up the turn's request every
+`POLL_S` seconds (a primary-key lookup) and, when there is one, cancels the turn exactly as a
+local /stop does; the turn's process then tells the person what was stopped.
+
+SQLite runs one process only, so there nothing is recorded and no turn is watched: a turn costs
+no database work for this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from palui.db.stop_requests import StopRequestRepo
+from palui.logs import get_logger
+
+log = get_logger("palui.stop_requests")
+
+POLL_S = 0.5  # how soon a turn elsewhere notices a /stop
+KEEP = timedelta(hours=1)  # a request no turn took (it ended meanwhile) is purged after this
+STOPPING_TEXT = "Stopping…"
+
+
+def stopped_text(interrupted: Sequence[str]) -> str:
+    """What the person is told once a turn is stopped, naming the calls cut short."""
+    notes = [f"{name} was interrupted; it may or may not have completed." for name in interrupted]
+    return "\n".join(["Stopped.", *notes])
+
+
+class StopRequests:
+    def __init__(self, repo: StopRequestRepo, *, enabled: bool, poll_s: float = POLL_S) -> None:
+        self._repo = repo
+        self._enabled = enabled
+        self._poll_s = poll_s
+
+    async def request(self, chat_id: int, holder: str) -> bool:
+        """Ask another process to stop the chat's running turn; False when none runs elsewhere
+        (`holder` is this process's lease holder name). When asked, `STOPPING_TEXT` is in the
+        chat's outbox (the turn's process says "Stopped." after it)."""
+        if not self._enabled:
+            return False
+        turns = await self._repo.request(chat_id, holder, KEEP, STOPPING_TEXT)
+        if turns:
+            log.info("stop_requested_elsewhere", chat_id=chat_id, turns=turns)
+        return bool(turns)
+
+    def watch(self, turn_id: str, stop: Callable[[], Any]) -> asyncio.Task[None] | None:
+        """Watch a turn running here for a request; `stop` cancels it. Cancel the task when the
+        turn's drive ends."""
+        if not self._enabled:
+            return None
+        return asyncio.create_task(self._watch(turn_id, stop), name=f"stop-watch-{turn_id}")
+
+    async def forget(self, turn_id: str) -> None:
+        """Drop a request a turn's earlier drive did not take (before the turn resumes)."""
+        if self._enabled:
+            await self._repo.forget(turn_id)
+
+    async def _watch(self, turn_id: str, stop: Callable[[], Any]) -> None:
+        while True:
+            await asyncio.sleep(self._poll_s)
+            try:
+                asked = await self._repo.requested(turn_id)
+            except Exception as exc:  # a database hiccup: look again next time
+                log.warning("stop_request_poll_failed", turn_id=turn_id, error=str(exc))
+                continue
+            if asked:
+                log.info("stop_request_taken", turn_id=turn_id)
+                with contextlib.suppress(Exception):  # else purged later; it names this turn only
+                    await self._repo.forget(turn_id)
+                stop()
+                return
