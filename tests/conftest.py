@@ -156,8 +156,33 @@ class RunningPalui:
         self.stop = stop
 
 
+# In-process Palui paces its sends a little faster than Telegram asks (one message per chat per
+# second), so a test that exchanges many messages doesn't spend most of its time waiting. Order
+# and every other rule are unchanged; the pacing itself is tested in tests/test_ratelimit.py, and
+# a test marked `production_pace` keeps Telegram's real limits.
+TEST_PACE = {"per_chat_interval": 0.05, "group_per_minute": 600, "global_per_second": 300}
+
+
 @pytest.fixture
-async def start_palui(settings_env: dict[str, str]) -> AsyncIterator[Any]:
+def test_pace(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("production_pace"):
+        return
+    import functools
+
+    import palui.app
+    from palui.channels.ratelimit import SendLimits, SendRateLimiter
+
+    channel = palui.app.TelegramChannel
+
+    def paced(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("limiter", SendRateLimiter(SendLimits(**TEST_PACE)))
+        return channel(*args, **kwargs)
+
+    monkeypatch.setattr(palui.app, "TelegramChannel", functools.wraps(channel)(paced))
+
+
+@pytest.fixture
+async def start_palui(settings_env: dict[str, str], test_pace: None) -> AsyncIterator[Any]:
     """Call `await start_palui()` (after adjusting env) to get a running Palui."""
     from palui.app import Palui
     from palui.config import load_settings

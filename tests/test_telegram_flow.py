@@ -165,6 +165,7 @@ async def test_commands_are_registered_and_unknown_ones_get_help(
     assert fake_model.requests == []
 
 
+@pytest.mark.production_pace
 async def test_a_long_reply_arrives_in_order_in_parts_under_the_limit(
     start_palui, fake_telegram, fake_model
 ) -> None:
