@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -28,13 +28,13 @@ from palui.db import InboxItem, Store, day_start, hour_ago
 from palui.domain import RECALL_ID, ChatUser, ConnectorState, ConnectorStatus, Inbound
 from palui.errors import ChannelError
 from palui.jobs.runs import admit_run
-from palui.jobs.sheet import JobSheet
+from palui.jobs.sheet import JobSheet, JobTap
 from palui.logs import bound, get_logger
 from palui.memory import Memory, MemoryConfig
 from palui.memory.keeper import SaveResult
 from palui.ports import Channel, ChatModel
 from palui.recovery import Recovery
-from palui.sheet import ConnectorSheet
+from palui.sheet import ConnectorSheet, SheetTap
 from palui.stop_requests import stopped_text
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolRegistry
@@ -271,10 +271,10 @@ class ChatService:
     async def _handle_now(self, inbound: Inbound) -> None:
         with bound(chat_id=inbound.chat_id, update_id=inbound.update_id):
             if inbound.callback_query_id and (inbound.callback_data or "").startswith("cx:"):
-                await self._sheet_tap(inbound)
+                await self._card_tap(inbound, self._sheet.tap)
                 return
             if inbound.callback_query_id and (inbound.callback_data or "").startswith("jb:"):
-                await self._jobs_tap(inbound)
+                await self._card_tap(inbound, self.jobs.tap)
                 return
             if inbound.callback_query_id and owns_tap(inbound.callback_data):
                 notice = await self._edits.tap(inbound)  # ✏️ Edit on a card, and its questions
@@ -335,8 +335,11 @@ class ChatService:
             return None
         return f"I don't know the command /{command}. Send /help to see what I can do."
 
-    async def _sheet_tap(self, inbound: Inbound) -> None:
-        result = await self._sheet.tap(inbound)
+    async def _card_tap(
+        self, inbound: Inbound, tap: Callable[[Inbound], Awaitable[SheetTap | JobTap]]
+    ) -> None:
+        """A button on a connector or job card: decide, answer the tap, redraw the card."""
+        result = await tap(inbound)
         await self._store.inbox.mark_done([inbound.update_id])
         assert inbound.callback_query_id is not None
         try:
@@ -344,18 +347,7 @@ class ChatService:
             if result.card is not None and result.message_id is not None:
                 await self._channel.edit_card(result.chat_id, result.message_id, result.card)
         except ChannelError as exc:
-            log.warning("sheet_redraw_failed", error=str(exc))
-
-    async def _jobs_tap(self, inbound: Inbound) -> None:
-        result = await self.jobs.tap(inbound)
-        await self._store.inbox.mark_done([inbound.update_id])
-        assert inbound.callback_query_id is not None
-        try:
-            await self._channel.answer_callback(inbound.callback_query_id, result.notice)
-            if result.card is not None and result.message_id is not None:
-                await self._channel.edit_card(result.chat_id, result.message_id, result.card)
-        except ChannelError as exc:
-            log.warning("jobs_card_redraw_failed", error=str(exc))
+            log.warning("card_redraw_failed", error=str(exc))
 
     async def status_text(self) -> str:
         now = self._now()
