@@ -153,7 +153,7 @@ class ConnectorSheet:
 
     async def post(self, chat_id: int) -> int:
         if self._memory is not None:
-            await self._memory.refresh()
+            await self._memory.refresh(checks=True)
         toolsets = self._registry.toolsets
         for toolset in toolsets:
             await self._channel.send_card(chat_id, self.card(toolset))
@@ -178,7 +178,7 @@ class ConnectorSheet:
             return SheetTap("This button is not valid.", chat, message)
         _, op, key = parts
         if self._memory is not None:
-            await self._memory.refresh()
+            await self._memory.refresh(checks=True)
         if op in ("t", "c"):
             found = self._find_tool(key)
             if found is None:

@@ -64,8 +64,9 @@ class Memory:
     def _on(self, switch: Switch) -> bool:
         return self.available and self.switches.get(switch)
 
-    async def refresh(self) -> None:
-        """Read the switches and the latest checks from the database."""
+    async def refresh(self, *, checks: bool = False) -> None:
+        """Read the switches from the database, and with `checks` the latest auto-recall checks
+        (only /status and the recall card show them; a turn needs just the switches)."""
         stored = await self._store.memory.switches(RECALL_ID)
         d = self._config.defaults
         self.switches = SwitchState(
@@ -73,13 +74,14 @@ class Memory:
             d.auto_save if stored.auto_save is None else stored.auto_save,
             d.memory_tools if stored.memory_tools is None else stored.memory_tools,
         )
-        self.recent_checks = await self._store.memory.recent_checks(SKIP_WINDOW)
+        if checks:
+            self.recent_checks = await self._store.memory.recent_checks(SKIP_WINDOW)
 
     async def toggle(self, switch: Switch) -> bool:
         await self.refresh()
         value = not self.switches.get(switch)
         await self._store.memory.set_switch(RECALL_ID, switch.value, value)
-        await self.refresh()
+        await self.refresh(checks=True)
         return value
 
     def offers_tools(self, connector_id: str) -> bool:
@@ -93,7 +95,7 @@ class Memory:
         """/status's recall line: "auto-recall on (skipped 4 of last 20) · auto-save on"."""
         if self.toolset() is None:
             return None
-        await self.refresh()
+        await self.refresh(checks=True)
         recall = "on" if self.switches.auto_recall else "off"
         save = "on" if self.switches.auto_save else "off"
         return f"auto-recall {recall} ({self.skip_rate()}) · auto-save {save}"
