@@ -208,7 +208,7 @@ class HttpServer:
         except BadPayload as exc:
             return self._refuse(request, 400, f"malformed payload: {exc}", str(exc))
         try:
-            delivery_id = await self._store.webhook_rate.add_within_rate(
+            delivery_id = await self._store.webhooks.add(
                 name, spec.chat_id, text, content_type=request.content_type,
                 instructions=spec.instructions, per_minute=self._rate_per_min,
             )  # fmt: skip

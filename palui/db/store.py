@@ -42,7 +42,6 @@ from palui.db.recovery import RecoveryRepo
 from palui.db.repo import Repo
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.tools import ToolCallRepo, ToolSettingRepo
-from palui.db.webhook_rate import WebhookRateRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
 
@@ -410,7 +409,6 @@ class Store:
         self.leases = LeaseRepo(db)
         self.recovery = RecoveryRepo(db)
         self.delivery_leases = DeliveryLeaseRepo(db)
-        self.webhook_rate = WebhookRateRepo(db)
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
 

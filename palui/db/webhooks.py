@@ -1,5 +1,10 @@
 """Inbound webhook deliveries: stored before the 202, summarised once, found again after a crash.
 
+A delivery counts toward its webhook's rate once it is stored: the count of the webhook's
+deliveries in the last minute and the insert run in one transaction, and on PostgreSQL a
+transaction-scoped advisory lock per webhook name makes that count-then-insert atomic across
+processes (SQLite serves one process), so every process shares the one rate.
+
 A delivery is claimed by writing the summarising turn's id on it (compare-and-set, so two workers
 never both take it) and handled once that turn has ended. A delivery whose turn was left unfinished
 by a process that died is taken again; one whose turn is done is only marked handled.
@@ -7,14 +12,18 @@ by a process that died is taken again; one whose turn is done is only marked han
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 
 from palui.db.models import Turn, WebhookDelivery, utcnow
 from palui.db.repo import Repo
 from palui.domain import TurnStatus
+
+RATE_WINDOW = timedelta(seconds=60)
+LOCK_SPACE = 0x5A1D  # keeps our advisory-lock keys apart from anyone else's on the database
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +47,30 @@ def _delivery(row: WebhookDelivery) -> Delivery:
 
 class WebhookRepo(Repo):
     async def add(
-        self, webhook: str, chat_id: int, body: str, *, content_type: str, instructions: str
-    ) -> int:
-        """Store a delivery; its id."""
+        self,
+        webhook: str,
+        chat_id: int,
+        body: str,
+        *,
+        content_type: str,
+        instructions: str,
+        per_minute: int = 0,
+    ) -> int | None:
+        """Store a delivery unless `per_minute` of the webhook's are already stored within the
+        last 60 s (0 = no limit). Its id, or None when over the rate (nothing stored)."""
         async with self._db.session() as s, s.begin():
+            if per_minute > 0:
+                if not self._db.is_sqlite:
+                    key = zlib.crc32(webhook.encode()) & 0x7FFFFFFF  # an int4
+                    await s.execute(select(func.pg_advisory_xact_lock(LOCK_SPACE, key)))
+                recent = await s.scalar(
+                    select(func.count()).where(
+                        WebhookDelivery.webhook == webhook,
+                        WebhookDelivery.received_at > utcnow() - RATE_WINDOW,
+                    )
+                )
+                if int(recent or 0) >= per_minute:
+                    return None
             row = WebhookDelivery(
                 webhook=webhook, chat_id=chat_id, body=body, content_type=content_type,
                 instructions=instructions, received_at=utcnow(),
