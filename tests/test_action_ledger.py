@@ -98,7 +98,7 @@ async def test_an_interrupted_call_is_unknown_after_a_restart_and_never_refired(
     await mailer.started.wait()
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    await store.actions.mark_interrupted()
+    await store.recovery.recover_chat(7, "restart")
     mailer.gate = None
     again = await tools_for(store, mailer, "t2").run(SEND, 1)
     assert again.text.startswith("Unknown outcome")

@@ -64,7 +64,7 @@ async def test_history_keeps_the_last_messages_in_order(store: Store) -> None:
 async def test_rerunning_an_interrupted_turn_does_not_repeat_the_message(store: Store) -> None:
     session = await store.chats.current_session(5)
     await store.turns.start("first", 5, session, TurnKind.CHAT, [(1, "hello")])
-    assert await store.turns.abandon_running("restart") == 1
+    assert (await store.recovery.recover_chat(5, "restart")).turns == 1
     await store.turns.start("second", 5, session, TurnKind.CHAT, [(1, "hello")])
     history = await store.chats.history(session, 30)
     assert [m.content for m in history.messages] == ["hello"]

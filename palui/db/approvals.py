@@ -244,14 +244,6 @@ class ApprovalRepo:
                 return None
             return await s.scalar(select(PausedTurn.state).where(PausedTurn.turn_id == turn_id))
 
-    async def release_claims(self) -> int:
-        """At start: claims of a process that died are given up, so those turns resume."""
-        async with self._db.session() as s, s.begin():
-            result = await s.execute(
-                update(PausedTurn).where(PausedTurn.claimed_at.is_not(None)).values(claimed_at=None)
-            )
-        return int(getattr(result, "rowcount", 0) or 0)
-
     async def chats_with_paused_turns(self) -> list[int]:
         async with self._db.session() as s:
             return list(set(await s.scalars(select(PausedTurn.chat_id))))

@@ -73,13 +73,3 @@ class ActionLedger:
                 .where(ActionRow.id == action_id)
                 .values(state=state, result=result, updated_at=utcnow())
             )
-
-    async def mark_interrupted(self) -> int:
-        """At start: actions a dead process left in progress have an unknown outcome."""
-        async with self._db.session() as s, s.begin():
-            result = await s.execute(
-                update(ActionRow)
-                .where(ActionRow.state == "in_progress")
-                .values(state="unknown", updated_at=utcnow())
-            )
-        return int(getattr(result, "rowcount", 0) or 0)

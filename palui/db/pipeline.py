@@ -110,19 +110,6 @@ class ToolStepRepo(Repo):
             )
         return bool(getattr(inserted, "rowcount", 0))
 
-    async def mark_interrupted(self) -> int:
-        """Executions a dead process left running: their outcome is unknown."""
-        async with self._db.session() as s, s.begin():
-            result = await s.execute(
-                update(ToolStep)
-                .where(ToolStep.stage == EXECUTE, ToolStep.outcome == RUNNING)
-                .values(
-                    outcome="unknown",
-                    reason="interrupted by a restart: the action may or may not have happened",
-                )
-            )
-        return int(getattr(result, "rowcount", 0) or 0)
-
     # -- palui runs ------------------------------------------------------------------------------
 
     async def recent_runs(self, limit: int = 20) -> list[RunSummary]:

@@ -287,17 +287,6 @@ class TurnRepo(Repo):
             await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
         return outbox_id
 
-    async def abandon_running(self, reason: str) -> int:
-        """Turns left `running` by a process that died: mark them failed (their inbox rows stay
-        pending, so the messages are answered again)."""
-        async with self._db.session() as s, s.begin():
-            result = await s.execute(
-                update(Turn)
-                .where(Turn.status == TurnStatus.RUNNING)
-                .values(status=TurnStatus.FAILED, error=reason, ended_at=utcnow())
-            )
-        return int(getattr(result, "rowcount", 0) or 0)
-
     async def record_model_call(
         self, turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float
     ) -> None:

@@ -57,16 +57,6 @@ class ToolCallRepo(Repo):
                 )
             )  # fmt: skip
 
-    async def mark_interrupted(self) -> int:
-        """Calls left `running` by a process that died: their outcome is unknown."""
-        async with self._db.session() as s, s.begin():
-            result = await s.execute(
-                update(ToolCallRow)
-                .where(ToolCallRow.status == "running")
-                .values(status="unknown", ended_at=utcnow(), result="interrupted by a restart")
-            )
-        return int(getattr(result, "rowcount", 0) or 0)
-
 
 @dataclass(frozen=True, slots=True)
 class ToolSettingRecord:
