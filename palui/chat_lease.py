@@ -47,7 +47,15 @@ class ChatLeases:
     @contextlib.asynccontextmanager
     async def hold(self, chat_id: int) -> AsyncIterator[bool]:
         """Yields True while this process holds the chat's lease, False when another does."""
-        if not await self._repo.acquire(chat_id, self.holder, self._ttl_s):
+        try:
+            taken = await self._repo.acquire(chat_id, self.holder, self._ttl_s)
+        except asyncio.CancelledError:
+            # Cancelled (e.g. shutdown) after the upsert may have committed: without this the
+            # lease would stay ours until it lapses, and a restart here would wait for it.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._repo.release(chat_id, self.holder))
+            raise
+        if not taken:
             log.info("chat_lease_busy", chat_id=chat_id)
             yield False
             return
