@@ -15,13 +15,14 @@ from typing import TextIO
 
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
+from palui.chat.service import ChatService, ServiceInfo
 from palui.config import Settings
 from palui.connectors import ConnectorManager, ToolsChanged
 from palui.connectors.recall import recall_server_settings
 from palui.db import Database, Store
 from palui.domain import RECALL_ID, ChatUser, Inbound
 from palui.errors import ConfigError
-from palui.http_server import HttpServer, TelegramWebhook
+from palui.http.server import HttpServer, TelegramWebhook
 from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
@@ -29,14 +30,13 @@ from palui.memory import MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
 from palui.ports import Channel
-from palui.service import ChatService, ServiceInfo
-from palui.tool_watch import ToolWatch, load_catalog_state
 from palui.tools.builtins import BuiltinTools
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
-from palui.tools.pipeline import ToolRules
 from palui.tools.registry import ToolRegistry
-from palui.turns import Limits
-from palui.webhooks import WebhookSpec, load_webhooks
+from palui.tools.rules import ToolRules
+from palui.tools.watch import ToolWatch, load_catalog_state
+from palui.turns.runner import Limits
+from palui.webhooks.rules import WebhookSpec, load_webhooks
 
 log = get_logger("palui.app")
 

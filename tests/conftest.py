@@ -17,7 +17,7 @@ import pytest
 from tests.fakes.network import is_loopback
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-os.environ["PTB_TIMEDELTA"] = "1"  # as palui.cli sets it
+os.environ["PTB_TIMEDELTA"] = "1"  # as palui.cli.main sets it
 
 
 POSTGRES_ADMIN_DSN = os.environ.get(

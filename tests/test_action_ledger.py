@@ -6,8 +6,8 @@ import asyncio
 
 from palui.db import Store
 from palui.domain import ToolCallRequest
-from palui.tools.executor import TurnTools
 from palui.tools.registry import ToolRegistry
+from palui.tools.runner import TurnTools
 from tests.toolkit import FunctionToolset, MemoryRecorder
 
 

@@ -6,8 +6,8 @@ import asyncio
 
 from palui.agent.turn import TurnDeps, run_turn
 from palui.domain import Completion, Message, Role, ToolCallRequest, Usage
-from palui.tools.executor import TurnTools
 from palui.tools.registry import ToolRegistry
+from palui.tools.runner import TurnTools
 from tests.toolkit import FunctionToolset, MemoryRecorder, ScriptedModel, answer, call, no_usage
 
 USER = [Message(Role.SYSTEM, "system"), Message(Role.USER, "what notes do I have?")]

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from palui.approvals.answers import BadValue, parse_value
 from palui.db.models import ApprovalRow
-from palui.edit_answers import BadValue, parse_value
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
 from tests.test_approvals_flow import _until_tool_running, buttons, call, scripted, tool_results

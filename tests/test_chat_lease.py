@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from palui.chat_lease import ChatLeases
+from palui.chat.leases import ChatLeases
 from palui.db import Store
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from palui.cli.doctor import run_doctor
 from palui.db import Database
-from palui.doctor import run_doctor
 from tests.fakes.model_server import Script
 
 
@@ -22,7 +22,7 @@ def palui_env(settings_env: dict[str, str]) -> dict[str, str]:
 
 async def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str = "") -> tuple:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "palui.cli", *args,
+        sys.executable, "-m", "palui.cli.main", *args,
         env=env, cwd=cwd,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -12,7 +12,7 @@ from palui.domain import Completion, Role, Usage
 from palui.errors import ModelError
 from palui.memory import Memory, MemoryConfig
 from palui.tools.registry import ToolRegistry
-from palui.turns import _taint_from_history
+from palui.turns.runner import _taint_from_history
 from tests.toolkit import ScriptedModel
 
 CHAT = 77

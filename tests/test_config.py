@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from palui.cli import main
+from palui.cli.main import main
 from palui.config import load_settings
 from palui.errors import ConfigError
 
@@ -37,7 +37,7 @@ def test_the_installed_command_exits_2_without_a_traceback(tmp_path: Path) -> No
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
     env["PALUI_DATABASE_URL"] = "nonsense://"
     result = subprocess.run(
-        [sys.executable, "-m", "palui.cli", "run"],
+        [sys.executable, "-m", "palui.cli.main", "run"],
         env=env,
         cwd=tmp_path,
         capture_output=True,

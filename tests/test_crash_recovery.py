@@ -26,7 +26,7 @@ class Daemon:
 
     async def start(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "palui.cli", "run",
+            sys.executable, "-m", "palui.cli.main", "run",
             env=self.env, cwd=self.cwd,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip

@@ -17,7 +17,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from palui.cli import main
+from palui.cli.main import main
 from palui.db.models import InboxUpdate
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
@@ -156,7 +156,7 @@ async def daemon_env(
 
 async def _spawn(env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "palui.cli", "run", env=env, cwd=str(cwd),
+        sys.executable, "-m", "palui.cli.main", "run", env=env, cwd=str(cwd),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
 
@@ -209,7 +209,7 @@ async def test_doctor_names_a_webhook_whose_secret_is_missing(
 ) -> None:
     import io
 
-    from palui.doctor import run_doctor
+    from palui.cli.doctor import run_doctor
 
     config = tmp_path / "palui.toml"
     config.write_text('[webhooks.ci]\nchat_id = 5\nsecret_env = "CI_HOOK_SECRET"\n')

@@ -18,7 +18,7 @@ import pytest
 # Imported while sys.stderr is still a real file: the MCP SDK's stdio client binds sys.stderr as
 # its default errlog at import, and capsys's stand-in has no file descriptor for the child.
 import palui.connectors  # noqa: F401
-from palui.cli import main
+from palui.cli.main import main
 from palui.db import Database, Store
 from palui.db.tools import ToolSettingRecord
 from palui.policy import ClassSource, ToolClass, parse_kinds_file
@@ -484,7 +484,7 @@ def test_palui_kinds_list_runs_as_a_command_without_token_model_or_database(
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
     env["PALUI_CONFIG"] = str(notes)
     result = subprocess.run(
-        [sys.executable, "-m", "palui.cli", "kinds", "list", "--json"],
+        [sys.executable, "-m", "palui.cli.main", "kinds", "list", "--json"],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -350,8 +350,8 @@ async def test_an_untrusted_recall_taints_the_turn_it_informs(
 async def test_doctor_checks_the_recall_connector(settings_env, monkeypatch) -> None:
     import io
 
+    from palui.cli.doctor import run_doctor
     from palui.db import Database
-    from palui.doctor import run_doctor
 
     monkeypatch.setenv("PALUI_RECALL__ENABLED", "true")
     db = Database(settings_env["PALUI_DATABASE_URL"])

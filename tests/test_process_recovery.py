@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from palui.chat_lease import ChatLeases
+from palui.chat.leases import ChatLeases
+from palui.chat.recovery import Recovery
 from palui.db import Database, Store
 from palui.db.models import ActionRow, PausedTurn, ToolCallRow, ToolStep, Turn
 from palui.db.recovery import Recovered
-from palui.http_server import HttpServer
-from palui.recovery import Recovery
-from palui.webhooks import WebhookSpec
+from palui.http.server import HttpServer
+from palui.webhooks.rules import WebhookSpec
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.test_approvals_flow import buttons, call, tool_results, wait_for_card

@@ -411,7 +411,7 @@ async def test_palui_recall_server_serves_the_memory_tools_over_stdio(tmp_path) 
 
     settings = McpServerSettings(
         command=sys.executable,
-        args=("-m", "palui.cli", "recall-server", "--db", str(tmp_path / "recall.db")),
+        args=("-m", "palui.cli.main", "recall-server", "--db", str(tmp_path / "recall.db")),
     )
     connector = McpConnector("memory", settings)
     await connector.start()

@@ -57,7 +57,7 @@ async def reply_to(fake_telegram, text: str, count: int = 1) -> str:
 async def palui_cli(*args: str) -> tuple[int, str]:
     """`palui <args>` as the operator runs it (a real process over the test's database)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "palui.cli", *args, env=dict(os.environ),
+        sys.executable, "-m", "palui.cli.main", *args, env=dict(os.environ),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(proc.communicate(), 60)
@@ -184,7 +184,7 @@ async def test_a_raising_post_hook_withholds_the_result_of_a_call_that_ran(
 def test_an_unimportable_hook_stops_start_up_with_exit_2(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from palui.cli import main
+    from palui.cli.main import main
 
     config = tmp_path / "palui.toml"
     config.write_text('[hooks]\npre = ["tests.no_such_module:guard"]\n')
@@ -211,7 +211,7 @@ def test_bad_hook_and_guard_settings_are_config_errors(
     section: str, expected: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from palui.config import load_settings
-    from palui.tools.pipeline import ToolRules
+    from palui.tools.rules import ToolRules
 
     config = tmp_path / "palui.toml"
     config.write_text(section)

@@ -7,8 +7,8 @@ from palui.policy.classes import ToolClass
 from palui.policy.kinds_file import parse_kinds_file
 from palui.policy.taint import TaintSource
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
-from palui.tools.executor import TurnTools
 from palui.tools.registry import ToolRegistry
+from palui.tools.runner import TurnTools
 from tests.toolkit import FunctionToolset, MemoryRecorder
 
 

@@ -33,10 +33,10 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
+from palui.chat.service import COMMANDS, ChatService
 from palui.domain import Card, ChatUser, Inbound
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
-from palui.service import COMMANDS, ChatService
 
 log = get_logger("palui.telegram")
 

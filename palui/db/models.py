@@ -521,7 +521,7 @@ class DeliveryLease(Base):
 
 class StopRequest(Base):
     """A /stop that reached a process not running the chat's turn; the process running it polls
-    for its turn's row (palui.stop_requests). Keyed by turn, so it never stops a later turn."""
+    for its turn's row (palui.turns.stop). Keyed by turn, so it never stops a later turn."""
 
     __tablename__ = "stop_requests"
 

@@ -19,7 +19,7 @@ from palui.db.models import ActionRow, ChatLease, PausedTurn, ToolCallRow, ToolS
 from palui.db.repo import Repo
 from palui.domain import TurnStatus
 
-EXECUTE = "execute"  # palui.db.pipeline's stage and outcome names
+EXECUTE = "execute"  # palui.db.steps's stage and outcome names
 RUNNING = "running"
 
 

@@ -37,9 +37,9 @@ from palui.db.models import (
     Turn,
     utcnow,
 )
-from palui.db.pipeline import ToolStepRepo
 from palui.db.recovery import RecoveryRepo
 from palui.db.repo import Repo
+from palui.db.steps import ToolStepRepo
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.tools import ToolCallRepo, ToolSettingRepo
 from palui.db.webhooks import WebhookRepo

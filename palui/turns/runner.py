@@ -21,7 +21,7 @@ from typing import Any
 from palui.agent.context import build_context
 from palui.agent.snapshot import dump_snapshot, load_snapshot
 from palui.agent.turn import NeedsApproval, TurnDeps, resume_turn, run_turn
-from palui.approvals import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
+from palui.approvals.decisions import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
 from palui.db import History, Store
 from palui.db.jobs import JobRecord, RunRecord
 from palui.db.webhooks import Delivery
@@ -43,15 +43,15 @@ from palui.memory import Memory, Recalled
 from palui.policy.matrix import Decision, decide
 from palui.policy.taint import TaintSource
 from palui.ports import Channel, ChatModel, ReplyStream
-from palui.stop_requests import StopRequests, stopped_text
 from palui.tools.catalog import ToolCatalog
-from palui.tools.executor import TurnTools
 from palui.tools.names import full_name
-from palui.tools.pipeline import Stage, ToolRules
 from palui.tools.registry import ToolOffer, ToolRegistry
-from palui.webhooks import webhook_messages
+from palui.tools.rules import Stage, ToolRules
+from palui.tools.runner import TurnTools
+from palui.turns.stop import StopRequests, stopped_text
+from palui.webhooks.rules import webhook_messages
 
-log = get_logger("palui.turns")
+log = get_logger("palui.turns.runner")
 
 TYPING_EVERY_S = 4.0  # Telegram shows "typing" for ~5 s per chat action
 IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-approved call
@@ -67,7 +67,7 @@ class Limits:
     runs_per_hour: int = 0
     max_tools: int = 30
     tool_result_chars: int = 16_000
-    # Hooks, guards and the daily send cap (palui.tools.pipeline).
+    # Hooks, guards and the daily send cap (palui.tools.rules).
     tool_rules: ToolRules = dataclasses.field(default_factory=ToolRules)
     jobs_may_create_jobs: bool = False  # offer palui__schedule_job to a job's own run
 
@@ -134,7 +134,7 @@ class TurnRunner:
         self._delivery_lock = delivery_lock
         self._is_paused = is_paused
         self.running: dict[int, RunningTurn] = {}
-        # /stop received by another process (palui.stop_requests): PostgreSQL only.
+        # /stop received by another process (palui.turns.stop): PostgreSQL only.
         self.stops = StopRequests(store.stop_requests, enabled=not store.db.is_sqlite)
 
     # -- /stop -----------------------------------------------------------------------------------

@@ -19,28 +19,28 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from palui.approval_edits import EditFlow, owns_tap
-from palui.approvals import Approvals
-from palui.caps import check_caps
-from palui.chat_lease import RETRY_S as LEASE_RETRY_S
-from palui.chat_lease import ChatLeases
+from palui.approvals.decisions import Approvals
+from palui.approvals.edits import EditFlow, owns_tap
+from palui.chat.caps import check_caps
+from palui.chat.leases import RETRY_S as LEASE_RETRY_S
+from palui.chat.leases import ChatLeases
+from palui.chat.recovery import Recovery
 from palui.db import InboxItem, Store, day_start, hour_ago
 from palui.domain import RECALL_ID, ChatUser, ConnectorState, ConnectorStatus, Inbound
 from palui.errors import ChannelError
+from palui.interact.connector_sheet import ConnectorSheet, SheetTap
+from palui.interact.job_sheet import JobSheet, JobTap
 from palui.jobs.runs import admit_run
-from palui.jobs.sheet import JobSheet, JobTap
 from palui.logs import bound, get_logger
 from palui.memory import Memory, MemoryConfig
 from palui.memory.keeper import SaveResult
 from palui.ports import Channel, ChatModel
-from palui.recovery import Recovery
-from palui.sheet import ConnectorSheet, SheetTap
-from palui.stop_requests import stopped_text
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolRegistry
-from palui.turns import Limits, TurnRunner
+from palui.turns.runner import Limits, TurnRunner
+from palui.turns.stop import stopped_text
 
-log = get_logger("palui.service")
+log = get_logger("palui.chat.service")
 
 COMMANDS: dict[str, str] = {
     "start": "What Palui is",
@@ -158,7 +158,7 @@ class ChatService:
 
     async def start(self) -> None:
         """Pick up where a previous process stopped: re-run its unfinished work."""
-        # Only chats no live process holds: another process's turns here go on (palui.recovery).
+        # Only chats no live process holds: another process's turns here go on (chat.recovery).
         abandoned = (await self._recovery.at_start()).turns
         await self._sheet.load()
         pending = await self._store.inbox.pending()

@@ -22,12 +22,12 @@ from palui.logs import get_logger
 from palui.policy.classify import definition_hash
 from palui.ports import Channel
 from palui.tools.digest import call_digest, canonical
-from palui.tools.executor import TurnTools, parse_arguments
+from palui.tools.runner import TurnTools, parse_arguments
 
-log = get_logger("palui.approvals")
+log = get_logger("palui.approvals.decisions")
 
 PREFIX = "ap"
-EDIT = "e"  # the card's Edit button: handled by palui.approval_edits
+EDIT = "e"  # the card's Edit button: handled by palui.approvals.edits
 ARG_VALUE_CHARS = 300
 ARG_TOTAL_CHARS = 1500
 DENIED = "The person denied this call. Nothing was run."
@@ -167,7 +167,7 @@ class Approvals:
         lines.append(f"Expires in {_expires_in(record.expires_at - self._now())}.")
         decide = (Button("✅ Approve", f"{PREFIX}:{record.token}:y"),
                   Button("❌ Deny", f"{PREFIX}:{record.token}:n"))  # fmt: skip
-        more = [Button("✏️ Edit", f"{PREFIX}:{record.token}:{EDIT}")]  # palui.approval_edits
+        more = [Button("✏️ Edit", f"{PREFIX}:{record.token}:{EDIT}")]  # palui.approvals.edits
         if cut:
             more.append(Button("📄 Show all arguments", f"{PREFIX}:{record.token}:all"))
         return Card("\n".join(lines), rows=(decide, tuple(more)))

@@ -25,7 +25,7 @@ from palui.db import Store
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.errors import ConfigError, PaluiError
 from palui.logs import get_logger
-from palui.webhooks import WebhookSpec, authenticate
+from palui.webhooks.rules import WebhookSpec, authenticate
 
 log = get_logger("palui.http")
 

@@ -1,8 +1,8 @@
 """Inbound webhooks (DESIGN §1.9): who may deliver, how a delivery is checked, how it is framed
 for the model.
 
-Pure apart from reading settings: the HTTP side lives in `palui.http_server`, the stored
-deliveries in `palui.db.webhooks`, and the summarising turn in `palui.turns`.
+Pure apart from reading settings: the HTTP side lives in `palui.http.server`, the stored
+deliveries in `palui.db.webhooks`, and the summarising turn in `palui.turns.runner`.
 
 - A sender authenticates with `X-Palui-Secret: <secret>` (compared in constant time) or with
   `X-Palui-Timestamp` + `X-Palui-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`

@@ -4,7 +4,7 @@ cap, ledger, execution, post hooks), so a blocked, guarded, refused or timed-out
 explained afterwards. Reads the database only; nothing else needs to run.
 
 Exit codes: 0 fine, 1 a problem (no database yet, no such turn, an ambiguous prefix), 2 bad
-configuration (raised as ConfigError to `palui.cli`).
+configuration (raised as ConfigError to `palui.cli.main`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from palui.config import Settings, load_settings
 from palui.db import Database
-from palui.db.pipeline import AmbiguousRun, RunSummary, StepRecord, ToolStepRepo
+from palui.db.steps import AmbiguousRun, RunSummary, StepRecord, ToolStepRepo
 from palui.logs import configure_logging
 
 

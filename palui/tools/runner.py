@@ -23,12 +23,13 @@ from palui.policy.matrix import Decision, decide_call, decision_id, why
 from palui.policy.taint import TaintSource, taints
 from palui.ports import CallRecorder, Ledger, ScopedToolset
 from palui.tools.catalog import ToolCatalog
+from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
 from palui.tools.digest import call_digest
-from palui.tools.duplicates import LEDGER_REASONS, ActionClaims, repeated_outcome
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.names import split_name
-from palui.tools.pipeline import (
+from palui.tools.registry import OfferedTool, ToolOffer
+from palui.tools.rules import (
     Notify,
     Stage,
     StepRecorder,
@@ -38,7 +39,6 @@ from palui.tools.pipeline import (
     pre_hooks,
     send_cap_refusal,
 )
-from palui.tools.registry import OfferedTool, ToolOffer
 
 log = get_logger("palui.tools")
 

@@ -1,7 +1,7 @@
 """Recovering what a dead process left in flight, safely with several processes on one database.
 
 A chat's work (turns, tool calls, ledger actions, paused-turn claims) is only in flight under the
-chat's lease (`palui.chat_lease`), and the lease is the process's heartbeat for that chat: the
+chat's lease (`palui.chat.leases`), and the lease is the process's heartbeat for that chat: the
 holder renews it while it works, a `kill -9` stops the renewals. So recovery is per chat and
 happens only by a process that holds the chat's lease (`palui.db.recovery`):
 
@@ -26,11 +26,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from palui.chat_lease import ChatLeases
+from palui.chat.leases import ChatLeases
 from palui.db.recovery import Recovered, RecoveryRepo
 from palui.logs import get_logger
 
-log = get_logger("palui.recovery")
+log = get_logger("palui.chat.recovery")
 
 REASON = "interrupted: the Palui process running it stopped"
 SWEEP_EVERY_S = 30.0

@@ -1,5 +1,5 @@
 """The tool pipeline's record: every step of every call, the daily send count, and the runs
-view behind `palui runs` (implements `palui.tools.pipeline.StepRecorder`)."""
+view behind `palui runs` (implements `palui.tools.rules.StepRecorder`)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from palui.logs import get_logger
 from palui.ports import Toolset
 from palui.tools.catalog import StoredTool, ToolCatalog
 
-log = get_logger("palui.tool_watch")
+log = get_logger("palui.tools.watch")
 
 Notify = Callable[[str], Awaitable[None]]
 

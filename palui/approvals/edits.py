@@ -22,12 +22,19 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from palui.approvals import EDIT, PREFIX, Approvals, render_arguments
+from palui.approvals.answers import (
+    BadValue,
+    describe,
+    expected_types,
+    parse_value,
+    person_message,
+    show,
+)
+from palui.approvals.decisions import EDIT, PREFIX, Approvals, render_arguments
 from palui.db import Store
 from palui.db.approval_edits import EditRecord, NewEdit
 from palui.db.approvals import ApprovalRecord
 from palui.domain import Button, Card, Inbound, RemoteTool
-from palui.edit_answers import BadValue, describe, expected_types, parse_value, person_message, show
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
@@ -37,7 +44,7 @@ from palui.tools.guards import GuardRejected, Guards
 from palui.tools.names import full_name, split_name
 from palui.tools.registry import ToolRegistry
 
-log = get_logger("palui.approval_edits")
+log = get_logger("palui.approvals.edits")
 
 EDIT_PREFIX = "ae"
 KEEP = "."

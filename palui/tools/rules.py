@@ -3,7 +3,7 @@
 `ToolRules` holds what palui.toml configures (hooks, guards, the daily send cap); `Trail`
 records each step of a call (DESIGN §1.6: hooks, guards, policy, approval, destination guard,
 send cap, ledger, execution, post hooks) with its reason, so `palui runs show` can explain it.
-`palui.tools.executor.TurnTools` runs the steps in order.
+`palui.tools.runner.TurnTools` runs the steps in order.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Stage:
 
 
 class StepRecorder(Protocol):
-    """Where each step of a call is recorded (implemented by `palui.db.pipeline.ToolStepRepo`)."""
+    """Where each step of a call is recorded (implemented by `palui.db.steps.ToolStepRepo`)."""
 
     async def step_recorded(
         self,

@@ -21,7 +21,7 @@ from typing import Any
 from palui.db.stop_requests import StopRequestRepo
 from palui.logs import get_logger
 
-log = get_logger("palui.stop_requests")
+log = get_logger("palui.turns.stop")
 
 POLL_S = 0.5  # how soon a turn elsewhere notices a /stop
 KEEP = timedelta(hours=1)  # a request no turn took (it ended meanwhile) is purged after this

@@ -19,11 +19,11 @@ from palui.memory import Memory
 from palui.memory.switches import Switch
 from palui.policy.classes import ToolClass
 from palui.ports import Channel, Toolset
-from palui.tool_watch import stored_tool
 from palui.tools.catalog import CatalogEntry, ToolCatalog
 from palui.tools.registry import ToolRegistry
+from palui.tools.watch import stored_tool
 
-log = get_logger("palui.sheet")
+log = get_logger("palui.interact.connector_sheet")
 
 PREFIX = "cx"
 MAX_ROWS = 30  # tools shown per card; `palui kinds list` shows all

@@ -8,7 +8,7 @@ migrated, the switches and classes set in the chat are read from it (never writt
 the tools are classified without them and each tool shows the switch it would start with.
 
 Exit codes: 0 fine, 1 a problem (a connector that did not connect, an unknown tool, a file in
-the way), 2 bad configuration (raised as ConfigError to `palui.cli`).
+the way), 2 bad configuration (raised as ConfigError to `palui.cli.main`).
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ async def stored_tools(settings: Settings) -> StoredState:
         if path is None or not path.is_file():
             return StoredState({}, False, False, f"no database at {path or 'memory'}")
     from palui.db import Database, Store
-    from palui.tool_watch import load_catalog_state
+    from palui.tools.watch import load_catalog_state
 
     db = Database(url)
     try:

@@ -13,12 +13,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from palui.cli.kinds import add_kinds_parser, run_kinds
+from palui.cli.runs import add_runs_parser, run_runs
 from palui.config import Settings, load_settings
 from palui.errors import ConfigError, PaluiError
-from palui.kinds_cli import add_kinds_parser, run_kinds
 from palui.logs import configure_logging
-from palui.runs_cli import add_runs_parser, run_runs
-from palui.webhooks import load_webhooks
+from palui.webhooks.rules import load_webhooks
 
 # litellm downloads a price map at import unless told otherwise; Palui never needs the network
 # for that, so this is set before anything can import litellm.
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "doctor":
-            from palui.doctor import run_doctor
+            from palui.cli.doctor import run_doctor
 
             return asyncio.run(run_doctor(args.config))
         if args.command == "recall-server":
