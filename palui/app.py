@@ -36,7 +36,7 @@ from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
 from palui.tools.watch import ToolWatch, load_catalog_state
 from palui.turns.runner import Limits
-from palui.webhooks.rules import WebhookSpec, load_webhooks
+from palui.webhooks.specs import WebhookSpec, load_webhooks
 
 log = get_logger("palui.app")
 

@@ -17,7 +17,7 @@ from palui.db import Database, Store
 from palui.db.models import ActionRow, PausedTurn, ToolCallRow, ToolStep, Turn
 from palui.db.recovery import Recovered
 from palui.http.server import HttpServer
-from palui.webhooks.rules import WebhookSpec
+from palui.webhooks.specs import WebhookSpec
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.test_approvals_flow import buttons, call, tool_results, wait_for_card

@@ -83,7 +83,7 @@ async def _telegram(settings: Settings) -> Check:
 
 
 def _http(settings: Settings) -> Check:
-    from palui.webhooks.rules import load_webhooks
+    from palui.webhooks.specs import load_webhooks
 
     try:
         webhooks = load_webhooks(settings)

@@ -18,7 +18,7 @@ from palui.cli.runs import add_runs_parser, run_runs
 from palui.config import Settings, load_settings
 from palui.errors import ConfigError, PaluiError
 from palui.logs import configure_logging
-from palui.webhooks.rules import load_webhooks
+from palui.webhooks.specs import load_webhooks
 
 # litellm downloads a price map at import unless told otherwise; Palui never needs the network
 # for that, so this is set before anything can import litellm.

@@ -25,7 +25,8 @@ from palui.db import Store
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.errors import ConfigError, PaluiError
 from palui.logs import get_logger
-from palui.webhooks.rules import WebhookSpec, authenticate
+from palui.webhooks.auth import authenticate
+from palui.webhooks.specs import WebhookSpec
 
 log = get_logger("palui.http")
 

@@ -49,7 +49,7 @@ from palui.tools.registry import ToolOffer, ToolRegistry
 from palui.tools.rules import Stage, ToolRules
 from palui.tools.runner import TurnTools
 from palui.turns.stop import StopRequests, stopped_text
-from palui.webhooks.rules import webhook_messages
+from palui.webhooks.prompt import webhook_messages
 
 log = get_logger("palui.turns.runner")
 

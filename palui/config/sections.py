@@ -1,0 +1,150 @@
+"""The palui.toml sections that only make sense in a file: `[mcp.<slug>]`, `[recall]`,
+`[webhooks.<name>]`, `[hooks]` and `[guards."<tool>"]`. Each is a frozen pydantic model that
+refuses unknown keys, so a typo is a config error rather than a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class McpServerSettings(BaseModel):
+    """One `[mcp.<slug>]` section: an MCP server over stdio (command) or streamable HTTP (url)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    trust: Literal["trusted", "untrusted"] = "untrusted"
+    timeout_s: float = Field(default=30, gt=0)
+    paused: bool = False
+    enable: tuple[str, ...] = ()  # globs of tools switched on
+    disable: tuple[str, ...] = ()  # globs of tools switched off (wins over enable)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("set either command (stdio) or url (streamable HTTP), not both")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return self
+
+
+HOOK_PATH_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class HooksSettings(BaseModel):
+    """`[hooks]`: operator callables run around every tool call (palui.tools.hooks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pre: tuple[str, ...] = ()
+    post: tuple[str, ...] = ()
+    timeout_s: float = Field(default=5, gt=0, le=300)
+
+    @field_validator("pre", "post")
+    @classmethod
+    def _dotted(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for path in value:
+            if not HOOK_PATH_RE.match(path):
+                raise ValueError(
+                    f"{path!r} is not a hook path; write it as package.module:function"
+                )
+        return value
+
+
+class ArgumentRule(BaseModel):
+    """`[guards."<tool>".args.<name>]`: JSON-schema style checks on one argument."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    required: bool = False
+    pattern: str | None = None
+    enum: tuple[Any, ...] | None = None
+    min_length: int | None = Field(default=None, ge=0)
+    max_length: int | None = Field(default=None, ge=0)
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                message = f"pattern {value!r} is not a valid regular expression ({exc})"
+                raise ValueError(message) from None
+        return value
+
+
+class ToolGuardSettings(BaseModel):
+    """`[guards."<tool full name>"]`: pinned values and argument rules (palui.tools.guards)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pin: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, ArgumentRule] = Field(default_factory=dict)
+
+
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class WebhookSettings(BaseModel):
+    """One `[webhooks.<name>]` section: where its summaries go and where its secret lives."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chat_id: int
+    secret_env: str  # the name of the environment variable holding the secret, never the secret
+    instructions: str = ""
+
+    @field_validator("secret_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not ENV_NAME_RE.match(value):
+            raise ValueError(
+                "secret_env must name an environment variable, e.g. GITHUB_HOOK_SECRET"
+            )
+        return value
+
+    def secret(self) -> str | None:
+        return os.environ.get(self.secret_env) or None
+
+
+class RecallSettings(BaseModel):
+    """`[recall]`: long-term memory. Empty: the bundled recall server over stdio, its file in
+    PALUI_DATA_DIR. `url` (streamable HTTP) or `command` (stdio) points at another recall server
+    instead. In the environment: `PALUI_RECALL__ENABLED=false` and so on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True  # false: no recall connector, no memory tools, no auto-recall/-save
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    trust: Literal["trusted", "untrusted"] = "trusted"
+    timeout_s: float = Field(default=30, gt=0)
+    # Defaults of the recall card's switches (a tap in /connectors overrides them).
+    auto_recall: bool = True
+    auto_save: bool = True
+    memory_tools: bool = True
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> RecallSettings:
+        if self.url and self.command:
+            raise ValueError("set either command (stdio) or url (streamable HTTP), not both")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return self
