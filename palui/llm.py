@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
 import re
@@ -179,7 +178,10 @@ class LiteLLMModel:
 def _import_litellm() -> Any:
     # Without this litellm downloads its model price map at import.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    litellm: Any = importlib.import_module("litellm")
+    # Imported on first use, in a thread: the import takes seconds, and at module level it would
+    # slow every start-up and every CLI command by as much.
+    import litellm
+
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
     litellm.telemetry = False  # older releases report usage unless told not to
     litellm.callbacks = []

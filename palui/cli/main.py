@@ -50,6 +50,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+# The daemon (palui.app: Telegram, aiohttp, the chat engine) and the database are imported by
+# the commands that use them, so `palui kinds`, `palui doctor` and `--help` start quickly.
+
+
 async def _run(settings: Settings) -> None:
     from palui.app import Palui
 
