@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from mcp import types as mcp_types
+from mcp.server.mcpserver import MCPServer
 
 from palui.config import McpServerSettings
 from palui.connectors import Backoff, ConnectorManager, McpConnector
@@ -85,6 +86,33 @@ async def test_stdio_server_connects_and_lists_tools_with_schemas_and_annotation
     assert tools["add_note"].description == "Add a note; returns its id."
     schema = tools["add_note"].input_schema
     assert schema["type"] == "object" and set(schema["required"]) == {"title", "body"}
+
+
+async def test_a_connector_over_an_in_process_server_lists_and_calls_its_tools(
+    make_connector: Callable[..., Any],
+) -> None:
+    server = MCPServer("shelf")
+    shelf: list[str] = []
+
+    @server.tool(annotations=mcp_types.ToolAnnotations(read_only_hint=False))
+    def shelve(book: str) -> str:
+        """Put a book on the shelf."""
+        shelf.append(book)
+        return f"shelved {book}"
+
+    def in_process(settings: McpServerSettings, on_closed: Callable[[], None]) -> MCPServer:
+        return server
+
+    settings = McpServerSettings(command="unused: the server runs in this process")
+    connector = await make_connector(settings, slug="shelf", transport=in_process)
+
+    assert connector.status().state is ConnectorState.CONNECTED
+    [tool] = connector.tools()
+    assert (tool.name, tool.description) == ("shelve", "Put a book on the shelf.")
+    assert tool.annotations == {"readOnlyHint": False}
+    assert tool.input_schema["required"] == ["book"]
+    outcome = await connector.call("shelve", {"book": "Dune"})
+    assert (outcome.text, outcome.is_error, shelf) == ("shelved Dune", False, ["Dune"])
 
 
 async def test_call_returns_text_structured_content_and_binary_placeholders(

@@ -28,7 +28,12 @@ from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.content import outcome_text
 from palui.connectors.listing import can_listen_for_tool_changes, list_all_tools
-from palui.connectors.transport import client_info, describe_failure, open_transport
+from palui.connectors.transport import (
+    OpenTransport,
+    client_info,
+    describe_failure,
+    open_transport,
+)
 from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
 from palui.logs import get_logger
 
@@ -46,6 +51,8 @@ class McpConnector:
 
     `on_tools_changed(connector_id)` (plain or async) runs whenever what `tools()` returns
     changes: on connecting, on losing the connection, and when the server's list changes.
+    `transport` says how each connection attempt reaches the server: stdio or streamable HTTP
+    from `settings` unless given (a test may hand it an in-process server).
     """
 
     def __init__(
@@ -57,6 +64,7 @@ class McpConnector:
         on_tools_changed: ToolsChanged | None = None,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         connector_id: str | None = None,
+        transport: OpenTransport = open_transport,
     ) -> None:
         self.id = connector_id or f"mcp-{slug}"
         self.settings = settings
@@ -64,6 +72,7 @@ class McpConnector:
         self._backoff = backoff
         self._on_tools_changed = on_tools_changed
         self._connect_timeout_s = connect_timeout_s
+        self._open_transport = transport
         self._state = ConnectorState.PAUSED if settings.paused else ConnectorState.CONNECTING
         self._error: str | None = None
         self._retry_at: float | None = None
@@ -203,9 +212,9 @@ class McpConnector:
         self._lost, self._lost_reason = asyncio.Event(), None
         self._refresh_wanted, self._bad_messages = asyncio.Event(), 0
         closed_reason = "server exited" if self.settings.command else "connection closed"
-        transport = open_transport(self.settings, lambda: self._mark_lost(closed_reason))
+        target = self._open_transport(self.settings, lambda: self._mark_lost(closed_reason))
         client = Client(
-            transport,
+            target,
             mode="auto",  # the 2026 protocol when the server speaks it, else the handshake
             cache=None,  # Palui keeps its own tool list
             read_timeout_seconds=self._connect_timeout_s,

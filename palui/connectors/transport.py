@@ -1,7 +1,10 @@
 """Opening one MCP server's transport (stdio or streamable HTTP) and naming why it failed.
 
-The SDK's stdio transport reports a server's death only by closing its read stream, which its
-session does not surface; `open_transport` wraps that stream so the connector hears about it.
+A connector reaches its server through an `OpenTransport`, called once per connection attempt;
+`open_transport` (stdio or streamable HTTP, from the server's settings) is the one Palui runs
+with, and a test may hand back an in-process server instead. The SDK's stdio transport reports a
+server's death only by closing its read stream, which its session does not surface;
+`open_transport` wraps that stream so the connector hears about it.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import metadata
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx2
+from mcp.client import Transport
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
 from pydantic import ValidationError
@@ -29,6 +35,18 @@ from palui.config import McpServerSettings
 EXTRA_INHERITED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
 REASON_LIMIT = 200
+
+ServerTarget = Transport | Server[Any] | MCPServer
+"""What `mcp.Client` connects to: a transport's streams, or a server in this process."""
+
+
+class OpenTransport(Protocol):
+    """How a connector reaches its server, once per connection attempt. `on_closed` must run
+    when the server side goes away (an in-process server never does, and may ignore it)."""
+
+    def __call__(
+        self, settings: McpServerSettings, on_closed: Callable[[], None]
+    ) -> ServerTarget: ...
 
 
 def client_info() -> Implementation:
