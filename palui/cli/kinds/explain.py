@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import difflib
-import json
 from fnmatch import fnmatchcase
-from typing import Any, TextIO
+from typing import TextIO
 
+from palui.cli.kinds.steps import gather, step_lines
 from palui.cli.kinds.survey import Survey, connector_ids, survey
 from palui.config import Settings
-from palui.policy.annotations import read_marks, weigh
 from palui.policy.classes import ToolClass
-from palui.policy.inference import Inference, infer
+from palui.policy.inference import Inference
 from palui.policy.kinds_file import KindEntry
 from palui.tools.builtins import CONNECTOR_ID as BUILTIN_ID
 from palui.tools.catalog import CatalogEntry, Globs, StoredTool
 from palui.tools.names import split_name
-
-_CLASS_HINTS = (
-    "readOnlyHint",
-    "read_only_hint",
-    "destructiveHint",
-    "destructive_hint",
-    "consequentialHint",
-    "consequential_hint",
-)
-_OTHER_HINTS = ("idempotentHint", "idempotent_hint", "openWorldHint", "open_world_hint", "title")
 
 
 async def kinds_explain(settings: Settings, name: str, out: TextIO, err: TextIO) -> int:
@@ -73,50 +62,18 @@ def _yes_no(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def _hints(annotations: dict[str, Any] | None, keys: tuple[str, ...]) -> str:
-    if not isinstance(annotations, dict):
-        return ""
-    found = [f"{key}: {json.dumps(annotations[key])}" for key in keys if key in annotations]
-    return ", ".join(found)
-
-
 def explain_text(entry: CatalogEntry, found: Survey, settings: Settings) -> str:
     c = entry.classification
     tool = entry.remote
-    kinds = found.kinds
-    kinds_entry = kinds.tools.get(entry.name) if kinds is not None else None
-    stored = found.database.tools.get(entry.name)
-    chat_class = stored.tool_class if stored is not None else None
-    marks = read_marks(tool.annotations)
-    inference = infer(tool)
-    verdict = weigh(marks, inference)
-    infer_on = kinds.infer if kinds is not None else True
+    evidence = gather(entry, found)
+    stored = evidence.stored
     report = next((r for r in found.reports if r.id == entry.connector_id), None)
     paused = (
         " (paused in palui.toml: none of its tools is offered)" if report and report.paused else ""
     )
     if report is not None and report.note:
         paused = f" ({report.note})"
-
-    # Which step gave the class, as `palui.policy.classify` decides it.
-    if kinds_entry is not None:
-        decided = 1
-    elif chat_class is not None:
-        decided = 2
-    elif verdict is not None:
-        decided = 3
-    elif infer_on and inference.tool_class is not None:
-        decided = 4
-    else:
-        decided = 5
-
-    def mark(step: int) -> str:
-        if step == decided:
-            return "  <- decided here"
-        if step == 4 and decided == 3:
-            return "  (weighed against the marks in step 3)"
-        return "  (not reached; shown for reference)" if step > decided else ""
-
+    why_sends = _sends_out_why(evidence.kinds_entry, evidence.inference)
     lines = [
         f"{entry.name}: {c.tool_class}{', sends out' if c.sends_out else ''} (source: {c.source})",
         f"  connector:       {entry.connector_id}{paused}",
@@ -126,7 +83,7 @@ def explain_text(entry: CatalogEntry, found: Survey, settings: Settings) -> str:
     if c.conflict:
         lines.append(f"  conflict:        {c.conflict}")
     lines += [
-        f"  sends out:       {_yes_no(c.sends_out)} ({_sends_out_why(kinds_entry, inference)})",
+        f"  sends out:       {_yes_no(c.sends_out)} ({why_sends})",
         f"  switch:          {'on' if entry.enabled else 'off'} "
         f"({_switch_why(entry, found, stored)})",
         f"  definition hash: sha256:{c.definition_hash}",
@@ -134,68 +91,7 @@ def explain_text(entry: CatalogEntry, found: Survey, settings: Settings) -> str:
     if c.idempotent:
         lines.append("  idempotent:      yes (idempotentHint: an identical retry may skip a card)")
     lines += ["", "Where the class came from (the first step that gives one wins):"]
-
-    # 1. the kinds file
-    if kinds is None:
-        step1 = f"no kinds file at {found.kinds_path}"
-    elif kinds_entry is None:
-        step1 = f"{kinds.path} does not name it"
-    else:
-        says = f"kind {kinds_entry.tool_class}"
-        if kinds_entry.sends_out is not None:
-            says += f", sends_out {str(kinds_entry.sends_out).lower()}"
-        says += f", source {kinds_entry.source}"
-        if kinds_entry.reason:
-            says += f", reason {kinds_entry.reason!r}"
-        step1 = f"{kinds.path} names it: {says}"
-    lines.append(f"  1. Kinds file: {step1}.{mark(1)}")
-
-    # 2. a class set in the chat (connector card)
-    if not found.database.read:
-        step2 = f"not known ({found.database.why})"
-    elif chat_class is None:
-        step2 = "no class set for it"
-    else:
-        step2 = f"set to {chat_class}"
-    lines.append(f"  2. Class set in the chat: {step2}.{mark(2)}")
-
-    # 3. the server's marks
-    class_hints = _hints(tool.annotations, _CLASS_HINTS)
-    other_hints = _hints(tool.annotations, _OTHER_HINTS)
-    if marks.tool_class is None:
-        said = "no annotations" if not tool.annotations else "annotations without a class hint"
-        if other_hints:
-            said += f" ({other_hints})"
-        lines.append(f"  3. Server's marks: {said}: no mark.{mark(3)}")
-    else:
-        lines.append(
-            f"  3. Server's marks: {class_hints or 'none'} -> {marks.tool_class} "
-            f"({marks.reason}).{mark(3)}"
-        )
-        if other_hints:
-            lines.append(f"     also: {other_hints}")
-        if verdict is not None and verdict.marks_hold:
-            lines.append("     Believed: inference sees nothing stricter.")
-        elif verdict is not None:
-            lines.append(
-                f"     Not believed: inference sees {verdict.tool_class} ({verdict.reason}); "
-                "the stricter class wins."
-            )
-            lines.append(f"     Conflict: {verdict.conflict}")
-
-    # 4. inference
-    off = "" if infer_on else " (inference is off in the kinds file: it sets no class alone)"
-    seen = inference.tool_class or "nothing"
-    lines.append(f"  4. Inference: {seen}{off}.{mark(4)}")
-    for signal in inference.signals:
-        lines.append(f"     - {signal.text} ({signal.effect})")
-    if not inference.signals:
-        lines.append("     - no verb tells what it does")
-    for where in inference.destinations:
-        lines.append(f"     - {where} (sends out)")
-
-    # 5. fail closed
-    lines.append(f"  5. Otherwise destructive (fail closed).{mark(5)}")
+    lines += step_lines(entry, found, evidence)
     if entry.changed:
         was = stored.definition_hash if stored is not None else None
         lines += [
