@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from palui import callbacks
+from palui.callbacks import ApprovalButton
 from palui.domain import Card
 
 
@@ -37,8 +39,9 @@ class ConsoleChannel:
         self._out.write(f"\n{card.text}\n")
         self._out.flush()
         buttons = tuple(b for row in card.keyboard for b in row)
-        if any(b.data.startswith("ap:") for b in buttons):  # approval cards ask y/n
-            self.pending_cards.append(Card(card.text, buttons))  # one row: `palui chat` reads it
+        if any(isinstance(callbacks.parse(b.data), ApprovalButton) for b in buttons):
+            # An approval card: `palui chat` asks it as y/n, reading its buttons as one row.
+            self.pending_cards.append(Card(card.text, buttons))
         self._cards += 1
         return self._cards
 
