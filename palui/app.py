@@ -309,12 +309,14 @@ class Palui:
         """Serve Telegram (polling, or webhook mode when PALUI_TELEGRAM_WEBHOOK_URL is set) and
         the HTTP server (webhooks, health) until `stop` is set. A channel given to the
         constructor is served instead of Telegram (it gets its inbounds from the test)."""
+        telegram: TelegramChannel | None = None
         if self._channel is None:
             self.settings.require("telegram_token", "allowed_users")
+            telegram = self._telegram()
+            channel: Channel = telegram
         else:
             self.settings.require("allowed_users")
-        channel = self._channel or self._telegram()
-        telegram = channel if isinstance(channel, TelegramChannel) else None
+            channel = self._channel
         webhooks = load_webhooks(self.settings)  # before anything starts: secrets are checked
         running = self._assemble(channel, self.settings.allowed_users)
         chats = running.chats
