@@ -20,10 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TextIO
 
-from palui import callbacks
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
-from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
@@ -137,18 +135,13 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def limits(settings: Settings, tool_rules: ToolRules) -> Limits:
-    s = settings
+def limits(s: Settings, tool_rules: ToolRules) -> Limits:
     return Limits(
-        max_steps=s.max_steps,
-        turn_timeout_s=s.turn_timeout_s,
-        history_messages=s.history_messages,
-        daily_token_cap=s.daily_token_cap,
-        runs_per_hour=s.runs_per_hour,
-        max_tools=s.max_tools,
-        tool_rules=tool_rules,
+        max_steps=s.max_steps, turn_timeout_s=s.turn_timeout_s,
+        history_messages=s.history_messages, daily_token_cap=s.daily_token_cap,
+        runs_per_hour=s.runs_per_hour, max_tools=s.max_tools, tool_rules=tool_rules,
         jobs_may_create_jobs=s.jobs_may_create_jobs,
-    )
+    )  # fmt: skip
 
 
 def _hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
@@ -293,10 +286,6 @@ class Palui:
         self.jobs = running.scheduler
         await running.scheduler.start()
 
-    async def _stop_jobs(self) -> None:
-        if self.jobs is not None:
-            await self.jobs.stop()
-
     def _telegram(self) -> TelegramChannel:
         assert self.settings.telegram_token is not None
         return TelegramChannel(
@@ -338,7 +327,8 @@ class Palui:
             log.info("palui_stopping")
             if self.http is not None:
                 await self.http.stop()
-            await self._stop_jobs()
+            if self.jobs is not None:
+                await self.jobs.stop()
             if telegram is not None:
                 await telegram.close()
             await chats.close()
@@ -388,17 +378,10 @@ class Palui:
                         answer = await asyncio.to_thread(read_line, "Approve? [y/N] ")
                     except EOFError:
                         answer = "n"
-                    approve = answer.strip().lower() in {"y", "yes"}
-                    action = ApprovalAction.APPROVE if approve else ApprovalAction.DENY
-                    token = next(
-                        button.token
-                        for button in map(callbacks.parse, (b.data for b in card.buttons))
-                        if isinstance(button, ApprovalButton)
-                    )
-                    data = callbacks.approval(token, action)
+                    data = channel.decision(card, answer.strip().lower() in {"y", "yes"})
                     await self._console_event(chats, callback_data=data)
         finally:
-            await self._stop_jobs()
+            await running.scheduler.stop()
             await chats.close()
 
     @staticmethod

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from palui import callbacks
-from palui.callbacks import ApprovalButton
+from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.domain import Card
 
 
@@ -52,3 +52,13 @@ class ConsoleChannel:
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         return None
+
+    def decision(self, card: Card, approve: bool) -> str:
+        """The callback data of the card's Approve or Deny, as if its button were tapped."""
+        token = next(
+            button.token
+            for button in map(callbacks.parse, (b.data for b in card.buttons))
+            if isinstance(button, ApprovalButton)
+        )
+        action = ApprovalAction.APPROVE if approve else ApprovalAction.DENY
+        return callbacks.approval(token, action)
