@@ -1,7 +1,12 @@
-"""The composition root: builds every part from Settings and owns the start/stop order.
+"""The composition root, the only one: builds every part from Settings, hands each its
+collaborators, and owns the start/stop order. Nothing below it builds a part or rewires one.
 
 async with Palui(settings) as app:      # database migrated, tool settings loaded
     await app.serve_telegram(stop)      # connectors up, Telegram polled, until `stop` is set
+
+Seams for tests: `Palui(settings, channel=..., model=..., clock=...)` — a given channel replaces
+Telegram (see tests/fakes/memory_channel.py), a given model replaces litellm's, a given clock
+replaces `datetime.now`.
 """
 
 from __future__ import annotations
@@ -11,11 +16,23 @@ import functools
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TextIO
 
+from palui.approvals.decisions import Approvals
+from palui.approvals.edits import EditFlow
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
-from palui.chat.service import ChatService, ServiceInfo
+from palui.chat.background import Background
+from palui.chat.chats import Chats
+from palui.chat.inbox import Inbox
+from palui.chat.leases import ChatLeases
+from palui.chat.outbox import Outbox
+from palui.chat.pauses import CapPauses
+from palui.chat.recovery import Recovery
+from palui.chat.wakeups import Wakeups
+from palui.chat.workers import ChatWorkers
 from palui.config import Settings
 from palui.connectors import ConnectorManager, ToolsChanged
 from palui.connectors.recall import recall_server_settings
@@ -23,19 +40,26 @@ from palui.db import Database, Store
 from palui.domain import RECALL_ID, ChatUser, Inbound
 from palui.errors import ConfigError
 from palui.http.server import HttpServer, TelegramWebhook
+from palui.interact.commands import Commands
+from palui.interact.connector_sheet import ConnectorSheet
+from palui.interact.job_sheet import JobSheet
+from palui.interact.paused import PausedConnectors
+from palui.interact.router import Router
+from palui.interact.status import Status, StatusInfo
+from palui.interact.taps import ApprovalTaps, ConnectorTaps, EditTaps, JobTaps
 from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
-from palui.memory import MemoryConfig
+from palui.memory import Memory, MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
-from palui.ports import Channel
+from palui.ports import Channel, ChatModel
 from palui.tools.builtins import BuiltinTools
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
 from palui.tools.watch import ToolWatch, load_catalog_state
-from palui.turns.runner import Limits
+from palui.turns.runner import Limits, TurnRunner
 from palui.webhooks.specs import WebhookSpec, load_webhooks
 
 log = get_logger("palui.app")
@@ -107,25 +131,64 @@ def memory_config(settings: Settings) -> MemoryConfig:
     )
 
 
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def limits(s: Settings, tool_rules: ToolRules) -> Limits:
+    return Limits(
+        max_steps=s.max_steps, turn_timeout_s=s.turn_timeout_s,
+        history_messages=s.history_messages, daily_token_cap=s.daily_token_cap,
+        runs_per_hour=s.runs_per_hour, max_tools=s.max_tools, tool_rules=tool_rules,
+        jobs_may_create_jobs=s.jobs_may_create_jobs,
+    )  # fmt: skip
+
+
+def _hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
+    """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
+    return paused.is_paused(connector_id) or not memory.offers_tools(connector_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """The parts one channel's serving needs, built together by `Palui._assemble`."""
+
+    chats: Chats
+    wakeups: Wakeups
+    scheduler: JobScheduler
+    paused: PausedConnectors
+    menu: list[tuple[str, str]]
+
+
 class Palui:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        channel: Channel | None = None,
+        model: ChatModel | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
         self.settings = settings
+        self._channel = channel  # None: Telegram, built when served
+        self._now = clock or utc_now
         self.db = Database(settings.resolved_database_url)
         self.store = Store(self.db)
-        self.model = build_model(settings)
+        self.model = model or build_model(settings)
         self.kinds = load_kinds(settings)
         self.connectors = build_connectors(settings, self._tools_changed)
         self.builtins = BuiltinTools(
             self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
+            now=self._now,
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), self.builtins])
-        self.jobs: JobScheduler | None = None  # running while a service runs
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
+        self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
-        self.service: ChatService | None = None  # likewise
+        self.chats: Chats | None = None  # likewise (or `chat_console`)
 
     async def __aenter__(self) -> Palui:
         await self.db.migrate()
@@ -142,102 +205,151 @@ class Palui:
         if self._watch is not None and toolset is not None:
             await self._watch.sync([toolset])
 
-    def _service(self, channel: Channel, allowed_users: frozenset[int]) -> ChatService:
-        s = self.settings
-        return ChatService(
-            self.store,
-            self.model,
-            channel,
-            allowed_users=allowed_users,
-            limits=Limits(
-                max_steps=s.max_steps,
-                turn_timeout_s=s.turn_timeout_s,
-                history_messages=s.history_messages,
-                daily_token_cap=s.daily_token_cap,
-                runs_per_hour=s.runs_per_hour,
-                max_tools=s.max_tools,
-                tool_rules=self.tool_rules,
-                jobs_may_create_jobs=s.jobs_may_create_jobs,
-            ),
-            info=ServiceInfo(
-                model=self.model.name,
-                fallbacks=tuple(s.fallback_models),
-                database_kind=self.db.kind,
-            ),
-            registry=self.registry,
-            catalog=self.catalog,
-            approval_ttl_s=s.approval_ttl_s,
-            memory=memory_config(s),
-        )
-
-    async def _start_jobs(self, service: ChatService) -> None:
-        """The job scheduler, after the service (a due run is queued into its chat's worker)."""
-        s = self.settings
-        self.jobs = JobScheduler(
-            self.store, on_due=service.job_due, misfire_grace_s=s.job_misfire_grace_s,
-            sync_every_s=s.job_sync_s,
+    def _assemble(self, channel: Channel, allowed_users: frozenset[int]) -> Running:
+        """Every part that talks to a chat, built in dependency order for one channel."""
+        s, store, now, registry = self.settings, self.store, self._now, self.registry
+        turn_limits = limits(s, self.tool_rules)
+        approvals = Approvals(store, channel, ttl_s=s.approval_ttl_s, now=now)
+        edits = EditFlow(store, channel, approvals, registry, self.tool_rules.guards, now=now)
+        paused = PausedConnectors(store.tool_settings)
+        memory = Memory(store, self.model, registry, memory_config(s), is_paused=paused.is_paused)
+        background = Background()
+        leases = ChatLeases(store.leases)
+        # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
+        senders = ChatLeases(store.delivery_leases)
+        recovery = Recovery(store.recovery, leases, senders)
+        outbox = Outbox(store, channel, senders, background)
+        turns = TurnRunner(
+            store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
+            delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
+            memory=memory,
         )  # fmt: skip
-        service.jobs.jobs_changed = self.jobs.sync
-        self.builtins.bind(deliver=service.deliver_soon, jobs_changed=self.jobs.sync)
-        await self.jobs.start()
+        pauses = CapPauses(
+            store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
+            now=now,
+        )  # fmt: skip
+        workers = ChatWorkers(
+            store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now
+        )
+        wakeups = Wakeups(workers, outbox)
+        scheduler = JobScheduler(
+            store, on_due=wakeups.job_due, misfire_grace_s=s.job_misfire_grace_s,
+            sync_every_s=s.job_sync_s, now=now,
+        )  # fmt: skip
+        # The built-ins are part of the registry the turns were built with, and the scheduler
+        # wakes those turns' workers: the one cycle among the parts, closed here.
+        self.builtins.bind(deliver=wakeups.deliver_soon, jobs_changed=scheduler.sync)
+        connector_sheet = ConnectorSheet(
+            store, channel, registry, self.catalog, paused=paused, memory=memory
+        )
+        job_sheet = JobSheet(store, channel, now=now, jobs_changed=scheduler.sync)
+        info = StatusInfo(
+            model=self.model.name, fallbacks=tuple(s.fallback_models),
+            database_kind=self.db.kind, daily_token_cap=s.daily_token_cap,
+            runs_per_hour=s.runs_per_hour,
+        )  # fmt: skip
+        status = Status(store, registry, paused, memory, info, now=now)
+        commands = Commands(
+            store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
+            holder=leases.holder,
+        )  # fmt: skip
+        router = Router(
+            [
+                commands,
+                ApprovalTaps(store, channel, approvals),
+                EditTaps(store, channel, edits),
+                ConnectorTaps(store, channel, connector_sheet),
+                JobTaps(store, channel, job_sheet),
+            ],
+            store,
+            channel,
+        )
+        inbox = Inbox(
+            store, channel, workers, outbox, router, background,
+            allowed_users=allowed_users, now=now,
+        )  # fmt: skip
+        chats = Chats(
+            store, inbox, workers, outbox, background, recovery,
+            approvals=approvals, edits=edits, owners=allowed_users,
+        )  # fmt: skip
+        return Running(chats, wakeups, scheduler, paused, commands.menu())
 
-    async def _stop_jobs(self) -> None:
-        if self.jobs is not None:
-            await self.jobs.stop()
-
-    async def _start_tools(self, service: ChatService) -> None:
+    async def _start(self, running: Running) -> None:
+        """Connectors and the tool watch, then the chats, then the jobs (a due run is queued
+        into its chat's worker)."""
         await self.connectors.start()
-        self._watch = ToolWatch(self.store, self.catalog, service.notify_owners)
+        self._watch = ToolWatch(self.store, self.catalog, running.chats.notify_owners)
         await self._watch.sync(self.registry.toolsets, at_start=True)
+        await running.paused.load()
+        self.chats = running.chats
+        await running.chats.start()
+        self.jobs = running.scheduler
+        await running.scheduler.start()
 
-    async def serve_telegram(self, stop: asyncio.Event) -> None:
-        """Serve Telegram (polling, or webhook mode when PALUI_TELEGRAM_WEBHOOK_URL is set) and
-        the HTTP server (webhooks, health) until `stop` is set."""
-        self.settings.require("telegram_token", "allowed_users")
+    def _telegram(self) -> TelegramChannel:
         assert self.settings.telegram_token is not None
-        channel = TelegramChannel(
+        return TelegramChannel(
             self.settings.telegram_token.get_secret_value(),
             self.settings.telegram_api_url,
             stream_replies=self.settings.stream_replies,
         )
+
+    async def serve_telegram(self, stop: asyncio.Event) -> None:
+        """Serve Telegram (polling, or webhook mode when PALUI_TELEGRAM_WEBHOOK_URL is set) and
+        the HTTP server (webhooks, health) until `stop` is set. A channel given to the
+        constructor is served instead of Telegram (it gets its inbounds from the test)."""
+        telegram: TelegramChannel | None = None
+        if self._channel is None:
+            self.settings.require("telegram_token", "allowed_users")
+            telegram = self._telegram()
+            channel: Channel = telegram
+        else:
+            self.settings.require("allowed_users")
+            channel = self._channel
         webhooks = load_webhooks(self.settings)  # before anything starts: secrets are checked
-        service = self.service = self._service(channel, self.settings.allowed_users)
-        await channel.initialize()
+        running = self._assemble(channel, self.settings.allowed_users)
+        chats = running.chats
+        if telegram is not None:
+            await telegram.initialize()
         try:
-            await self._start_tools(service)
-            await service.start()
-            await self._start_jobs(service)
-            self.http = self._http_server(service, channel, webhooks)
+            await self._start(running)
+            self.http = self._http_server(running, telegram, webhooks)
             await self.http.start()
-            if self.settings.telegram_webhook_url and self.settings.telegram_webhook_secret:
-                secret = self.settings.telegram_webhook_secret.get_secret_value()
-                await channel.start_webhook(self.settings.telegram_webhook_url, secret)
-            else:
-                await channel.start_polling(service)
+            s = self.settings
+            if telegram is not None and s.telegram_webhook_url and s.telegram_webhook_secret:
+                secret = s.telegram_webhook_secret.get_secret_value()
+                await telegram.start_webhook(s.telegram_webhook_url, secret, running.menu)
+            elif telegram is not None:
+                await telegram.start_polling(chats.inbox, running.menu)
             log.info("palui_running", database=self.db.kind, model=self.model.name)
             await stop.wait()
         finally:
             log.info("palui_stopping")
             if self.http is not None:
                 await self.http.stop()
-            await self._stop_jobs()
-            await channel.close()
-            await service.close()
+            if self.jobs is not None:
+                await self.jobs.stop()
+            if telegram is not None:
+                await telegram.close()
+            await chats.close()
             await self.connectors.stop()
 
     def _http_server(
-        self, service: ChatService, channel: TelegramChannel, webhooks: dict[str, WebhookSpec]
+        self,
+        running: Running,
+        telegram: TelegramChannel | None,
+        webhooks: dict[str, WebhookSpec],
     ) -> HttpServer:
         s = self.settings
-        telegram = None
-        if s.telegram_webhook_url and s.telegram_webhook_secret:
-            telegram = TelegramWebhook(
+        telegram_webhook = None
+        if telegram is not None and s.telegram_webhook_url and s.telegram_webhook_secret:
+            telegram_webhook = TelegramWebhook(
                 s.telegram_webhook_secret.get_secret_value(),
-                functools.partial(channel.feed, service),
+                functools.partial(telegram.feed, running.chats.inbox),
             )
         return HttpServer(
             self.store, host=s.http_host, port=s.http_port, webhooks=webhooks,
-            on_webhook_stored=service.webhook_stored, telegram=telegram,
+            on_webhook_stored=running.wakeups.webhook_stored, telegram=telegram_webhook,
             connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
         )  # fmt: skip
@@ -246,10 +358,9 @@ class Palui:
         """The same engine in a terminal: one line in, the reply out, until EOF or /quit.
         Approval cards become y/n questions."""
         channel = ConsoleChannel(out)
-        service = self._service(channel, frozenset({CONSOLE_USER.id}))
-        await self._start_tools(service)
-        await service.start()
-        await self._start_jobs(service)
+        running = self._assemble(channel, frozenset({CONSOLE_USER.id}))
+        chats = running.chats
+        await self._start(running)
         out.write("Palui in the terminal. Type a message; /help for commands, /quit to leave.\n")
         try:
             while True:
@@ -260,29 +371,27 @@ class Palui:
                 if line.strip() in {"/quit", "/exit"}:
                     break
                 if line.strip():
-                    await self._console_event(service, text=line.strip())
+                    await self._console_event(chats, text=line.strip())
                 while channel.pending_cards:
                     card = channel.pending_cards.pop(0)
                     try:
                         answer = await asyncio.to_thread(read_line, "Approve? [y/N] ")
                     except EOFError:
                         answer = "n"
-                    approve = answer.strip().lower() in {"y", "yes"}
-                    suffix = ":y" if approve else ":n"
-                    data = next(b.data for b in card.buttons if b.data.endswith(suffix))
-                    await self._console_event(service, callback_data=data)
+                    data = channel.decision(card, answer.strip().lower() in {"y", "yes"})
+                    await self._console_event(chats, callback_data=data)
         finally:
-            await self._stop_jobs()
-            await service.close()
+            await running.scheduler.stop()
+            await chats.close()
 
     @staticmethod
     async def _console_event(
-        service: ChatService, *, text: str | None = None, callback_data: str | None = None
+        chats: Chats, *, text: str | None = None, callback_data: str | None = None
     ) -> None:
         # Negative ids never collide with Telegram's positive update ids.
         inbound = Inbound(
             update_id=-time.time_ns(), chat_id=CONSOLE_CHAT_ID, user=CONSOLE_USER, text=text,
             callback_query_id="console" if callback_data else None, callback_data=callback_data,
         )  # fmt: skip
-        await service.accept(inbound)
-        await service.wait_idle(CONSOLE_CHAT_ID)
+        await chats.accept(inbound)
+        await chats.wait_idle(CONSOLE_CHAT_ID)

@@ -1,7 +1,9 @@
 """The boundaries Palui's core talks through, as protocols (implementations are injected).
 
 `ChatModel` is implemented by `palui.llm.LiteLLMModel`; `Channel` by the Telegram and console
-channels. The agent and the service depend on these, never on the libraries behind them.
+channels; `InboundSink` by the chat layer's inbox (channels hand it what people send);
+`Interactions` by `palui.interact`'s router (the chat layer hands it what is not a turn). The
+agent and the chat layer depend on these, never on the libraries or layers behind them.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from palui.domain import (
     Card,
     Completion,
     ConnectorStatus,
+    Inbound,
     Message,
     RemoteTool,
     ToolCallRequest,
@@ -79,6 +82,30 @@ class Channel(Protocol):
         ...
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None: ...
+
+
+class InboundSink(Protocol):
+    """Where a channel puts what people send (palui.chat.inbox)."""
+
+    def is_allowed(self, user_id: int) -> bool: ...
+
+    async def accept(self, inbound: Inbound) -> bool:
+        """Store the event; once this returns the channel may acknowledge it. False when it was
+        not stored (a stranger's, or one already stored)."""
+        ...
+
+
+class Interactions(Protocol):
+    """What a person taps or types that is not a turn: commands and button taps."""
+
+    def owns(self, inbound: Inbound) -> bool:
+        """Whether the inbound is answered here at once, rather than by the chat's next turn."""
+        ...
+
+    async def handle(self, inbound: Inbound) -> bool:
+        """Answer it and mark it done in the inbox; a reply is left in the outbox for the chat
+        layer to send. True when a paused turn of the chat can now resume."""
+        ...
 
 
 class Toolset(Protocol):

@@ -60,7 +60,7 @@ async def test_two_processes_in_webhook_mode_run_a_chats_turns_one_at_a_time(
     # The load balancer hands the next message to the other process: stored, but not run now.
     two = fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "second question")
     assert await fake_telegram.deliver_to_webhook(two, url=urls[1]) == 200
-    await second.service.wait_idle(OWNER_CHAT)  # its worker saw the lease taken and stepped back
+    await second.chats.wait_idle(OWNER_CHAT)  # its worker saw the lease taken and stepped back
     assert len(fake_model.requests) == 1
 
     release.set()

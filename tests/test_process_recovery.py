@@ -122,7 +122,7 @@ async def test_a_process_starting_while_another_resumes_an_approved_turn_leaves_
     await fake_telegram.wait_for_request(
         "sendMessage", predicate=lambda p: p.get("text") == "Deleted it."
     )
-    await first.app.service.wait_idle(OWNER_CHAT)
+    await first.app.chats.wait_idle(OWNER_CHAT)
     texts = [m["text"] for m in fake_telegram.sent_messages(OWNER_CHAT)]
     assert texts.count("Deleted it.") == 1
     assert len(fake_model.requests) == 3

@@ -46,7 +46,7 @@ async def test_a_stop_sent_to_another_process_stops_the_tool_call_running_here(
     await send(fake_telegram, other_url, "/stop")
     replies = await fake_telegram.wait_for_messages(OWNER_CHAT, 2)
     assert texts(replies) == ["Stopping…", INTERRUPTED]
-    await running.app.service.wait_idle(OWNER_CHAT)
+    await running.app.chats.wait_idle(OWNER_CHAT)
     assert await turn_statuses(running.app.store) == ["cancelled"]
     async with running.app.db.session() as s:
         assert list(await s.scalars(select(ToolCallRow.status))) == ["unknown"]
@@ -94,7 +94,7 @@ async def test_a_stop_request_for_a_finished_turn_never_stops_the_next_turn(
     _, other_url = await start_in_webhook_mode(start_palui, fake_telegram)
     await send(fake_telegram, running_url, "one")
     await fake_telegram.wait_for_messages(OWNER_CHAT, 1)
-    await running.app.service.wait_idle(OWNER_CHAT)
+    await running.app.chats.wait_idle(OWNER_CHAT)
 
     await send(fake_telegram, other_url, "/stop")  # too late: that turn has ended
     replies = await fake_telegram.wait_for_messages(OWNER_CHAT, 2)

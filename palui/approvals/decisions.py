@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from palui import callbacks
+from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.db import Store
 from palui.db.approvals import ApprovalRecord, NewApproval
 from palui.domain import Button, Card, Inbound, ToolCallRequest, ToolOutcome
@@ -26,8 +28,6 @@ from palui.tools.runner import TurnTools, parse_arguments
 
 log = get_logger("palui.approvals.decisions")
 
-PREFIX = "ap"
-EDIT = "e"  # the card's Edit button: handled by palui.approvals.edits
 ARG_VALUE_CHARS = 300
 ARG_TOTAL_CHARS = 1500
 DENIED = "The person denied this call. Nothing was run."
@@ -39,14 +39,6 @@ STILL_RUNNING = (
 CHANGED = (
     "The tool changed after the card was shown, so the approval no longer fits. Nothing was run."
 )
-
-
-def parse_tap(data: str | None) -> tuple[str, str] | None:
-    """("<token>", "y"|"n"|"all") from a card button's callback data."""
-    parts = (data or "").split(":")
-    if len(parts) != 3 or parts[0] != PREFIX or parts[2] not in ("y", "n", "all"):
-        return None
-    return parts[1], parts[2]
 
 
 def _pretty(value: Any) -> str:
@@ -165,11 +157,13 @@ class Approvals:
             lines.append(edited)
         lines += ["Arguments", arguments]
         lines.append(f"Expires in {_expires_in(record.expires_at - self._now())}.")
-        decide = (Button("✅ Approve", f"{PREFIX}:{record.token}:y"),
-                  Button("❌ Deny", f"{PREFIX}:{record.token}:n"))  # fmt: skip
-        more = [Button("✏️ Edit", f"{PREFIX}:{record.token}:{EDIT}")]  # palui.approvals.edits
+        approve, deny = ApprovalAction.APPROVE, ApprovalAction.DENY
+        decide = (Button("✅ Approve", callbacks.approval(record.token, approve)),
+                  Button("❌ Deny", callbacks.approval(record.token, deny)))  # fmt: skip
+        more = [Button("✏️ Edit", callbacks.card_edit(record.token))]  # palui.approvals.edits
         if cut:
-            more.append(Button("📄 Show all arguments", f"{PREFIX}:{record.token}:all"))
+            show_all = callbacks.approval(record.token, ApprovalAction.SHOW_ALL)
+            more.append(Button("📄 Show all arguments", show_all))
         return Card("\n".join(lines), rows=(decide, tuple(more)))
 
     def _closed(self, record: ApprovalRecord, outcome: str) -> Card:
@@ -220,10 +214,10 @@ class Approvals:
     # -- taps ----------------------------------------------------------------------------------
 
     async def tap(self, inbound: Inbound) -> TapResult:
-        parsed = parse_tap(inbound.callback_data)
-        if parsed is None:
+        button = callbacks.parse(inbound.callback_data)
+        if not isinstance(button, ApprovalButton):
             return TapResult("This button is not valid.")
-        token, action = parsed
+        token, action = button.token, button.action
         record = await self._store.approvals.by_token(token)
         if record is None:
             if await self._store.approval_edits.was_edited(token):
@@ -232,7 +226,7 @@ class Approvals:
             return TapResult("This button is no longer active.")
         if record.chat_id != inbound.chat_id:
             return TapResult("Only the bot's owner can decide.")
-        if action == "all":
+        if action is ApprovalAction.SHOW_ALL:
             arguments, _ = render_arguments(record.arguments, full=True)
             await self._store.outbox.add(
                 record.chat_id, f"All arguments of {record.tool}:\n{arguments}"
@@ -244,7 +238,7 @@ class Approvals:
         if record.expires_at <= now:
             await self.expire_due()  # its turn resumes, told that nothing ran
             return TapResult("This approval has expired. Nothing was run.", record.turn_id)
-        approve = action == "y"
+        approve = action is ApprovalAction.APPROVE
         if not await self._store.approvals.decide(record.id, approve, inbound.user.display, now):
             return TapResult("Already decided.")
         log.info("approval_decided", tool=record.tool, approved=approve, chat_id=record.chat_id)

@@ -18,46 +18,36 @@ import contextlib
 import json
 import secrets
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from palui.approvals.answers import (
-    BadValue,
-    describe,
-    expected_types,
-    parse_value,
-    person_message,
-    show,
+from palui.approvals.answers import BadValue, parse_value, person_message, show
+from palui.approvals.decisions import Approvals
+from palui.approvals.edit_questions import (
+    CANCELLED,
+    KEEP,
+    EditQuestions,
+    descriptions,
+    properties,
+    tool_now,
 )
-from palui.approvals.decisions import EDIT, PREFIX, Approvals, render_arguments
+from palui.callbacks import CardEditButton, EditAction, EditQuestionButton
 from palui.db import Store
 from palui.db.approval_edits import EditRecord, NewEdit
 from palui.db.approvals import ApprovalRecord
-from palui.domain import Button, Card, Inbound, RemoteTool
+from palui.domain import Card, Inbound, RemoteTool
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
 from palui.ports import Channel
 from palui.tools.digest import call_digest, canonical
 from palui.tools.guards import GuardRejected, Guards
-from palui.tools.names import full_name, split_name
 from palui.tools.registry import ToolRegistry
 
 log = get_logger("palui.approvals.edits")
 
-EDIT_PREFIX = "ae"
-KEEP = "."
 STOP_COMMANDS = frozenset({"stop", "cancel"})
-CANCELLED = "✖️ Edit cancelled. The card above still waits for Approve or Deny."
-
-
-def owns_tap(data: str | None) -> bool:
-    """Whether a button's callback data belongs to the edit flow."""
-    data = data or ""
-    return data.startswith(f"{EDIT_PREFIX}:") or (
-        data.startswith(f"{PREFIX}:") and data.endswith(f":{EDIT}")
-    )
 
 
 class EditFlow:
@@ -78,33 +68,27 @@ class EditFlow:
         self._registry = registry
         self._guards = guards
         self._now = now
+        self._questions = EditQuestions(store, channel, registry, guards)
 
     # -- taps ----------------------------------------------------------------------------------
 
-    async def tap(self, inbound: Inbound) -> str:
+    async def tap(self, inbound: Inbound, button: CardEditButton | EditQuestionButton) -> str:
         """Edit on a card, or Keep / Keep the rest / Cancel on a question; the toast to show."""
-        parts = (inbound.callback_data or "").split(":")
-        if parts[0] == PREFIX and len(parts) == 3:
-            return await self._start(inbound, parts[1])
-        if len(parts) not in (3, 4) or parts[2] not in ("k", "r", "c"):
-            return "This button is not valid."
-        edit = await self._edits.by_token(parts[1])
+        if isinstance(button, CardEditButton):
+            return await self._start(inbound, button.token)
+        edit = await self._edits.by_token(button.token)
         if edit is None or edit.chat_id != inbound.chat_id:
             return "This button is no longer active."
         if edit.user_id != inbound.user.id:
             return "Someone else is editing this card."
         if edit.status != "asking" or await self._current(edit) is None:
             return "This edit has ended."
-        if parts[2] == "c":
+        if button.action is EditAction.CANCEL:
             await self._cancel(edit)
             return "Edit cancelled."
-        try:
-            at = int(parts[3]) if len(parts) == 4 else -1
-        except ValueError:
-            at = -1
-        if at != edit.seq:  # a button of an earlier question
+        if button.seq != edit.seq:  # a button of an earlier question
             return "That question was already answered."
-        keep_rest = parts[2] == "r"
+        keep_rest = button.action is EditAction.KEEP_REST
         if not await self._advance(edit, None, keep=True, keep_rest=keep_rest):
             return "That question was already answered."
         return "Kept."
@@ -121,15 +105,15 @@ class EditFlow:
             return f"Already decided ({record.status})."
         if record.expires_at <= self._now():
             return "This approval has expired. Nothing was run."
-        tool = self._tool(record.tool)
+        tool = tool_now(self._registry, record.tool)
         if tool is None:
             return "Can't edit now: the tool isn't reachable. Approve or deny it as it is."
         arguments = json.loads(record.arguments)
         if call_digest(record.tool, arguments, definition_hash(tool)) != record.digest:
             return "The tool changed since this card was shown, so it can't be edited."
         pinned = self._guards.pinned(record.tool)
-        properties = _properties(tool)
-        names = [*properties, *(name for name in arguments if name not in properties)]
+        declared = properties(tool)
+        names = [*declared, *(name for name in arguments if name not in declared)]
         fields = tuple(name for name in names if name not in pinned)
         if not fields:
             return "Nothing to edit: this call has no arguments you can change."
@@ -143,11 +127,11 @@ class EditFlow:
             )
         )  # fmt: skip
         for old in replaced:
-            await self._close_question(old, "✖️ Edit stopped (another edit started).")
+            await self._questions.close(old, "✖️ Edit stopped (another edit started).")
         log.info("approval_edit_started", tool=record.tool, chat_id=record.chat_id)
         edit = await self._edits.by_id(edit_id)
         if edit is not None:
-            await self._ask(edit)
+            await self._questions.ask(edit)
         return "Editing: answer the questions below."
 
     # -- answers -------------------------------------------------------------------------------
@@ -181,17 +165,17 @@ class EditFlow:
     ) -> bool:
         """Apply one answer (or Keep) to the current question; False if the edit moved meanwhile."""
         record = await self._current(edit)
-        tool = self._tool(record.tool) if record else None
+        tool = tool_now(self._registry, record.tool) if record else None
         if record is None or tool is None:
             why = "the card was decided meanwhile" if record is None else "the tool isn't reachable"
             await self._edits.close(edit.id, "ended", update_id=update_id)
-            await self._close_question(edit, f"✖️ The edit ended: {why}.")
+            await self._questions.close(edit, f"✖️ The edit ended: {why}.")
             return True
         schema = tool.input_schema or {}
         working = json.loads(edit.arguments)
         name = edit.fields[edit.position]
         if not keep:
-            spec = _properties(tool).get(name, {})
+            spec = properties(tool).get(name, {})
             try:
                 value = parse_value(text, spec, working.get(name))
                 self._check(record.tool, {**working, name: value}, working, schema)
@@ -208,10 +192,10 @@ class EditFlow:
                 arguments=canonical(working), update_id=update_id,
             )  # fmt: skip
             if moved:
-                await self._close_question(edit, f"✏️ {name}: {answered}")
-                await self._ask_next(edit.id)
+                await self._questions.close(edit, f"✏️ {name}: {answered}")
+                await self._questions.ask_next(edit.id)
             return moved
-        await self._close_question(edit, f"✏️ {name}: {answered}")
+        await self._questions.close(edit, f"✏️ {name}: {answered}")
         return await self._finish(edit, record, tool, working, update_id)
 
     def _check(
@@ -235,8 +219,8 @@ class EditFlow:
             update_id=update_id,
         )  # fmt: skip
         if moved:
-            await self._close_question(edit, f"✏️ {edit.fields[edit.position]}: not accepted")
-            await self._ask_next(edit.id, problem)
+            await self._questions.close(edit, f"✏️ {edit.fields[edit.position]}: not accepted")
+            await self._questions.ask_next(edit.id, problem)
         return moved
 
     async def _finish(
@@ -260,7 +244,7 @@ class EditFlow:
                     arguments=canonical(working), update_id=update_id,
                 )  # fmt: skip
                 if moved:
-                    await self._ask_next(edit.id, problem)
+                    await self._questions.ask_next(edit.id, problem)
                 return moved
             await self._end(edit, update_id, f"✖️ {problem}\nThe card above still waits.")
             return True
@@ -285,16 +269,16 @@ class EditFlow:
         if confirmed == "stale":
             return False
         if confirmed == "ended":
-            await self._close_question(edit, "✖️ The edit ended: the card was decided meanwhile.")
+            await self._questions.close(edit, "✖️ The edit ended: the card was decided meanwhile.")
             return True
         log.info("approval_edited", tool=record.tool, chat_id=record.chat_id)
-        await self._retire_card(edit, record)
+        await self._questions.retire_card(edit, record)
         await self._post_edited(record.turn_id)
         return True
 
     async def _post_edited(self, turn_id: str) -> None:
         try:
-            await self._approvals.post_cards(turn_id, self._descriptions())
+            await self._approvals.post_cards(turn_id, descriptions(self._registry))
         except ChannelError as exc:  # the card is stored unsent: posted again at the next start
             log.warning("edited_card_not_sent", error=str(exc))
 
@@ -324,7 +308,7 @@ class EditFlow:
         if not await self._edits.close(edit.id, "cancelled"):
             return False
         log.info("approval_edit_cancelled", chat_id=edit.chat_id)
-        await self._close_question(edit, CANCELLED)
+        await self._questions.close(edit, CANCELLED)
         return True
 
     # -- after a restart -----------------------------------------------------------------------
@@ -335,81 +319,9 @@ class EditFlow:
             if await self._current(edit) is None:
                 await self._edits.close(edit.id, "ended")  # its card was decided meanwhile
             else:
-                await self._ask(edit)
+                await self._questions.ask(edit)
         for turn_id in await self._edits.unsent_edited_cards():
             await self._post_edited(turn_id)
-
-    # -- messages ------------------------------------------------------------------------------
-
-    async def _ask_next(self, edit_id: str, problem: str | None = None) -> None:
-        edit = await self._edits.by_id(edit_id)
-        if edit is not None and edit.status == "asking":
-            await self._ask(edit, problem)
-
-    async def _ask(self, edit: EditRecord, problem: str | None = None) -> None:
-        record = await self._store.approvals.by_id(edit.approval_id)
-        if record is None:
-            return
-        tool = self._tool(record.tool)
-        working = json.loads(edit.arguments)
-        name = edit.fields[edit.position]
-        spec = _properties(tool).get(name, {}) if tool else {}
-        lines = [f"✏️ Editing {record.tool} — {edit.position + 1} of {len(edit.fields)}"]
-        if problem:
-            lines.insert(0, f"⚠️ {problem}")
-        pinned = self._guards.pinned(record.tool)
-        if pinned:
-            shown = ", ".join(f"{key}: {show(value, 80)}" for key, value in pinned.items())
-            lines.append(f"🔒 Pinned, can't be changed: {shown}")
-        description = spec.get("description") if isinstance(spec, Mapping) else None
-        lines.append(f"{name}" + (f" — {str(description)[:200]}" if description else ""))
-        lines.append(f"Now: {show(working[name])}" if name in working else "Now: (not set)")
-        kind = describe(expected_types(spec, working.get(name)))
-        lines.append(f"Send the new value ({kind}), or {KEEP} to keep it. /cancel stops editing.")
-        base = f"{EDIT_PREFIX}:{edit.token}"
-        buttons = [Button("↩️ Keep", f"{base}:k:{edit.seq}")]
-        if edit.position + 1 < len(edit.fields):
-            buttons.append(Button("⏭ Keep the rest", f"{base}:r:{edit.seq}"))
-        buttons.append(Button("✖️ Cancel", f"{base}:c"))
-        try:
-            message_id = await self._channel.send_card(
-                edit.chat_id, Card("\n".join(lines), tuple(buttons))
-            )
-        except ChannelError as exc:
-            log.warning("edit_question_not_sent", error=str(exc))  # sent again after a restart
-            return
-        if not await self._edits.sent(edit.id, edit.seq, message_id):
-            # Answered, cancelled or ended before its id was stored: close it now.
-            latest = await self._edits.by_id(edit.id)
-            status = latest.status if latest else "ended"
-            text = {"asking": f"✏️ {name}: answered", "cancelled": CANCELLED}.get(
-                status, "✖️ This edit has ended."
-            )
-            await self._replace(edit.chat_id, message_id, text)
-
-    async def _close_question(self, edit: EditRecord, text: str) -> None:
-        """Replace the buttons of the question `edit` was at with what became of it. One whose
-        id is not stored yet closes itself once sent (see `_ask`)."""
-        latest = await self._edits.by_id(edit.id)
-        if latest is None or latest.message_id is None or latest.asked_seq != edit.seq:
-            return
-        await self._replace(edit.chat_id, latest.message_id, text)
-
-    async def _replace(self, chat_id: int, message_id: int, text: str) -> None:
-        with contextlib.suppress(ChannelError):
-            await self._channel.edit_card(chat_id, message_id, Card(text))
-
-    async def _retire_card(self, edit: EditRecord, record: ApprovalRecord) -> None:
-        """The card the person edited loses its buttons and points to the edited one."""
-        if edit.card_message_id is None:
-            return
-        arguments, _ = render_arguments(record.arguments)
-        text = (
-            f"🔐 {record.tool}\n{arguments}\n"
-            f"✏️ Edited by {edit.user_name} — decide on the edited card below."
-        )
-        with contextlib.suppress(ChannelError):
-            await self._channel.edit_card(edit.chat_id, edit.card_message_id, Card(text))
 
     # -- lookups -------------------------------------------------------------------------------
 
@@ -424,23 +336,3 @@ class EditFlow:
         ):
             return None
         return record
-
-    def _tool(self, name: str) -> RemoteTool | None:
-        """The tool as its connector describes it now (None when it isn't reachable)."""
-        parts = split_name(name)
-        toolset = self._registry.get(parts[0]) if parts else None
-        if parts is None or toolset is None:
-            return None
-        return next((t for t in toolset.tools() if t.name == parts[1]), None)
-
-    def _descriptions(self) -> dict[str, str]:
-        return {
-            full_name(toolset.id, remote.name): remote.description
-            for toolset in self._registry.toolsets
-            for remote in toolset.tools()
-        }
-
-
-def _properties(tool: RemoteTool | None) -> dict[str, Any]:
-    properties = (tool.input_schema or {}).get("properties") if tool else None
-    return dict(properties) if isinstance(properties, Mapping) else {}

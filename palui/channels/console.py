@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from palui import callbacks
+from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.domain import Card
 
 
@@ -37,8 +39,9 @@ class ConsoleChannel:
         self._out.write(f"\n{card.text}\n")
         self._out.flush()
         buttons = tuple(b for row in card.keyboard for b in row)
-        if any(b.data.startswith("ap:") for b in buttons):  # approval cards ask y/n
-            self.pending_cards.append(Card(card.text, buttons))  # one row: `palui chat` reads it
+        if any(isinstance(callbacks.parse(b.data), ApprovalButton) for b in buttons):
+            # An approval card: `palui chat` asks it as y/n, reading its buttons as one row.
+            self.pending_cards.append(Card(card.text, buttons))
         self._cards += 1
         return self._cards
 
@@ -49,3 +52,13 @@ class ConsoleChannel:
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         return None
+
+    def decision(self, card: Card, approve: bool) -> str:
+        """The callback data of the card's Approve or Deny, as if its button were tapped."""
+        token = next(
+            button.token
+            for button in map(callbacks.parse, (b.data for b in card.buttons))
+            if isinstance(button, ApprovalButton)
+        )
+        action = ApprovalAction.APPROVE if approve else ApprovalAction.DENY
+        return callbacks.approval(token, action)

@@ -4,8 +4,8 @@ The only module importing telegram.
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
-mid-turn would lose the message. Here an update's offset moves only after `ChatService.accept`
-has stored it.
+mid-turn would lose the message. Here an update's offset moves only after the inbox
+(an `InboundSink`) has stored it.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
-from palui.chat.service import COMMANDS, ChatService
 from palui.domain import Card, ChatUser, Inbound
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
+from palui.ports import InboundSink
 
 log = get_logger("palui.telegram")
 
@@ -135,21 +135,24 @@ class TelegramChannel:
             raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
         log.info("telegram_ready", bot=self.bot.username)
 
-    async def start_polling(self, service: ChatService) -> None:
+    async def start_polling(self, sink: InboundSink, menu: Sequence[tuple[str, str]]) -> None:
+        """Poll for updates and hand each to `sink`; `menu` is the command menu to register."""
         await self.bot.delete_webhook(drop_pending_updates=False)
-        await self.bot.set_my_commands([BotCommand(name, text) for name, text in COMMANDS.items()])
-        self._poller = asyncio.create_task(self._poll(service), name="telegram-poller")
+        await self.bot.set_my_commands([BotCommand(name, text) for name, text in menu])
+        self._poller = asyncio.create_task(self._poll(sink), name="telegram-poller")
 
-    async def start_webhook(self, url: str, secret_token: str) -> None:
+    async def start_webhook(
+        self, url: str, secret_token: str, menu: Sequence[tuple[str, str]]
+    ) -> None:
         """Webhook mode: Telegram POSTs updates to `url` (Palui's `POST /telegram`), each with
         `secret_token` in a header; see `feed`."""
         await self.bot.set_webhook(
             url, secret_token=secret_token, allowed_updates=list(ALLOWED_UPDATES)
         )
-        await self.bot.set_my_commands([BotCommand(name, text) for name, text in COMMANDS.items()])
+        await self.bot.set_my_commands([BotCommand(name, text) for name, text in menu])
         log.info("telegram_webhook_set")
 
-    async def feed(self, service: ChatService, data: dict[str, Any]) -> None:
+    async def feed(self, sink: InboundSink, data: dict[str, Any]) -> None:
         """One update POSTed by Telegram: returns once it is stored (then it may be answered 200).
 
         Raises ValueError for a body that is not an update."""
@@ -159,7 +162,7 @@ class TelegramChannel:
             raise ValueError(f"not a Telegram update ({type(exc).__name__})") from None
         inbound = to_inbound(update)
         if inbound is not None:
-            await service.accept(inbound)
+            await sink.accept(inbound)
 
     async def close(self) -> None:
         if self._poller is not None:
@@ -169,7 +172,7 @@ class TelegramChannel:
         with contextlib.suppress(TelegramError):
             await self.bot.shutdown()
 
-    async def _poll(self, service: ChatService) -> None:
+    async def _poll(self, sink: InboundSink) -> None:
         offset: int | None = None
         backoff = 1.0
         while True:
@@ -182,7 +185,7 @@ class TelegramChannel:
                 for update in updates:
                     inbound = to_inbound(update)
                     if inbound is not None:
-                        await service.accept(inbound)
+                        await sink.accept(inbound)
                     # Only now may the next getUpdates confirm this update.
                     offset = update.update_id + 1
                 backoff = 1.0

@@ -1,9 +1,9 @@
 """The connector sheet (`/connectors`): one card per connector with its tools' classes and
 switches, edited in place as the person taps.
 
-Buttons carry `cx:<op>:<hash>` where the hash names a connector or a tool (10 hex digits of
-its name's SHA-256), so the data stays short and a tap acts on the tool it was drawn for even if
-the list has changed since. Every change is saved before the card is redrawn.
+Buttons carry `cx:<op>:<hash>` (palui.callbacks) where the hash names a connector or a tool (10
+hex digits of its name's SHA-256), so the data stays short and a tap acts on the tool it was
+drawn for even if the list has changed since. Every change is saved before the card is redrawn.
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
+from palui import callbacks
+from palui.callbacks import ConnectorButton
 from palui.db import Store
 from palui.db.tools import ToolSettingRecord
 from palui.domain import RECALL_ID, Button, Card, ConnectorState, Inbound
+from palui.interact.paused import PausedConnectors
 from palui.logs import get_logger
 from palui.memory import Memory
 from palui.memory.switches import Switch
@@ -25,7 +28,6 @@ from palui.tools.watch import stored_tool
 
 log = get_logger("palui.interact.connector_sheet")
 
-PREFIX = "cx"
 MAX_ROWS = 30  # tools shown per card; `palui kinds list` shows all
 CLASS_CODES = {"r": ToolClass.READ, "w": ToolClass.WRITE, "d": ToolClass.DESTRUCTIVE}
 MEMORY_SWITCHES = {"ar": Switch.AUTO_RECALL, "as": Switch.AUTO_SAVE, "mt": Switch.MEMORY_TOOLS}
@@ -55,20 +57,15 @@ class ConnectorSheet:
         registry: ToolRegistry,
         catalog: ToolCatalog,
         *,
+        paused: PausedConnectors,
         memory: Memory | None = None,
     ) -> None:
         self._memory = memory
+        self._paused = paused
         self._store = store
         self._channel = channel
         self._registry = registry
         self._catalog = catalog
-        self.paused: set[str] = set()
-
-    async def load(self) -> None:
-        self.paused = await self._store.tool_settings.paused_connectors()
-
-    def is_paused(self, connector_id: str) -> bool:
-        return connector_id in self.paused
 
     # -- drawing ---------------------------------------------------------------------------------
 
@@ -77,7 +74,7 @@ class ConnectorSheet:
 
     def card(self, toolset: Toolset) -> Card:
         status = toolset.status()
-        if toolset.id in self.paused:
+        if self._paused.is_paused(toolset.id):
             state = "⏸ paused"
         elif status.state == ConnectorState.CONNECTED:
             state = "✅ on"
@@ -92,7 +89,9 @@ class ConnectorSheet:
             switch = "on" if entry.enabled else "off"
             lines.append(f" {c.tool_class:<11} {entry.remote.name}  [{switch}]  {source}")
             mark = "✅" if entry.enabled else "⬜"
-            toggle = Button(f"{mark} {entry.remote.name}", f"{PREFIX}:t:{short(entry.name)}")
+            toggle = Button(
+                f"{mark} {entry.remote.name}", callbacks.connector("t", short(entry.name))
+            )
             rows.append((toggle,))
         if len(entries) > MAX_ROWS:
             lines.append(f" … and {len(entries) - MAX_ROWS} more (`palui kinds list` shows all)")
@@ -103,12 +102,12 @@ class ConnectorSheet:
             memory_lines, memory_row = self._memory_part(key)
             lines += memory_lines
             rows.append(memory_row)
-        pause = "▶️ Resume" if toolset.id in self.paused else "⏸ Pause"
+        pause = "▶️ Resume" if self._paused.is_paused(toolset.id) else "⏸ Pause"
         rows.append(
             (
-                Button("Enable all read tools", f"{PREFIX}:r:{key}"),
-                Button(pause, f"{PREFIX}:p:{key}"),
-                Button("Change a class…", f"{PREFIX}:k:{key}"),
+                Button("Enable all read tools", callbacks.connector("r", key)),
+                Button(pause, callbacks.connector("p", key)),
+                Button("Change a class…", callbacks.connector("k", key)),
             )
         )
         return Card("\n".join(lines), rows=tuple(rows))
@@ -124,7 +123,8 @@ class ConnectorSheet:
         ]
         row = tuple(
             Button(
-                f"{'✅' if switches.get(switch) else '⬜'} {switch.label}", f"{PREFIX}:{op}:{key}"
+                f"{'✅' if switches.get(switch) else '⬜'} {switch.label}",
+                callbacks.connector(op, key),
             )
             for op, switch in MEMORY_SWITCHES.items()
         )
@@ -132,19 +132,19 @@ class ConnectorSheet:
 
     def _class_picker(self, toolset: Toolset) -> Card:
         rows = [
-            (Button(entry.remote.name, f"{PREFIX}:c:{short(entry.name)}"),)
+            (Button(entry.remote.name, callbacks.connector("c", short(entry.name))),)
             for entry in self._entries(toolset)[:MAX_ROWS]
         ]
-        rows.append((Button("← Back", f"{PREFIX}:b:{short(toolset.id)}"),))
+        rows.append((Button("← Back", callbacks.connector("b", short(toolset.id))),))
         return Card(f"{toolset.id}: which tool's class?", rows=tuple(rows))
 
     def _class_choices(self, entry: CatalogEntry) -> Card:
         key = short(entry.name)
         choices = tuple(
-            Button(tool_class.value, f"{PREFIX}:s:{key}{code}")
+            Button(tool_class.value, callbacks.connector("s", key + code))
             for code, tool_class in CLASS_CODES.items()
         )
-        back = (Button("← Back", f"{PREFIX}:b:{short(entry.connector_id)}"),)
+        back = (Button("← Back", callbacks.connector("b", short(entry.connector_id))),)
         text = (
             f"{entry.name} is {entry.classification.explain()}.\n"
             "Pick its class (recorded as set by you):"
@@ -171,12 +171,9 @@ class ConnectorSheet:
     def _find_connector(self, key: str) -> Toolset | None:
         return next((t for t in self._registry.toolsets if short(t.id) == key), None)
 
-    async def tap(self, inbound: Inbound) -> SheetTap:
-        parts = (inbound.callback_data or "").split(":")
+    async def tap(self, inbound: Inbound, button: ConnectorButton) -> SheetTap:
         chat, message = inbound.chat_id, inbound.message_id
-        if len(parts) != 3:
-            return SheetTap("This button is not valid.", chat, message)
-        _, op, key = parts
+        op, key = button.op, button.key
         if self._memory is not None:
             await self._memory.refresh(checks=True)
         if op in ("t", "c"):
@@ -215,9 +212,8 @@ class ConnectorSheet:
                     count += 1
             return SheetTap(f"Switched on {count} read tools.", chat, message, self.card(toolset))
         if op == "p":
-            paused = toolset.id not in self.paused
-            await self._store.tool_settings.set_paused(toolset.id, paused)
-            (self.paused.add if paused else self.paused.discard)(toolset.id)
+            paused = not self._paused.is_paused(toolset.id)
+            await self._paused.set(toolset.id, paused)
             word = "paused" if paused else "resumed"
             return SheetTap(f"{toolset.id} {word}.", chat, message, self.card(toolset))
         if op in MEMORY_SWITCHES and toolset.id == RECALL_ID and self._memory is not None:

@@ -1,9 +1,10 @@
 """`/jobs`: one card per job of the chat (schedule in words, next run, on/off, last run) with
 Pause/Resume and Delete buttons; Delete asks to confirm. Edited in place as the person taps.
 
-Buttons carry `jb:<op>:<token>`, the job's random token (16 hex digits), so the data is short,
-reveals nothing and can't be guessed; a tap on a card of a deleted job changes nothing. Every
-change is saved before the card is redrawn, and the scheduler re-reads the jobs table.
+Buttons carry `jb:<op>:<token>` (palui.callbacks), the job's random token (16 hex digits), so
+the data is short, reveals nothing and can't be guessed; a tap on a card of a deleted job changes
+nothing. Every change is saved before the card is redrawn, and the scheduler re-reads the jobs
+table.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from palui import callbacks
+from palui.callbacks import JobButton
 from palui.db import Store
 from palui.db.jobs import JobRecord, RunRecord
 from palui.domain import Button, Card, Inbound
@@ -21,7 +24,6 @@ from palui.ports import Channel
 
 log = get_logger("palui.jobs")
 
-PREFIX = "jb"
 MAX_PROMPT_SHOWN = 300
 
 
@@ -45,7 +47,7 @@ class JobSheet:
         self._store = store
         self._channel = channel
         self._now = now
-        self.jobs_changed = jobs_changed  # the scheduler's sync, set once it exists
+        self._jobs_changed = jobs_changed  # the scheduler's sync: it re-reads the jobs table
 
     def card(self, job: JobRecord, last: RunRecord | None) -> Card:
         now = self._now()
@@ -69,11 +71,11 @@ class JobSheet:
             f"Token cap: {job.daily_token_cap:,} a day",
         ]
         toggle = (
-            Button("⏸ Pause", f"{PREFIX}:p:{job.token}")
+            Button("⏸ Pause", callbacks.job("p", job.token))
             if job.enabled
-            else Button("▶️ Resume", f"{PREFIX}:r:{job.token}")
+            else Button("▶️ Resume", callbacks.job("r", job.token))
         )
-        buttons: tuple[Button, ...] = (toggle, Button("🗑 Delete", f"{PREFIX}:d:{job.token}"))
+        buttons: tuple[Button, ...] = (toggle, Button("🗑 Delete", callbacks.job("d", job.token)))
         if not job.enabled and is_once(job) and last is not None:
             buttons = buttons[1:]  # a one-time job that ran can't be resumed
         return Card("\n".join(lines), buttons=buttons)
@@ -86,12 +88,9 @@ class JobSheet:
             await self._channel.send_card(chat_id, self.card(job, last.get(job.id)))
         return len(jobs)
 
-    async def tap(self, inbound: Inbound) -> JobTap:
+    async def tap(self, inbound: Inbound, button: JobButton) -> JobTap:
         chat, message = inbound.chat_id, inbound.message_id
-        parts = (inbound.callback_data or "").split(":")
-        if len(parts) != 3 or parts[0] != PREFIX:
-            return JobTap("This button is not valid.", chat, message)
-        _, op, token = parts
+        op, token = button.op, button.token
         job = await self._store.jobs.by_token(token)
         if job is None or job.chat_id != chat:
             gone = Card("This job no longer exists.")
@@ -109,8 +108,8 @@ class JobSheet:
             ask = Card(
                 f"Delete job #{job.id} ({schedule_words(job)})? This can't be undone.",
                 buttons=(
-                    Button("🗑 Yes, delete", f"{PREFIX}:y:{job.token}"),
-                    Button("Keep it", f"{PREFIX}:n:{job.token}"),
+                    Button("🗑 Yes, delete", callbacks.job("y", job.token)),
+                    Button("Keep it", callbacks.job("n", job.token)),
                 ),
             )
             return JobTap("Delete this job?", chat, message, ask)
@@ -128,5 +127,5 @@ class JobSheet:
         return (await self._store.jobs.last_runs([job.id])).get(job.id)
 
     async def _changed(self) -> None:
-        if self.jobs_changed is not None:
-            await self.jobs_changed()
+        if self._jobs_changed is not None:
+            await self._jobs_changed()

@@ -1,0 +1,98 @@
+"""Inbox intake: what a channel receives is stored before it is acknowledged, then dispatched.
+
+- a stranger's event is answered with one polite refusal a day and not stored;
+- an event already stored (Telegram re-delivers after a crash) is not dispatched again;
+- commands and taps go to the interactions (palui.interact) at once, never to the model;
+  anything else wakes the chat's worker, which answers what waits in the inbox together.
+
+Implements the `InboundSink` port the channels take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from palui.chat.background import Background
+from palui.chat.outbox import Outbox
+from palui.chat.stored_inbound import inbound_from_json, inbound_to_json
+from palui.chat.workers import ChatWorkers
+from palui.db import InboxItem, Store
+from palui.domain import Inbound
+from palui.errors import ChannelError
+from palui.logs import bound, get_logger
+from palui.ports import Channel, Interactions
+
+log = get_logger("palui.chat.inbox")
+
+
+class Inbox:
+    def __init__(
+        self,
+        store: Store,
+        channel: Channel,
+        workers: ChatWorkers,
+        outbox: Outbox,
+        interactions: Interactions,
+        background: Background,
+        *,
+        allowed_users: frozenset[int],
+        now: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._channel = channel
+        self._workers = workers
+        self._outbox = outbox
+        self._interactions = interactions
+        self._background = background
+        self._allowed = allowed_users
+        self._now = now
+
+    def is_allowed(self, user_id: int) -> bool:
+        return user_id in self._allowed
+
+    async def accept(self, inbound: Inbound) -> bool:
+        """Take one event from the channel. Returns once it is safe to acknowledge it."""
+        if not self.is_allowed(inbound.user.id):
+            log.warning("stranger_refused", user_id=inbound.user.id, chat_id=inbound.chat_id)
+            if await self._store.strangers.first_today(inbound.user.id, self._now()):
+                await self._refuse(inbound)
+            return False
+        payload = inbound_to_json(inbound)
+        stored = await self._store.inbox.add(
+            inbound.update_id, inbound.chat_id, inbound.user.id, payload
+        )
+        if not stored:
+            log.info("update_redelivered", update_id=inbound.update_id, chat_id=inbound.chat_id)
+            return False
+        self.dispatch(InboxItem(inbound.update_id, inbound.chat_id, inbound.user.id, payload, None))
+        return True
+
+    def dispatch(self, item: InboxItem) -> None:
+        """Send a stored event on: to the interactions, or to the chat's worker."""
+        inbound = inbound_from_json(item.payload)
+        if self._interactions.owns(inbound):
+            self._background.spawn(self._interact(inbound), handler=True)
+        else:
+            self._workers.kick(inbound.chat_id)
+
+    async def _interact(self, inbound: Inbound) -> None:
+        with bound(chat_id=inbound.chat_id, update_id=inbound.update_id):
+            if await self._interactions.handle(inbound):
+                self._workers.kick(inbound.chat_id)  # a decided card: its turn goes on
+            await self._outbox.deliver(inbound.chat_id)  # the answer, if it left one
+
+    async def _refuse(self, inbound: Inbound) -> None:
+        text = (
+            "This is a private assistant. Ask its owner to add your user id "
+            f"({inbound.user.id}) to PALUI_ALLOWED_USERS."
+        )
+        try:
+            if inbound.callback_query_id:
+                await self._channel.answer_callback(
+                    inbound.callback_query_id, "Only the bot's owner can decide."
+                )
+            else:
+                await self._channel.send_notice(inbound.chat_id, text)
+        except ChannelError as exc:
+            log.warning("stranger_notice_failed", error=str(exc))

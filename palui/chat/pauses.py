@@ -1,0 +1,50 @@
+"""A cap hit, told once: the chat hears "Paused: …" the first time a cap stops its turns, not at
+every message that waits; the worker then sleeps until the cap lifts (`palui.chat.workers`).
+
+`palui.chat.caps` is the pure check; this adds what the chat was already told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from palui.chat.caps import check_caps
+from palui.chat.outbox import Outbox
+from palui.db import Store
+from palui.logs import get_logger
+
+log = get_logger("palui.chat.pauses")
+
+
+class CapPauses:
+    def __init__(
+        self,
+        store: Store,
+        outbox: Outbox,
+        *,
+        daily_token_cap: int,
+        runs_per_hour: int,
+        now: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._outbox = outbox
+        self._daily_token_cap = daily_token_cap
+        self._runs_per_hour = runs_per_hour
+        self._now = now
+        self._told: dict[int, datetime] = {}  # chat -> when the cap it was told about lifts
+
+    async def paused_until(self, chat_id: int) -> datetime | None:
+        """When the cap that stops the chat's turns now lifts; None when no cap is hit."""
+        hit = await check_caps(
+            self._store, self._now(),
+            daily_token_cap=self._daily_token_cap, runs_per_hour=self._runs_per_hour,
+        )  # fmt: skip
+        if hit is None:
+            self._told.pop(chat_id, None)
+            return None
+        if self._told.get(chat_id) != hit.lifts_at:
+            log.info("turns_paused", chat_id=chat_id, cap=hit.cap, until=hit.lifts_at.isoformat())
+            self._told[chat_id] = hit.lifts_at
+            await self._outbox.add(chat_id, hit.message)
+        return hit.lifts_at

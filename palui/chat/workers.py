@@ -1,0 +1,169 @@
+"""Per-chat workers: a chat runs one turn at a time, while this process holds the chat's lease.
+
+A kick starts the chat's worker unless one runs (it then looks again before it stops). The
+worker drains what waits, in order: paused turns whose cards were decided, webhook deliveries,
+queued job runs, then the inbox's messages, answered together by one turn. Between turns it
+lets memory compact and auto-save. A cap hit leaves everything stored and wakes the chat when
+the cap lifts; a lease another process holds wakes it a little later (the holder answers what
+waits in the shared inbox meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from palui.approvals.edits import EditFlow
+from palui.chat.background import log_failure
+from palui.chat.leases import RETRY_S as LEASE_RETRY_S
+from palui.chat.leases import ChatLeases
+from palui.chat.outbox import Outbox
+from palui.chat.pauses import CapPauses
+from palui.chat.recovery import Recovery
+from palui.chat.stored_inbound import for_a_turn, inbound_from_json
+from palui.db import Store
+from palui.domain import Inbound
+from palui.jobs.runs import admit_run
+from palui.memory import Memory
+from palui.turns.runner import TurnRunner
+
+EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
+UNREADABLE_NOTE = "I can only read text messages for now."
+
+
+@dataclass(slots=True)
+class _Worker:
+    task: asyncio.Task[None] | None = None
+    rekick: bool = False  # a kick came while the worker was looking: look again
+    wake: asyncio.TimerHandle | None = None  # a cap lifts, or the lease may be free again
+
+
+class ChatWorkers:
+    def __init__(
+        self,
+        store: Store,
+        turns: TurnRunner,
+        outbox: Outbox,
+        pauses: CapPauses,
+        leases: ChatLeases,
+        recovery: Recovery,
+        *,
+        edits: EditFlow,
+        memory: Memory,
+        now: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._turns = turns
+        self._outbox = outbox
+        self._pauses = pauses
+        self._leases = leases
+        self._recovery = recovery
+        self._edits = edits
+        self._memory = memory
+        self._now = now
+        self._workers: dict[int, _Worker] = {}
+        self._closed = False
+
+    def _worker(self, chat_id: int) -> _Worker:
+        worker = self._workers.get(chat_id)
+        if worker is None:
+            worker = self._workers[chat_id] = _Worker()
+        return worker
+
+    def task(self, chat_id: int) -> asyncio.Task[None] | None:
+        return self._worker(chat_id).task
+
+    def kick(self, chat_id: int) -> None:
+        worker = self._worker(chat_id)
+        worker.rekick = True
+        if self._closed or (worker.task is not None and not worker.task.done()):
+            return
+        worker.task = asyncio.create_task(self._drain(chat_id), name=f"chat-{chat_id}")
+        worker.task.add_done_callback(log_failure)
+
+    def close(self) -> list[asyncio.Task[None]]:
+        """Stop kicking; the running workers, for the caller to cancel."""
+        self._closed = True
+        for worker in self._workers.values():
+            if worker.wake is not None:
+                worker.wake.cancel()
+        return [w.task for w in self._workers.values() if w.task is not None]
+
+    def _wake_in(self, chat_id: int, delay_s: float) -> None:
+        worker = self._worker(chat_id)
+        if worker.wake is not None:
+            worker.wake.cancel()
+        worker.wake = asyncio.get_running_loop().call_later(delay_s, self.kick, chat_id)
+
+    async def _drain(self, chat_id: int) -> None:
+        """Run the chat's turns while this process holds its lease; else look again soon."""
+        worker = self._worker(chat_id)
+        while True:
+            async with self._leases.hold(chat_id) as held:
+                if held:
+                    await self._recovery.chat_taken(chat_id)  # a previous holder that died
+                    await self._drain_held(chat_id)
+            if not held:
+                break
+            if not worker.rekick:
+                return  # else a kick came while the lease was being released: look again
+        self._wake_in(chat_id, LEASE_RETRY_S)
+
+    async def _drain_held(self, chat_id: int) -> None:
+        """Run turns for the chat until its inbox holds no waiting message."""
+        worker = self._worker(chat_id)
+        while True:
+            worker.rekick = False
+            for turn_id in await self._store.approvals.resumable(chat_id):
+                await self._turns.resume(chat_id, turn_id)
+                await self._outbox.deliver(chat_id)
+            for delivery in await self._store.webhooks.pending(chat_id):
+                if await self._paused(chat_id):
+                    return  # the delivery stays stored; a timer wakes the chat when it lifts
+                await self._turns.run_webhook_turn(delivery)
+                await self._outbox.deliver(chat_id)
+            for run in await self._store.jobs.queued(chat_id):
+                if await self._paused(chat_id):
+                    return  # the run stays queued; a timer wakes the chat when the cap lifts
+                job = await admit_run(self._store, run, self._now())
+                if job is not None:
+                    await self._turns.run_job_turn(run, job)
+                await self._outbox.deliver(chat_id)
+            batch = [
+                inbound
+                for inbound in map(inbound_from_json, await self._pending_payloads(chat_id))
+                if for_a_turn(inbound)
+            ]
+            batch = await self._edits.take_answers(batch)  # answers to a card's ✏️ Edit
+            if not batch:
+                if not worker.rekick:  # between turns: compaction and auto-save
+                    await self._memory.maintain(chat_id)
+                if worker.rekick:
+                    continue
+                return
+            if any(i.text and not i.edited for i in batch) and await self._paused(chat_id):
+                return  # the messages stay in the inbox; a timer wakes the chat when it lifts
+            await self._answer(chat_id, batch)
+
+    async def _paused(self, chat_id: int) -> bool:
+        lifts_at = await self._pauses.paused_until(chat_id)
+        if lifts_at is None:
+            return False
+        self._wake_in(chat_id, max((lifts_at - self._now()).total_seconds(), 0) + 1)
+        return True
+
+    async def _pending_payloads(self, chat_id: int) -> list[dict[str, object]]:
+        return [item.payload for item in await self._store.inbox.pending(chat_id)]
+
+    async def _answer(self, chat_id: int, batch: Sequence[Inbound]) -> None:
+        readable = [i for i in batch if i.text and not i.edited]
+        others = [i for i in batch if not (i.text and not i.edited)]
+        for inbound in others:
+            note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
+            await self._store.outbox.add(chat_id, note)
+            await self._store.inbox.mark_done([inbound.update_id])
+        if readable:
+            await self._turns.run_chat_turn(chat_id, readable)
+        await self._outbox.deliver(chat_id)

@@ -1,0 +1,164 @@
+"""The chat commands: ONE table from which dispatch, `/help` (and `/start`) and the Telegram
+menu are all generated. Commands are answered at once, never sent to the model."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from palui.approvals.decisions import Approvals
+from palui.approvals.edits import EditFlow
+from palui.db import Store
+from palui.domain import Inbound
+from palui.interact.connector_sheet import ConnectorSheet
+from palui.interact.job_sheet import JobSheet
+from palui.interact.status import Status
+from palui.logs import get_logger
+from palui.memory import Memory
+from palui.memory.keeper import SaveResult
+from palui.turns.runner import TurnRunner
+from palui.turns.stop import stopped_text
+
+log = get_logger("palui.interact.commands")
+
+INTRO = "I'm Palui, your assistant. Send me a message and I'll answer."
+NO_CONNECTORS = "No connectors are configured. Add an [mcp.<name>] section to palui.toml."
+NO_JOBS = (
+    "No scheduled jobs in this chat. Ask me to schedule one, e.g. "
+    "“every morning at 8, summarise my notes”."
+)
+
+Reply = Callable[[Inbound], Awaitable[str | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    menu: str  # the Telegram menu's description
+    help: str | None  # its line in /help; None: not listed there
+    reply: Reply  # the text to send (None: it answered otherwise, e.g. with cards)
+
+
+def new_session_text(saved: SaveResult | None) -> str:
+    fresh = "Started a fresh conversation. Earlier messages won't be used from now on."
+    if saved is None:
+        return fresh
+    if saved.ok:
+        return f"{fresh} What we talked about is saved in memory." if saved.saved else fresh
+    return (
+        f"{fresh}\nI couldn't save the last one to memory ({saved.reason}); "
+        "I'll save it once recall answers again."
+    )
+
+
+class Commands:
+    """The handler of every `/command` (implements `palui.interact.router.Handler`)."""
+
+    def __init__(
+        self,
+        store: Store,
+        turns: TurnRunner,
+        approvals: Approvals,
+        edits: EditFlow,
+        memory: Memory,
+        connectors: ConnectorSheet,
+        jobs: JobSheet,
+        status: Status,
+        *,
+        holder: str,
+    ) -> None:
+        self._store = store
+        self._turns = turns
+        self._approvals = approvals
+        self._edits = edits
+        self._memory = memory
+        self._connectors = connectors
+        self._jobs = jobs
+        self._status = status
+        self._holder = holder  # this process, as /stop names it to the one running the turn
+        self.table = (
+            Command("start", "What Palui is", None, self._start),
+            Command("new", "Start a fresh conversation", "start a fresh conversation", self._new),
+            Command("stop", "Stop what I'm doing now", "stop what I'm doing now", self._stop),
+            Command("status", "Model, usage and limits", "model, usage and limits", self._show),
+            Command(
+                "approvals",
+                "Approvals waiting for you",
+                "approvals waiting for you",
+                self._pending,
+            ),
+            Command(
+                "connectors",
+                "Connectors, their tools and switches",
+                "connectors, their tools and switches",
+                self._sheet,
+            ),
+            Command(
+                "jobs",
+                "Scheduled jobs: pause or delete them",
+                'scheduled jobs (ask me to schedule one, e.g. "every morning at 8, …")',
+                self._job_cards,
+            ),
+            Command("help", "What Palui can do and the commands", "this message", self._help),
+        )
+        self._by_name = {command.name: command for command in self.table}
+
+    def menu(self) -> list[tuple[str, str]]:
+        """(name, description) for the channel's command menu."""
+        return [(command.name, command.menu) for command in self.table]
+
+    def help_text(self) -> str:
+        lines = [f"/{c.name} — {c.help}" for c in self.table if c.help is not None]
+        return "\n".join([INTRO, "", "Commands:", *lines])
+
+    def owns(self, inbound: Inbound) -> bool:
+        return not inbound.callback_query_id and inbound.command is not None
+
+    async def handle(self, inbound: Inbound) -> bool:
+        command = inbound.command or ""
+        log.info("command", command=command)
+        await self._memory.command_seen(inbound.chat_id)
+        known = self._by_name.get(command)
+        if known is None:
+            text: str | None = (
+                f"I don't know the command /{command}. Send /help to see what I can do."
+            )
+        else:
+            text = await known.reply(inbound)
+        text = await self._edits.after_command(inbound, text)  # /stop, /cancel: a card edit
+        await self._store.inbox.mark_done([inbound.update_id])
+        if text:
+            await self._store.outbox.add(inbound.chat_id, text)
+        return False
+
+    async def _start(self, inbound: Inbound) -> str:
+        return "Hi! " + self.help_text()
+
+    async def _help(self, inbound: Inbound) -> str:
+        return self.help_text()
+
+    async def _show(self, inbound: Inbound) -> str:
+        return await self._status.text()
+
+    async def _new(self, inbound: Inbound) -> str:
+        saved = await self._memory.save_for_new(inbound.chat_id)
+        await self._store.chats.new_session(inbound.chat_id)
+        return new_session_text(saved)
+
+    async def _stop(self, inbound: Inbound) -> str | None:
+        interrupted = self._turns.stop(inbound.chat_id)
+        if interrupted is not None:
+            return stopped_text(interrupted)
+        if await self._turns.stops.request(inbound.chat_id, self._holder):
+            return None  # "Stopping…" is stored with the request; "Stopped." comes from the
+            # process running the turn, once it has
+        return "Nothing is running."
+
+    async def _pending(self, inbound: Inbound) -> str:
+        return await self._approvals.pending_text(inbound.chat_id)
+
+    async def _sheet(self, inbound: Inbound) -> str | None:
+        return None if await self._connectors.post(inbound.chat_id) else NO_CONNECTORS
+
+    async def _job_cards(self, inbound: Inbound) -> str | None:
+        return None if await self._jobs.post(inbound.chat_id) else NO_JOBS

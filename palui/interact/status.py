@@ -1,0 +1,95 @@
+"""`/status`: the model, today's usage against the caps, the connectors, jobs and database."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from palui.db import Store, day_start, hour_ago
+from palui.domain import RECALL_ID, ConnectorState, ConnectorStatus
+from palui.interact.paused import PausedConnectors
+from palui.memory import Memory
+from palui.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True, slots=True)
+class StatusInfo:
+    """What /status reports besides the live numbers."""
+
+    model: str
+    fallbacks: tuple[str, ...] = ()
+    database_kind: str = "SQLite"
+    daily_token_cap: int = 0
+    runs_per_hour: int = 0
+
+
+def _format_int(value: int) -> str:
+    return f"{value:,}"
+
+
+class Status:
+    def __init__(
+        self,
+        store: Store,
+        registry: ToolRegistry,
+        paused: PausedConnectors,
+        memory: Memory,
+        info: StatusInfo,
+        *,
+        now: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._registry = registry
+        self._paused = paused
+        self._memory = memory
+        self._info = info
+        self._now = now
+
+    async def text(self) -> str:
+        now = self._now()
+        tokens = await self._store.turns.tokens_since(day_start(now))
+        runs = await self._store.turns.runs_since(hour_ago(now))
+        info = self._info
+        model = info.model
+        if info.fallbacks:
+            model += f" (fallback: {', '.join(info.fallbacks)})"
+        tokens_line = f"Tokens today: {_format_int(tokens)}"
+        tokens_line += (
+            f" / {_format_int(info.daily_token_cap)}" if info.daily_token_cap else (" (no cap)")
+        )
+        run_cap = info.runs_per_hour
+        runs_line = f"runs this hour: {runs}" + (f" / {run_cap}" if run_cap else " (no cap)")
+        lines = [f"Palui · model {model}", f"{tokens_line} · {runs_line}"]
+        statuses = [
+            dataclasses.replace(status, state=ConnectorState.PAUSED)
+            if self._paused.is_paused(status.id)
+            else status
+            for status in (toolset.status() for toolset in self._registry.toolsets)
+        ]
+        memory_state = await self._memory.status_text()  # "auto-recall on (skipped 4 of ...)"
+        if statuses:
+            lines.append("Connectors")
+            lines += [f"  {connector_line(status, memory_state)}" for status in statuses]
+        jobs = await self._store.jobs.all()
+        if jobs:
+            active = sum(job.enabled for job in jobs)
+            off = f", {len(jobs) - active} off" if active < len(jobs) else ""
+            lines.append(f"Jobs: {active} active{off}")
+        lines.append(f"Database: {info.database_kind}")
+        return "\n".join(lines)
+
+
+def connector_line(status: ConnectorStatus, memory_state: str | None = None) -> str:
+    name = status.id.removeprefix("mcp-")
+    if status.state == ConnectorState.CONNECTED and status.id == RECALL_ID and memory_state:
+        return f"✅ {name} — {memory_state}"
+    if status.state == ConnectorState.CONNECTED:
+        return f"✅ {name} — {status.tool_count} tools"
+    if status.state == ConnectorState.PAUSED:
+        return f"⏸ {name} — paused"
+    if status.state == ConnectorState.CONNECTING:
+        return f"⏳ {name} — connecting"
+    retry = f" (retrying in {status.retry_in_s:.0f} s)" if status.retry_in_s is not None else ""
+    return f'⚠️ {name} — not connected: "{status.error or "unknown error"}"{retry}'

@@ -1,0 +1,117 @@
+"""The handlers of button taps, one per callback format (palui.callbacks): approval cards, a
+card's ✏️ Edit and its questions, the connector sheet, the job sheet."""
+
+from __future__ import annotations
+
+import contextlib
+
+from palui import callbacks
+from palui.approvals.decisions import Approvals
+from palui.approvals.edits import EditFlow
+from palui.callbacks import (
+    ApprovalButton,
+    CardEditButton,
+    ConnectorButton,
+    EditQuestionButton,
+    JobButton,
+)
+from palui.db import Store
+from palui.domain import Card, Inbound
+from palui.errors import ChannelError
+from palui.interact.connector_sheet import ConnectorSheet
+from palui.interact.job_sheet import JobSheet
+from palui.logs import get_logger
+from palui.ports import Channel
+
+log = get_logger("palui.interact.taps")
+
+
+class _Tap:
+    """A tap is marked done, then answered with a toast (a failed toast changes nothing)."""
+
+    def __init__(self, store: Store, channel: Channel) -> None:
+        self._store = store
+        self._channel = channel
+
+    async def _done(self, inbound: Inbound, notice: str) -> None:
+        await self._store.inbox.mark_done([inbound.update_id])
+        assert inbound.callback_query_id is not None
+        with contextlib.suppress(ChannelError):
+            await self._channel.answer_callback(inbound.callback_query_id, notice)
+
+    async def _redraw(self, chat_id: int, message_id: int | None, card: Card | None) -> None:
+        if card is None or message_id is None:
+            return
+        try:
+            await self._channel.edit_card(chat_id, message_id, card)
+        except ChannelError as exc:
+            log.warning("card_redraw_failed", error=str(exc))
+
+
+class ApprovalTaps(_Tap):
+    """✅ Approve, ❌ Deny and 📄 Show all arguments on an approval card."""
+
+    def __init__(self, store: Store, channel: Channel, approvals: Approvals) -> None:
+        super().__init__(store, channel)
+        self._approvals = approvals
+
+    def owns(self, inbound: Inbound) -> bool:
+        return isinstance(callbacks.parse(inbound.callback_data), ApprovalButton)
+
+    async def handle(self, inbound: Inbound) -> bool:
+        result = await self._approvals.tap(inbound)
+        await self._done(inbound, result.notice)
+        return bool(result.resumable_turn)
+
+
+class EditTaps(_Tap):
+    """✏️ Edit on an approval card, and Keep / Keep the rest / Cancel on its questions."""
+
+    def __init__(self, store: Store, channel: Channel, edits: EditFlow) -> None:
+        super().__init__(store, channel)
+        self._edits = edits
+
+    def owns(self, inbound: Inbound) -> bool:
+        return isinstance(
+            callbacks.parse(inbound.callback_data), CardEditButton | EditQuestionButton
+        )
+
+    async def handle(self, inbound: Inbound) -> bool:
+        button = callbacks.parse(inbound.callback_data)
+        assert isinstance(button, CardEditButton | EditQuestionButton)
+        await self._done(inbound, await self._edits.tap(inbound, button))
+        return False
+
+
+class ConnectorTaps(_Tap):
+    def __init__(self, store: Store, channel: Channel, sheet: ConnectorSheet) -> None:
+        super().__init__(store, channel)
+        self._sheet = sheet
+
+    def owns(self, inbound: Inbound) -> bool:
+        return isinstance(callbacks.parse(inbound.callback_data), ConnectorButton)
+
+    async def handle(self, inbound: Inbound) -> bool:
+        button = callbacks.parse(inbound.callback_data)
+        assert isinstance(button, ConnectorButton)
+        result = await self._sheet.tap(inbound, button)
+        await self._done(inbound, result.notice)
+        await self._redraw(result.chat_id, result.message_id, result.card)
+        return False
+
+
+class JobTaps(_Tap):
+    def __init__(self, store: Store, channel: Channel, sheet: JobSheet) -> None:
+        super().__init__(store, channel)
+        self._sheet = sheet
+
+    def owns(self, inbound: Inbound) -> bool:
+        return isinstance(callbacks.parse(inbound.callback_data), JobButton)
+
+    async def handle(self, inbound: Inbound) -> bool:
+        button = callbacks.parse(inbound.callback_data)
+        assert isinstance(button, JobButton)
+        result = await self._sheet.tap(inbound, button)
+        await self._done(inbound, result.notice)
+        await self._redraw(result.chat_id, result.message_id, result.card)
+        return False
