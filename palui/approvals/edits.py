@@ -30,7 +30,8 @@ from palui.approvals.answers import (
     person_message,
     show,
 )
-from palui.approvals.decisions import EDIT, PREFIX, Approvals, render_arguments
+from palui.approvals.cards import EDIT, PREFIX, render_arguments
+from palui.approvals.decisions import Approvals
 from palui.db import Store
 from palui.db.approval_edits import EditRecord, NewEdit
 from palui.db.approvals import ApprovalRecord
