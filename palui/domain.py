@@ -199,3 +199,63 @@ class TurnScope:
     chat_id: int
     kind: TurnKind
     tainted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """Where a turn's untrusted content came from: what a card's "why" names (DESIGN §1.1).
+
+    `connector` is a connector id ("mcp-web"), "webhook:<name>" for a webhook payload, or "an
+    earlier summary" / "an earlier message" when only that much is known."""
+
+    connector: str
+    tool: str | None = None  # full tool name, when a tool result brought it in
+    turns_ago: int | None = None  # None or 0: this turn
+
+    def carried(self, turns: int = 1) -> Taint:
+        """The same source seen from a turn `turns` later in the conversation."""
+        return Taint(self.connector, self.tool, (self.turns_ago or 0) + turns)
+
+    @property
+    def label(self) -> str:
+        """How a turn row stores it ("mcp-web:mcp-web__fetch"); `from_label` reads it back."""
+        return f"{self.connector}:{self.tool}" if self.tool else self.connector
+
+    @classmethod
+    def from_label(cls, label: str, turns_ago: int | None = None) -> Taint:
+        # The first ":" splits, as stored labels always have been read ("webhook:github" reads
+        # as connector "webhook", tool "github"; cards name it "webhook").
+        connector, _, tool = label.partition(":")
+        return cls(connector, tool or None, turns_ago)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """What a paused turn needs to resume as it ran: its kind, its taint, the tools it was
+    offered (by full name)."""
+
+    kind: TurnKind = TurnKind.CHAT
+    taint: Taint | None = None
+    offer: tuple[str, ...] = ()
+
+
+class Verdict(StrEnum):
+    """What became of a call held for approval, as the resumed turn learns it."""
+
+    APPROVED = "approved"  # run it now, once
+    DENIED = "denied"
+    EXPIRED = "expired"
+    CHANGED = "changed"  # the tool changed after the card was shown: the approval no longer fits
+    RAN = "ran"  # it ran before a restart: its recorded result stands
+    INTERRUPTED = "interrupted"  # it was running when a crash cut it off: never re-fired
+
+
+@dataclass(frozen=True, slots=True)
+class HeldDecision:
+    """A person's decision on one held call, as the approvals report it."""
+
+    approval_id: str
+    call: ToolCallRequest  # as the card showed it (with a person's edits)
+    verdict: Verdict
+    model_arguments: str | None = None  # the model's own arguments, when a person edited them
+    result: str | None = None  # RAN: the result recorded when it ran

@@ -15,6 +15,7 @@ from palui.domain import (
     Card,
     Completion,
     ConnectorStatus,
+    HeldDecision,
     Inbound,
     Message,
     RemoteTool,
@@ -150,6 +151,11 @@ class ToolRunner(Protocol):
         ...
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome: ...
+
+    async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
+        """A held call once a person decided on it: run once if approved (the approval is used
+        up first), else the reason it did not run."""
+        ...
 
 
 class CallRecorder(Protocol):

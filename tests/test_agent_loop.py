@@ -5,7 +5,16 @@ from __future__ import annotations
 import asyncio
 
 from palui.agent.turn import TurnDeps, run_turn
-from palui.domain import Completion, Message, Role, ToolCallRequest, Usage
+from palui.domain import (
+    Completion,
+    HeldDecision,
+    Message,
+    Role,
+    ToolCallRequest,
+    ToolOutcome,
+    Usage,
+    Verdict,
+)
 from palui.tools.registry import ToolRegistry
 from palui.tools.runner import TurnTools
 from tests.toolkit import FunctionToolset, MemoryRecorder, ScriptedModel, answer, call, no_usage
@@ -185,10 +194,14 @@ class AskFor:
     async def run(self, call: ToolCallRequest, step: int):
         return await self.inner.run(call, step)
 
+    async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
+        if decision.verdict is Verdict.APPROVED:
+            return await self.inner.run_approved(decision.call, step)
+        return ToolOutcome(f"The person {decision.verdict} this call.", is_error=True)
+
 
 async def test_a_held_call_pauses_the_turn_which_resumes_with_its_outcome() -> None:
     from palui.agent.turn import NeedsApproval, resume_turn
-    from palui.domain import ToolOutcome
 
     async def delete_note(id: int) -> str:
         return f"deleted {id}"
@@ -215,9 +228,9 @@ async def test_a_held_call_pauses_the_turn_which_resumes_with_its_outcome() -> N
     assert notes.calls == [("list_notes", {})]  # the read ran; the delete waits
     assert paused.snapshot.steps == 1
 
-    reply = await resume_turn(
-        deps, paused.snapshot, {"d": ToolOutcome("The person denied this call.")}
-    )
+    [held] = paused.held
+    denied = HeldDecision("a1", held, Verdict.DENIED)
+    reply = await resume_turn(deps, paused.snapshot, {"d": denied})
     assert reply.text == "Deleted note 12."
     tool_messages = [(m.tool_call_id, m.content) for m in model.calls[1][0] if m.role == Role.TOOL]
     assert tool_messages == [("r", "note 12"), ("d", "The person denied this call.")]
@@ -226,7 +239,6 @@ async def test_a_held_call_pauses_the_turn_which_resumes_with_its_outcome() -> N
 
 async def test_time_spent_waiting_for_a_tap_does_not_count_against_the_turn() -> None:
     from palui.agent.turn import NeedsApproval, resume_turn
-    from palui.domain import ToolOutcome
 
     now = [0.0]
     model = ScriptedModel([call("mcp-n__send", call_id="s"), answer("sent")])
@@ -242,5 +254,8 @@ async def test_time_spent_waiting_for_a_tap_does_not_count_against_the_turn() ->
     paused = await run_turn(deps, USER)
     assert isinstance(paused, NeedsApproval)
     now[0] += 3600  # an hour until the tap
-    reply = await resume_turn(deps, paused.snapshot, {"s": ToolOutcome("ok")})
+    [held] = paused.held
+    approved = HeldDecision("a1", held, Verdict.APPROVED)
+    reply = await resume_turn(deps, paused.snapshot, {"s": approved})
     assert reply.text == "sent" and reply.budget_hit is None
+    assert [m.content for m in model.calls[1][0] if m.role == Role.TOOL] == ["ok"]

@@ -8,11 +8,11 @@ from typing import Any
 
 from palui.agent.autosave import memory_items, source_id
 from palui.agent.compaction import Transcribed, plan
-from palui.domain import Completion, Role, Usage
+from palui.domain import Completion, Role, Taint, Usage
 from palui.errors import ModelError
 from palui.memory import Memory, MemoryConfig
 from palui.tools.registry import ToolRegistry
-from palui.turns.runner import _taint_from_history
+from palui.turns.taint import from_history
 from tests.toolkit import ScriptedModel
 
 CHAT = 77
@@ -32,7 +32,7 @@ async def seed(store: Any, turns: list[tuple[str, bool]]) -> int:
         await store.turns.start(turn_id, CHAT, session_id, TurnKind.CHAT, [(number, text)])
         await store.turns.finish(
             turn_id, TurnStatus.DONE, update_ids=[number], reply=f"re: {text}",
-            tainted=tainted, taint_source="mcp-web:mcp-web__fetch" if tainted else None,
+            taint=Taint("mcp-web", "mcp-web__fetch") if tainted else None,
         )  # fmt: skip
     return session_id
 
@@ -72,9 +72,8 @@ async def test_a_summary_of_a_tainted_turn_is_tainted_and_taints_the_next_turn(s
     history = await mem.history(session_id)
     assert history.summary == "They read a page."
     assert [m.content for m in history.messages] == ["ok", "re: ok"]  # the kept part is clean
-    assert history.tainted and history.summary_tainted
-    taint = _taint_from_history(history)
-    assert taint is not None and taint.connector_id == "an earlier summary"
+    assert history.summary_tainted
+    assert from_history(history) == Taint("an earlier summary", turns_ago=1)
     # The summary was asked for with no tools, and the transcript is the older part only.
     sent, tools = model.calls[0]
     assert tools == []
@@ -86,7 +85,7 @@ async def test_a_clean_summary_does_not_taint(store) -> None:
     mem = memory(store, ScriptedModel([summary("Small talk.")]))
     await mem.maintain(CHAT)
     history = await mem.history(session_id)
-    assert history.summary == "Small talk." and not history.tainted
+    assert history.summary == "Small talk." and from_history(history) is None
 
 
 async def test_a_failed_compaction_loses_nothing_and_the_retry_summarises_once(store) -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from palui.domain import RemoteTool, TurnKind
+from palui.domain import RemoteTool, Taint, TurnKind
 from palui.policy import (
     Decision,
-    TaintSource,
     ToolClass,
     classify,
     decide,
@@ -119,8 +118,8 @@ def test_decision_id_changes_with_everything_it_rests_on(field: str, other: obje
 
 # --- why lines -------------------------------------------------------------------------
 
-FETCH = TaintSource("mcp-notes", "mcp-notes__fetch_page")
-EARLIER = TaintSource("mcp-web", "mcp-web__fetch", turns_ago=2)
+FETCH = Taint("mcp-notes", "mcp-notes__fetch_page")
+EARLIER = Taint("mcp-web", "mcp-web__fetch", turns_ago=2)
 
 
 @pytest.mark.parametrize(
@@ -155,7 +154,7 @@ def test_why_line_for_the_card(
     tool_class: ToolClass,
     kind: TurnKind,
     tainted: bool,
-    taint: TaintSource | None,
+    taint: Taint | None,
     expected: str,
 ) -> None:
     assert why(tool_class, kind, tainted, taint=taint) == expected
@@ -171,18 +170,18 @@ def test_why_says_when_palui_could_not_tell_what_a_tool_does() -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        (TaintSource("webhook:github"), "this turn read untrusted content from webhook:github"),
+        (Taint("webhook:github"), "this turn read untrusted content from webhook:github"),
         (
-            TaintSource("mcp-web", "mcp-web__fetch", turns_ago=0),
+            Taint("mcp-web", "mcp-web__fetch", turns_ago=0),
             "this turn read untrusted content from mcp-web (mcp-web__fetch)",
         ),
         (
-            TaintSource("mcp-web", turns_ago=1),
+            Taint("mcp-web", turns_ago=1),
             "this conversation includes content from mcp-web, 1 turn ago; /new starts clean",
         ),
     ],
 )
-def test_taint_is_described_with_its_source_and_age(source: TaintSource, expected: str) -> None:
+def test_taint_is_described_with_its_source_and_age(source: Taint, expected: str) -> None:
     assert describe_taint(source) == expected
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from palui.domain import RemoteTool, ToolCallRequest, TurnKind
+from palui.domain import RemoteTool, Taint, ToolCallRequest, TurnKind
 from palui.policy.classes import ToolClass
 from palui.policy.kinds_file import parse_kinds_file
-from palui.policy.taint import TaintSource
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.runner import TurnTools
@@ -125,7 +124,7 @@ async def test_an_idempotent_write_just_approved_may_repeat_without_a_second_car
         call_digest(f"mcp-notes__{name}", {"title": "x"}, definition_hash(remotes[name]))
         for name in ("set_title", "add_note")
     }
-    tainted = TaintSource("mcp-web", "mcp-web__fetch")
+    tainted = Taint("mcp-web", "mcp-web__fetch")
     tools = TurnTools(
         offer, MemoryRecorder(), "t", taint=tainted, just_approved=frozenset(approved)
     )

@@ -1,4 +1,9 @@
-"""A paused turn as JSON, so it can wait in the database and resume in any process."""
+"""A paused turn as JSON, so it can wait in the database and resume in any process.
+
+The turn's context (kind, taint, offer) is stored under the key "extra" in the shape it has
+always had, so paused turns already in a database resume, and so does a row written by this
+version and read by an older process sharing the database (it must not lose the taint).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,16 @@ import json
 from typing import Any
 
 from palui.agent.turn import TurnSnapshot
-from palui.domain import Message, Role, ToolCallRequest, ToolOutcome, Usage
+from palui.domain import (
+    Message,
+    Role,
+    Taint,
+    ToolCallRequest,
+    ToolOutcome,
+    TurnContext,
+    TurnKind,
+    Usage,
+)
 
 
 def _call(data: dict[str, Any]) -> ToolCallRequest:
@@ -37,8 +51,28 @@ def _message(data: dict[str, Any]) -> Message:
     )
 
 
-def dump_snapshot(snapshot: TurnSnapshot, extra: dict[str, Any] | None = None) -> str:
-    """JSON text of a snapshot; `extra` carries the caller's own context (taint, offer, ...)."""
+def _context_json(context: TurnContext) -> dict[str, Any]:
+    taint = context.taint
+    return {
+        "kind": str(context.kind),
+        "taint": None
+        if taint is None
+        else {"connector": taint.connector, "tool": taint.tool, "ago": taint.turns_ago},
+        "offer": list(context.offer),
+    }
+
+
+def _context(data: dict[str, Any]) -> TurnContext:
+    taint = data.get("taint")
+    return TurnContext(
+        kind=TurnKind(data.get("kind", TurnKind.CHAT)),
+        taint=Taint(taint["connector"], taint["tool"], taint["ago"]) if taint else None,
+        offer=tuple(data.get("offer", ())),
+    )
+
+
+def dump_snapshot(snapshot: TurnSnapshot, context: TurnContext) -> str:
+    """JSON text of a paused turn and its context."""
     return json.dumps(
         {
             "messages": [_message_json(m) for m in snapshot.messages],
@@ -48,13 +82,13 @@ def dump_snapshot(snapshot: TurnSnapshot, extra: dict[str, Any] | None = None) -
             "elapsed_s": snapshot.elapsed_s,
             "step_calls": [_call_json(c) for c in snapshot.step_calls],
             "outcomes": {k: [o.text, o.is_error] for k, o in snapshot.outcomes.items()},
-            "extra": extra or {},
+            "extra": _context_json(context),
         },
         ensure_ascii=False,
     )
 
 
-def load_snapshot(text: str) -> tuple[TurnSnapshot, dict[str, Any]]:
+def load_snapshot(text: str) -> tuple[TurnSnapshot, TurnContext]:
     data = json.loads(text)
     snapshot = TurnSnapshot(
         messages=tuple(_message(m) for m in data["messages"]),
@@ -65,4 +99,4 @@ def load_snapshot(text: str) -> tuple[TurnSnapshot, dict[str, Any]]:
         step_calls=tuple(_call(c) for c in data["step_calls"]),
         outcomes={k: ToolOutcome(text, bool(err)) for k, (text, err) in data["outcomes"].items()},
     )
-    return snapshot, data.get("extra", {})
+    return snapshot, _context(data.get("extra") or {})

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from palui.domain import (
     Completion,
+    HeldDecision,
     Message,
     Reply,
     Role,
@@ -218,13 +219,23 @@ async def run_turn(deps: TurnDeps, messages: Sequence[Message]) -> Reply | Needs
 
 
 async def resume_turn(
-    deps: TurnDeps, snapshot: TurnSnapshot, decided: dict[str, ToolOutcome]
+    deps: TurnDeps, snapshot: TurnSnapshot, decisions: Mapping[str, HeldDecision]
 ) -> Reply | NeedsApproval:
-    """Continue a paused turn once each held call has its outcome (ran, denied, expired)."""
+    """Continue a paused turn once each held call is decided (by call id): approved calls run
+    here, through the turn's runner like any call, before the next model step.
+
+    They run outside the turn's time budget (a person's approval is not cut short by the time
+    the turn spent before it paused); cancellation propagates as for any call."""
     state = snapshot.restore()
-    outcomes = {**snapshot.outcomes, **decided}
-    missing = [call.id for call in snapshot.step_calls if call.id not in outcomes]
+    outcomes = dict(snapshot.outcomes)
+    held = [call for call in snapshot.step_calls if call.id not in outcomes]
+    missing = [call.id for call in held if call.id not in decisions]
     if missing:
-        raise ValueError(f"no outcome for held calls {missing}")
+        raise ValueError(f"no decision for held calls {missing}")
+    runner = deps.runner
+    for call in held:
+        if runner is None:
+            raise ValueError("held calls need a tool runner")
+        outcomes[call.id] = await runner.run_held(decisions[call.id], snapshot.steps)
     _add_results(state, snapshot.step_calls, outcomes)
     return await _bounded(deps, state)

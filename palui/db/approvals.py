@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 
 from palui.db.engine import Database
 from palui.db.models import ApprovalRow, InboxUpdate, PausedTurn, Turn, utcnow
-from palui.domain import InboxStatus, TurnStatus
+from palui.domain import InboxStatus, Taint, TurnStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,15 +80,14 @@ class ApprovalRepo:
         approvals: Sequence[NewApproval],
         *,
         update_ids: Sequence[int] = (),
-        tainted: bool = False,
-        taint_source: str | None = None,
+        taint: Taint | None = None,
     ) -> None:
         """Store the paused turn and its approvals; the messages it answers are now handled."""
         async with self._db.session() as s, s.begin():
             turn = await s.get_one(Turn, turn_id)
             turn.status = TurnStatus.AWAITING_APPROVAL
-            turn.tainted = tainted
-            turn.taint_source = taint_source
+            turn.tainted = taint is not None
+            turn.taint_source = taint.label if taint else None
             existing = await s.get(PausedTurn, turn_id)
             if existing is None:
                 s.add(PausedTurn(turn_id=turn_id, chat_id=chat_id, state=state))

@@ -43,7 +43,7 @@ from palui.db.steps import ToolStepRepo
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.tools import ToolCallRepo, ToolSettingRepo
 from palui.db.webhooks import WebhookRepo
-from palui.domain import Completion, InboxStatus, Message, Role, TurnKind, TurnStatus
+from palui.domain import Completion, InboxStatus, Message, Role, Taint, TurnKind, TurnStatus
 
 RECORD_ATTEMPTS = 4
 
@@ -58,14 +58,21 @@ class InboxItem:
 
 
 @dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a history message came from (`palui.turns.taint` reads taint from it)."""
+
+    turn_id: str | None
+    tainted: bool  # the message came from a tainted turn
+    taint: Taint | None = None  # that turn's recorded source, as it was in that turn
+
+
+@dataclass(frozen=True, slots=True)
 class History:
     session_id: int
     summary: str
     summary_tainted: bool
     messages: tuple[Message, ...]
-    tainted: bool  # some message in it came from a tainted turn
-    taint_source: str | None = None  # that turn's source ("mcp-web:mcp-web__fetch")
-    taint_turns_ago: int | None = None
+    provenance: tuple[Provenance, ...] = ()  # one per message, in the same order
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +121,11 @@ class InboxRepo(Repo):
 
 def _inbox_item(row: InboxUpdate) -> InboxItem:
     return InboxItem(row.update_id, row.chat_id, row.user_id, json.loads(row.payload), row.turn_id)
+
+
+def _provenance(row: MessageRow, labels: dict[str, str | None]) -> Provenance:
+    label = labels.get(row.turn_id) if row.tainted and row.turn_id else None
+    return Provenance(row.turn_id, bool(row.tainted), Taint.from_label(label) if label else None)
 
 
 async def _mark_inbox_done(s: AsyncSession, update_ids: Sequence[int], turn_id: str | None) -> None:
@@ -173,24 +185,19 @@ class ChatRepo(Repo):
                 )
             )
             rows.reverse()
-            source, ago = None, None
-            tainted_rows = [index for index, row in enumerate(rows) if row.tainted]
-            if tainted_rows:
-                last = tainted_rows[-1]
-                source = await s.scalar(
-                    select(Turn.taint_source).where(Turn.id == rows[last].turn_id)
+            tainted_turns = {row.turn_id for row in rows if row.tainted and row.turn_id}
+            labels: dict[str, str | None] = {}
+            if tainted_turns:
+                found = await s.execute(
+                    select(Turn.id, Turn.taint_source).where(Turn.id.in_(tainted_turns))
                 )
-                # Each reply after it is one turn later (the current turn has no reply yet).
-                later = {r.turn_id for r in rows[last + 1 :] if r.role == Role.ASSISTANT}
-                ago = len(later - {rows[last].turn_id}) + 1
+                labels = {turn_id: label for turn_id, label in found.all()}
         return History(
             session_id=session_id,
             summary=session.summary,
             summary_tainted=session.summary_tainted,
             messages=tuple(Message(Role(r.role), r.content) for r in rows),
-            tainted=session.summary_tainted or bool(tainted_rows),
-            taint_source=source or ("an earlier summary" if session.summary_tainted else None),
-            taint_turns_ago=ago,
+            provenance=tuple(_provenance(r, labels) for r in rows),
         )
 
     async def count_sessions(self, chat_id: int) -> int:
@@ -250,8 +257,7 @@ class TurnRepo(Repo):
         steps: int = 0,
         budget_hit: str | None = None,
         error: str | None = None,
-        tainted: bool = False,
-        taint_source: str | None = None,
+        taint: Taint | None = None,
     ) -> int | None:
         """End a turn in one transaction: its reply into history and the outbox, inbox done.
 
@@ -264,8 +270,8 @@ class TurnRepo(Repo):
             turn.steps = steps
             turn.budget_hit = budget_hit
             turn.error = error
-            turn.tainted = turn.tainted or tainted
-            turn.taint_source = turn.taint_source or taint_source
+            turn.tainted = turn.tainted or taint is not None
+            turn.taint_source = turn.taint_source or (taint.label if taint else None)
             if reply is not None:
                 if remember:
                     s.add(

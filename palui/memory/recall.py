@@ -2,8 +2,8 @@
 
 At most `timeout_s` (1.5 s): a slow or broken recall never holds up the answer. Skipped for
 commands and for messages under 4 words. Every check is recorded (the skip rate on the card and
-in /status). What recall says goes into the turn's context as memory; from a recall that is not
-trusted it taints the turn (fail closed), from a trusted one it does not (DESIGN §1.1).
+in /status). What recall says goes into the turn's context as memory, with recall's trust:
+`palui.turns.taint` decides from it whether the turn starts tainted (DESIGN §1.1).
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import time
 from dataclasses import dataclass
 
 from palui.db import Store
-from palui.domain import COMMAND_RE, RECALL_ID, ConnectorState
+from palui.domain import COMMAND_RE, ConnectorState
 from palui.logs import get_logger
 from palui.memory.switches import CheckOutcome
-from palui.policy.taint import TaintSource, taints
 from palui.ports import Toolset
 
 log = get_logger("palui.memory")
@@ -29,10 +28,11 @@ NOTHING_KNOWN = "Nothing is known about the person yet."  # the bundled server's
 
 @dataclass(frozen=True, slots=True)
 class Recalled:
-    """What auto-recall adds to a turn: memory text for the context, and its taint if any."""
+    """What auto-recall adds to a turn: memory text for the context, and the trust of the
+    recall that said it."""
 
     text: str = ""
-    taint: TaintSource | None = None
+    trust: str | None = None
 
 
 def worth_asking(text: str) -> bool:
@@ -84,7 +84,4 @@ async def auto_recall(
         await record(CheckOutcome.EMPTY)
         return Recalled()
     await record(CheckOutcome.USED)
-    taint = None
-    if taints(toolset.trust):
-        taint = TaintSource(RECALL_ID, f"{RECALL_ID}__get_profile")
-    return Recalled(found, taint)
+    return Recalled(found, toolset.trust)

@@ -16,9 +16,9 @@ import hashlib
 import json
 from enum import StrEnum
 
-from palui.domain import TurnKind
+from palui.domain import Taint, TurnKind
 from palui.policy.classes import ToolClass
-from palui.policy.taint import TaintSource, describe_taint
+from palui.policy.taint import describe_taint
 
 
 class Decision(StrEnum):
@@ -82,7 +82,7 @@ def why(
     kind: TurnKind | str,
     tainted: bool,
     *,
-    taint: TaintSource | None = None,
+    taint: Taint | None = None,
     unsure: bool = False,
 ) -> str:
     """The line a card (or a log) shows for the decision."""

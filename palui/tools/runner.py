@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from palui.domain import ToolCallRequest, ToolOutcome, TurnKind, TurnScope
+from palui.domain import Taint, ToolCallRequest, ToolOutcome, TurnKind, TurnScope
 from palui.logs import get_logger
 from palui.policy.classes import Classification
 from palui.policy.destinations import refused_destination
 from palui.policy.matrix import Decision, decide_call, decision_id, why
-from palui.policy.taint import TaintSource, taints
+from palui.policy.taint import taints
 from palui.ports import CallRecorder, Ledger, ScopedToolset
 from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
@@ -88,7 +88,7 @@ class TurnTools:
         *,
         kind: TurnKind = TurnKind.CHAT,
         catalog: ToolCatalog | None = None,
-        taint: TaintSource | None = None,
+        taint: Taint | None = None,
         result_limit: int = 16_000,
         clock: Callable[[], float] = time.monotonic,
         just_approved: frozenset[str] = frozenset(),
@@ -395,7 +395,7 @@ class TurnTools:
             # taints the turn; so does an interrupted one, whose content may have arrived.
             if self.taint is None and taints(tool.toolset.trust):
                 connector = (split_name(call.name) or (tool.toolset.id, ""))[0]
-                self.taint = TaintSource(connector, call.name)
+                self.taint = Taint(connector, call.name)
             # Also on cancellation (/stop): the record must say the outcome is unknown.
             del self.in_flight[record]
             text = truncate(outcome.text, self._result_limit)

@@ -1,10 +1,13 @@
-"""/stop when the chat's turn runs in another process (several processes on one database).
+"""/stop: cancelling a chat's running turn, here or in another process.
 
-A process that receives /stop but runs no turn for the chat records a stop request for the turn
-the database shows running under another live process's lease (`palui.db.stop_requests`). Each
-process watches its own running turns: a small task per turn looks up the turn's request every
-`POLL_S` seconds (a primary-key lookup) and, when there is one, cancels the turn exactly as a
-local /stop does; the turn's process then tells the person what was stopped.
+Locally, `RunningTurns` knows each chat's running turn and cancels its task; the turn's drive
+then records it as stopped. When the chat's turn runs in another process (several processes on
+one database), a process that receives /stop but runs no turn for the chat records a stop
+request for the turn the database shows running under another live process's lease
+(`palui.db.stop_requests`). Each process watches its own running turns: a small task per turn
+looks up the turn's request every `POLL_S` seconds (a primary-key lookup) and, when there is
+one, cancels the turn exactly as a local /stop does; the turn's process then tells the person
+what was stopped.
 
 SQLite runs one process only, so there nothing is recorded and no turn is watched: a turn costs
 no database work for this.
@@ -15,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from palui.db.stop_requests import StopRequestRepo
 from palui.logs import get_logger
+from palui.tools.runner import TurnTools
 
 log = get_logger("palui.turns.stop")
 
@@ -32,6 +37,41 @@ def stopped_text(interrupted: Sequence[str]) -> str:
     """What the person is told once a turn is stopped, naming the calls cut short."""
     notes = [f"{name} was interrupted; it may or may not have completed." for name in interrupted]
     return "\n".join(["Stopped.", *notes])
+
+
+@dataclass(slots=True)
+class RunningTurn:
+    turn_id: str
+    task: asyncio.Task[Any]
+    tools: TurnTools
+    stop_requested: bool = False
+    # Stopped by a /stop another process received: this process tells the person.
+    stopped_text: str | None = None
+
+    def cancel(self) -> list[str]:
+        """Cancel the turn; the names of the tool calls it interrupted."""
+        interrupted = list(self.tools.in_flight.values())
+        self.stop_requested = True
+        self.task.cancel()
+        return interrupted
+
+    def stop_requested_elsewhere(self) -> None:
+        if not self.task.done() and not self.stop_requested:
+            self.stopped_text = stopped_text(self.cancel())
+
+
+class RunningTurns:
+    """The turn each chat runs in this process right now."""
+
+    def __init__(self) -> None:
+        self.by_chat: dict[int, RunningTurn] = {}
+
+    def stop(self, chat_id: int) -> list[str] | None:
+        """Cancel the chat's running turn; the names of the tool calls it interrupted."""
+        running = self.by_chat.get(chat_id)
+        if running is None or running.task.done():
+            return None
+        return running.cancel()
 
 
 class StopRequests:

@@ -1,0 +1,136 @@
+"""How an approval card reads: the call, why it waits, its arguments, and how it ended.
+
+Also the note the model reads first when a person edited a call's arguments before approving it,
+so it keeps their values.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from palui import callbacks
+from palui.callbacks import ApprovalAction
+from palui.db.approvals import ApprovalRecord
+from palui.domain import Button, Card
+from palui.tools.digest import canonical
+
+ARG_VALUE_CHARS = 300
+ARG_TOTAL_CHARS = 1500
+
+
+def _pretty(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def render_arguments(arguments: str, *, full: bool = False) -> tuple[str, bool]:
+    """Readable `key: value` lines; long values and long lists are cut unless `full`."""
+    try:
+        data = json.loads(arguments)
+    except json.JSONDecodeError:
+        data = {"(raw)": arguments}
+    if not data:
+        return "  (none)", False
+    lines, cut = [], False
+    for key, value in data.items():
+        text = _pretty(value)
+        if not full and len(text) > ARG_VALUE_CHARS:
+            text, cut = text[:ARG_VALUE_CHARS] + " …", True
+        lines.append(f"  {key}: {text}")
+    body = "\n".join(lines)
+    if not full and len(body) > ARG_TOTAL_CHARS:
+        body, cut = body[:ARG_TOTAL_CHARS] + " …", True
+    return body, cut
+
+
+def changed_arguments(model_arguments: str | None, arguments: str) -> list[tuple[str, Any, Any]]:
+    """(name, model's value, person's value) of each argument a person edited; absent = None."""
+    if model_arguments is None:
+        return []
+    before, after = json.loads(model_arguments), json.loads(arguments)
+    return [
+        (name, before.get(name), after.get(name))
+        for name in sorted(before.keys() | after.keys())
+        if canonical({"v": before.get(name)}) != canonical({"v": after.get(name)})
+    ]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = "(not set)" if value is None else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def edited_line(record: ApprovalRecord) -> str | None:
+    """The card's line saying who changed which arguments (None when nobody edited it)."""
+    if record.model_arguments is None:
+        return None
+    changes = ", ".join(
+        f"{name} (was {_short(old)})"
+        for name, old, _ in changed_arguments(record.model_arguments, record.arguments)
+    )
+    return f"✏️ Edited by {record.edited_by}: {changes or 'no change'}"
+
+
+def edited_note(model_arguments: str, arguments: str) -> str:
+    """What the model reads first in an edited call's result."""
+    changes = "; ".join(
+        f"{name}: you sent {_short(old, 200)}, they set {_short(new, 200)}"
+        for name, old, new in changed_arguments(model_arguments, arguments)
+    )
+    return (
+        "The person edited this call's arguments before approving it, and it ran with their "
+        f"values ({changes}). Keep their values; don't change them back.\nResult:\n"
+    )
+
+
+def expires_in(delta: timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    if hours >= 1:
+        return f"{hours:.0f} h"
+    return f"{max(int(delta.total_seconds() // 60), 1)} min"
+
+
+def _summary(description: str) -> str:
+    first = description.strip().split("\n", 1)[0]
+    return first[:200]
+
+
+def outcome_line(record: ApprovalRecord) -> str:
+    """The line a decided card ends with."""
+    if record.status == "denied":
+        return f"❌ Denied by {record.decided_by} — nothing was run"
+    if record.status == "expired":
+        return "⌛ Expired — nothing was run"
+    at = record.decided_at.strftime("%H:%M") if record.decided_at else "?"
+    return f"✅ Approved by {record.decided_by} at {at} UTC"
+
+
+def card(record: ApprovalRecord, description: str, *, now: datetime, full: bool = False) -> Card:
+    """The card a person decides on."""
+    label = record.tool_class + (" · sends out" if record.sends_out else "")
+    arguments, cut = render_arguments(record.arguments, full=full)
+    lines = [f"🔐 Approval needed — {record.tool}  ({label})"]
+    if description:
+        lines.append(_summary(description))
+    lines.append(f"Why: {record.why}.")
+    if edited := edited_line(record):
+        lines.append(edited)
+    lines += ["Arguments", arguments]
+    lines.append(f"Expires in {expires_in(record.expires_at - now)}.")
+    approve, deny = ApprovalAction.APPROVE, ApprovalAction.DENY
+    decide = (Button("✅ Approve", callbacks.approval(record.token, approve)),
+              Button("❌ Deny", callbacks.approval(record.token, deny)))  # fmt: skip
+    more = [Button("✏️ Edit", callbacks.card_edit(record.token))]  # palui.approvals.edits
+    if cut:
+        show_all = callbacks.approval(record.token, ApprovalAction.SHOW_ALL)
+        more.append(Button("📄 Show all arguments", show_all))
+    return Card("\n".join(lines), rows=(decide, tuple(more)))
+
+
+def closed_card(record: ApprovalRecord, outcome: str) -> Card:
+    """A decided card: no buttons, its outcome last."""
+    label = record.tool_class + (" · sends out" if record.sends_out else "")
+    arguments, _ = render_arguments(record.arguments)
+    edited = f"{edited_line(record)}\n" if record.model_arguments else ""
+    return Card(f"🔐 {record.tool}  ({label})\n{edited}{arguments}\n{outcome}")

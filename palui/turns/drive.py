@@ -1,0 +1,99 @@
+"""One drive of the agent loop: run it as a task (so /stop can cancel it mid model or tool
+call), keep "typing" up, stream the answer, and end in an answer, a pause, a stop or a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Awaitable
+
+from palui.agent.turn import NeedsApproval
+from palui.domain import Reply, TurnStatus
+from palui.errors import ChannelError
+from palui.logs import get_logger
+from palui.ports import ReplyStream
+from palui.tools.runner import TurnTools
+from palui.turns import ending
+from palui.turns.parts import TurnParts
+from palui.turns.stop import RunningTurn, RunningTurns, StopRequests
+
+log = get_logger("palui.turns")
+
+TYPING_EVERY_S = 4.0  # Telegram shows "typing" for ~5 s per chat action
+
+Loop = Awaitable[Reply | NeedsApproval]
+
+
+async def headed(loop: Loop, heading: str) -> Reply | NeedsApproval:
+    """The loop's answer under a heading (a job's or a webhook's)."""
+    result = await loop
+    if isinstance(result, Reply) and result.text.strip():
+        return dataclasses.replace(result, text=f"{heading}\n{result.text.strip()}")
+    return result
+
+
+class Drive:
+    def __init__(self, parts: TurnParts, running: RunningTurns, stops: StopRequests) -> None:
+        self._parts = parts
+        self._running = running
+        self._stops = stops
+
+    async def __call__(
+        self,
+        chat_id: int,
+        turn_id: str,
+        loop: Loop,
+        tools: TurnTools,
+        update_ids: list[int],
+        stream: ReplyStream | None,
+    ) -> None:
+        parts = self._parts
+        task: asyncio.Task[Reply | NeedsApproval] = asyncio.ensure_future(loop)
+        running = self._running.by_chat[chat_id] = RunningTurn(turn_id, task, tools)
+        typing = asyncio.create_task(self._keep_typing(chat_id))
+        watcher = self._stops.watch(turn_id, running.stop_requested_elsewhere)
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if not running.stop_requested or (this is not None and this.cancelling()):
+                raise  # shutdown: the inbox rows stay pending and run again after restart
+            log.info("turn_stopped")
+            if stream is not None:
+                await stream.abort("(stopped — this answer is incomplete)")
+            told = running.stopped_text  # None: the /stop's own reply already said it
+            await ending.end(
+                parts, turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped",
+                reply=told, remember=False,
+            )  # fmt: skip
+            return
+        except Exception as exc:
+            if stream is not None:
+                await stream.abort(None)
+            await ending.fail(parts, turn_id, update_ids, tools, exc)
+            return
+        finally:
+            typing.cancel()
+            if watcher is not None:
+                watcher.cancel()
+            self._running.by_chat.pop(chat_id, None)
+        if isinstance(result, NeedsApproval):
+            if stream is not None:
+                await stream.abort("(waiting for your approval below)")
+            await ending.pause(parts, chat_id, turn_id, result, tools, update_ids)
+            return
+        text = result.text.strip() or "(The model returned an empty answer.)"
+        outbox_id = await ending.end(
+            parts, turn_id, TurnStatus.DONE, update_ids, tools, reply=text, steps=result.steps,
+            budget_hit=result.budget_hit,
+        )  # fmt: skip
+        log.info("turn_done", steps=result.steps, tokens=result.usage.total_tokens)
+        if stream is not None and outbox_id is not None:
+            await ending.finish_stream(parts, chat_id, stream, outbox_id, text)
+
+    async def _keep_typing(self, chat_id: int) -> None:
+        while True:
+            with contextlib.suppress(ChannelError):
+                await self._parts.channel.typing(chat_id)
+            await asyncio.sleep(TYPING_EVERY_S)

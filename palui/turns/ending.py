@@ -1,0 +1,94 @@
+"""How a turn's drive ends, each in one transaction: answered (reply in history and outbox),
+paused (state and approvals stored, then the cards), stopped, or failed (the person is told why;
+nothing enters the history)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from palui.agent.snapshot import dump_snapshot
+from palui.agent.turn import NeedsApproval
+from palui.domain import TurnContext, TurnStatus
+from palui.errors import ChannelError, ModelError, ModelUnavailable
+from palui.logs import get_logger
+from palui.ports import ReplyStream
+from palui.tools.runner import TurnTools
+from palui.turns.parts import TurnParts
+
+log = get_logger("palui.turns")
+
+
+async def end(
+    parts: TurnParts,
+    turn_id: str,
+    status: TurnStatus,
+    update_ids: list[int],
+    tools: TurnTools,
+    **fields: Any,
+) -> int | None:
+    """Commit the turn's end; the reply's outbox id."""
+    return await parts.store.turns.finish(
+        turn_id, status, update_ids=update_ids, taint=tools.taint, **fields
+    )
+
+
+async def pause(
+    parts: TurnParts,
+    chat_id: int,
+    turn_id: str,
+    paused: NeedsApproval,
+    tools: TurnTools,
+    update_ids: list[int],
+) -> None:
+    approvals = await parts.approvals.open(turn_id, chat_id, paused.held, tools)
+    await tools.record_held(paused.held, paused.snapshot.steps)
+    context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
+    await parts.store.approvals.pause_turn(
+        turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
+        update_ids=update_ids, taint=tools.taint,
+    )  # fmt: skip
+    log.info("turn_paused", held=[call.name for call in paused.held])
+    descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
+    await parts.approvals.post_cards(turn_id, descriptions)
+
+
+async def finish_stream(
+    parts: TurnParts, chat_id: int, stream: ReplyStream, outbox_id: int, text: str
+) -> None:
+    """Turn the streamed preview into the final answer; record the parts it delivered, so
+    the outbox sends only what is left (and nothing twice)."""
+    async with parts.delivery_lock(chat_id):
+        rendered = parts.channel.render(text)
+        try:
+            await stream.finish(text)
+        except ChannelError as exc:
+            log.warning("stream_finish_failed", error=str(exc))
+        finally:
+            sent = min(len(stream.message_ids), len(rendered))
+            await parts.store.outbox.part_sent(outbox_id, sent, done=sent == len(rendered))
+
+
+async def fail(
+    parts: TurnParts, turn_id: str, update_ids: list[int], tools: TurnTools, exc: Exception
+) -> None:
+    """A turn that could not answer: the person is told why; it leaves no history."""
+    if isinstance(exc, ModelUnavailable):
+        log.warning("model_unavailable", error=str(exc))
+        text = unavailable_text(exc)
+    elif isinstance(exc, ModelError):
+        log.warning("model_error", error=str(exc))
+        text = f"The model call failed ({exc}). Nothing was run."
+    else:
+        log.exception("turn_crashed")
+        text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
+    await end(
+        parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=text, remember=False,
+        error=str(exc) or repr(exc),
+    )  # fmt: skip
+
+
+def unavailable_text(exc: ModelUnavailable) -> str:
+    first_model, first_reason = exc.attempts[0] if exc.attempts else ("the model", "unknown")
+    tried = " I tried the fallback too." if len(exc.attempts) > 1 else ""
+    reason = f"{first_model}: {first_reason}"
+    return f"The model could not be reached ({reason}).{tried} Nothing was run."

@@ -1,0 +1,86 @@
+"""The agent loop's tool runner for a turn: the turn's `TurnTools`, and held calls once decided.
+
+An approved call runs once: its approval is used up (approved -> executing) before it goes out
+and records its result after (executing -> executed). A crash between the two leaves it
+`executing`, which a later resume reports as an unknown outcome and never runs again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from palui.approvals.cards import edited_note
+from palui.approvals.decisions import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
+from palui.domain import HeldDecision, ToolCallRequest, ToolOutcome, Verdict
+from palui.tools.rules import Stage
+from palui.tools.runner import TurnTools
+
+# How the call's record names each held call that did not run now.
+NOT_RUN_LABELS = {
+    Verdict.DENIED: "denied",
+    Verdict.EXPIRED: "expired",
+    Verdict.CHANGED: "changed",
+    Verdict.INTERRUPTED: "unknown",
+    Verdict.RAN: "ran_before",  # ran before a restart
+}
+
+
+def _not_run(decision: HeldDecision) -> ToolOutcome:
+    """What the model is told about a held call that does not run now."""
+    match decision.verdict:
+        case Verdict.DENIED:
+            return ToolOutcome(DENIED, is_error=True)
+        case Verdict.EXPIRED:
+            return ToolOutcome(EXPIRED, is_error=True)
+        case Verdict.CHANGED:
+            return ToolOutcome(CHANGED, is_error=True)
+        case Verdict.RAN:
+            return ToolOutcome(_with_edits(decision, decision.result or ""))
+    return ToolOutcome(STILL_RUNNING, is_error=True)
+
+
+def _with_edits(decision: HeldDecision, text: str) -> str:
+    # A person's edits are named first, so the model does not "fix" the values back.
+    if decision.model_arguments is None:
+        return text
+    return edited_note(decision.model_arguments, decision.call.arguments) + text
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCalls:
+    """Implements `palui.ports.ToolRunner` for one turn."""
+
+    tools: TurnTools
+    approvals: Approvals
+
+    def concurrent_safe(self, name: str) -> bool:
+        return self.tools.concurrent_safe(name)
+
+    async def prepare(self, call: ToolCallRequest, step: int) -> ToolCallRequest | ToolOutcome:
+        return await self.tools.prepare(call, step)
+
+    def needs_approval(self, call: ToolCallRequest) -> bool:
+        return self.tools.needs_approval(call)
+
+    async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
+        return await self.tools.run(call, step)
+
+    async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
+        if decision.verdict is Verdict.APPROVED:
+            if await self.approvals.claim_execution(decision):
+                return await self._run_approved(decision, step)
+            # Another resume took it: it may be running or have run; never fire it twice.
+            decision = HeldDecision(
+                decision.approval_id, decision.call, Verdict.INTERRUPTED, decision.model_arguments
+            )
+        outcome = _not_run(decision)
+        label = NOT_RUN_LABELS[decision.verdict]
+        await self.tools.record_step(decision.call, step, Stage.APPROVAL, label, outcome.text)
+        return outcome
+
+    async def _run_approved(self, decision: HeldDecision, step: int) -> ToolOutcome:
+        outcome = await self.tools.run_approved(
+            decision.call, step, model_arguments=decision.model_arguments
+        )
+        await self.approvals.executed(decision, outcome.text)
+        return ToolOutcome(_with_edits(decision, outcome.text), outcome.is_error)

@@ -1,0 +1,41 @@
+"""A job's run: a `scheduled` turn in the job's chat, started once (the run row moves from
+queued to started first; it records the turn, so tokens count per job)."""
+
+from __future__ import annotations
+
+import uuid
+
+from palui.agent.context import build_context
+from palui.agent.turn import run_turn
+from palui.db.jobs import JobRecord, RunRecord
+from palui.domain import Message, Role, TurnKind
+from palui.jobs.view import job_prompt
+from palui.logs import bound, get_logger
+from palui.turns import taint as starting
+from palui.turns.drive import Drive, headed
+from palui.turns.parts import TurnParts
+
+log = get_logger("palui.turns")
+
+
+def job_heading(job_id: int) -> str:
+    return f"⏰ Job #{job_id}"
+
+
+async def run_job_turn(parts: TurnParts, drive: Drive, run: RunRecord, job: JobRecord) -> None:
+    turn_id, chat_id = uuid.uuid4().hex, job.chat_id
+    store = parts.store
+    if not await store.jobs.start_run(run.id, turn_id):
+        return  # another worker or process has it
+    with bound(chat_id=chat_id, turn_id=turn_id, job_id=job.id):
+        session_id = await store.chats.current_session(chat_id)
+        await store.turns.start(turn_id, chat_id, session_id, TurnKind.SCHEDULED, [])
+        prompt = Message(Role.USER, job_prompt(job))
+        messages = build_context([prompt], now=parts.now())
+        taint = starting.job_turn(job)
+        offer = parts.offers.for_messages([prompt], TurnKind.SCHEDULED, taint is not None)
+        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, taint)
+        deps = parts.deps(turn_id, chat_id, tools)
+        log.info("turn_started", kind="scheduled", tools=len(offer.tools))
+        loop = headed(run_turn(deps, messages), job_heading(job.id))
+        await drive(chat_id, turn_id, loop, tools, [], None)

@@ -1,0 +1,52 @@
+"""Which tools a turn is offered: switched on, its connector not paused, allowed by the policy
+matrix for the turn's kind and taint, ranked by what was said, at most `max_tools`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from palui.domain import Message, RemoteTool, TurnKind
+from palui.policy.matrix import Decision, decide
+from palui.tools.catalog import ToolCatalog
+from palui.tools.names import full_name
+from palui.tools.registry import ToolOffer, ToolRegistry
+from palui.turns.limits import Limits
+
+SCHEDULE_JOB = "palui__schedule_job"
+
+
+@dataclass(frozen=True, slots=True)
+class Offers:
+    registry: ToolRegistry
+    catalog: ToolCatalog
+    limits: Limits
+    is_paused: Callable[[str], bool]
+
+    def _allow(self, kind: TurnKind, tainted: bool) -> Callable[[str, RemoteTool], bool]:
+        def allow(connector_id: str, remote: RemoteTool) -> bool:
+            if self.is_paused(connector_id):
+                return False
+            entry = self.catalog.entry(connector_id, remote)
+            job_spawn = kind is TurnKind.SCHEDULED and entry.name == SCHEDULE_JOB
+            if job_spawn and not self.limits.jobs_may_create_jobs:
+                return False  # a job can't spawn jobs unless the operator allows it
+            decision = decide(entry.classification.tool_class, kind, tainted)
+            return entry.enabled and decision is not Decision.NOT_OFFERED
+
+        return allow
+
+    def for_messages(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
+        """A new turn's offer, ranked by the newest messages (they say most about what is
+        wanted now)."""
+        query = " ".join(message.content for message in recent)
+        return self.registry.offer(query, self.limits.max_tools, self._allow(kind, tainted))
+
+    def named(self, names: Sequence[str], kind: TurnKind, tainted: bool) -> ToolOffer:
+        """A resumed turn's offer: the tools it was offered before, those still allowed."""
+        wanted = set(names)
+        allow = self._allow(kind, tainted)
+        return self.registry.offer(
+            "", len(wanted), lambda cid, remote: full_name(cid, remote.name) in wanted
+            and allow(cid, remote),
+        )  # fmt: skip

@@ -1,0 +1,63 @@
+"""What every turn is built from, and how a turn's tools and loop dependencies are put together."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from palui.agent.turn import TurnDeps
+from palui.approvals.decisions import Approvals
+from palui.db import Store
+from palui.domain import Completion, Taint, TurnKind
+from palui.memory import Memory
+from palui.ports import Channel, ChatModel
+from palui.tools.catalog import ToolCatalog
+from palui.tools.registry import ToolOffer
+from palui.tools.runner import TurnTools
+from palui.turns.held import TurnCalls
+from palui.turns.limits import Limits
+from palui.turns.offer import Offers
+
+IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-approved call
+
+
+@dataclass(frozen=True, slots=True)
+class TurnParts:
+    store: Store
+    model: ChatModel
+    channel: Channel
+    catalog: ToolCatalog
+    approvals: Approvals
+    limits: Limits
+    offers: Offers
+    now: Callable[[], datetime]
+    delivery_lock: Callable[[int], asyncio.Lock]
+    memory: Memory | None = None
+
+    async def tools(
+        self, offer: ToolOffer, turn_id: str, chat_id: int, kind: TurnKind, taint: Taint | None
+    ) -> TurnTools:
+        since = self.now() - IDEMPOTENT_RETRY_WINDOW
+        recent = await self.store.approvals.recent_executed_digests(chat_id, since)
+        return TurnTools(
+            offer, self.store.tool_calls, turn_id, kind=kind, catalog=self.catalog,
+            taint=taint, result_limit=self.limits.tool_result_chars,
+            just_approved=frozenset(recent), ledger=self.store.actions, chat_id=chat_id,
+            rules=self.limits.tool_rules, steps=self.store.tool_steps,
+            notify=self.store.outbox.add, now=self.now,
+        )  # fmt: skip
+
+    def deps(self, turn_id: str, chat_id: int, tools: TurnTools) -> TurnDeps:
+        async def record_usage(completion: Completion, latency_s: float) -> None:
+            await self.store.turns.record_model_call(turn_id, chat_id, completion, latency_s)
+
+        return TurnDeps(
+            model=self.model,
+            record_usage=record_usage,
+            max_steps=self.limits.max_steps,
+            timeout_s=self.limits.turn_timeout_s,
+            tools=tools.offer.specs,
+            runner=TurnCalls(tools, self.approvals),
+        )

@@ -1,0 +1,37 @@
+"""Resuming a paused turn once its cards are all decided: the turn is claimed (once, in one
+process), rebuilt as it ran (kind, taint, the tools it was offered, still allowed), and driven on
+with each held call's decision; the loop runs the approved calls through the turn's runner."""
+
+from __future__ import annotations
+
+from palui.agent.snapshot import load_snapshot
+from palui.agent.turn import resume_turn
+from palui.logs import bound, get_logger
+from palui.turns.drive import Drive, headed
+from palui.turns.job_turn import job_heading
+from palui.turns.parts import TurnParts
+from palui.turns.stop import StopRequests
+
+log = get_logger("palui.turns")
+
+
+async def resume(
+    parts: TurnParts, drive: Drive, stops: StopRequests, chat_id: int, turn_id: str
+) -> None:
+    await stops.forget(turn_id)  # a /stop its earlier drive ended before taking
+    state = await parts.store.approvals.claim_resume(turn_id)
+    if state is None:
+        return  # another worker or process has it
+    with bound(chat_id=chat_id, turn_id=turn_id):
+        snapshot, context = load_snapshot(state)
+        tainted = context.taint is not None
+        offer = parts.offers.named(context.offer, context.kind, tainted)
+        tools = await parts.tools(offer, turn_id, chat_id, context.kind, context.taint)
+        log.info("turn_resumed")
+        held = {call.id for call in snapshot.step_calls} - set(snapshot.outcomes)
+        decisions = await parts.approvals.decisions(turn_id, held, tools.offer)
+        loop = resume_turn(parts.deps(turn_id, chat_id, tools), snapshot, decisions)
+        job_id = await parts.store.jobs.job_of_turn(turn_id)
+        if job_id is not None:
+            loop = headed(loop, job_heading(job_id))
+        await drive(chat_id, turn_id, loop, tools, [], None)

@@ -1,0 +1,62 @@
+"""A turn's starting taint: the one place that decides it, from every source (DESIGN §1.1).
+
+Taint is not laundered through the conversation: a turn whose history holds a message of a
+tainted turn, or whose session summary was built from one, starts tainted and names the latest
+source and how many turns ago it came in. Memory from a recall that is not trusted taints the
+turn it informs; a webhook payload taints its summary turn. A job's run starts clean. During the
+turn `TurnTools` adds taint as untrusted results arrive; this module only decides the start.
+"""
+
+from __future__ import annotations
+
+from palui.db import History
+from palui.db.jobs import JobRecord
+from palui.domain import RECALL_ID, Role, Taint
+from palui.memory import Recalled
+from palui.policy.taint import taints
+
+EARLIER_SUMMARY = "an earlier summary"
+EARLIER_MESSAGE = "an earlier message"
+
+
+def from_history(history: History) -> Taint | None:
+    """The taint a conversation carries into its next turn: the latest tainted message's source
+    (counted in turns since), else the summary's."""
+    tainted = [index for index, origin in enumerate(history.provenance) if origin.tainted]
+    if not tainted:
+        return Taint(EARLIER_SUMMARY, turns_ago=1) if history.summary_tainted else None
+    last = tainted[-1]
+    origin = history.provenance[last]
+    # Each reply after it is one turn later (the current turn has no reply yet).
+    later = {
+        after.turn_id
+        for message, after in zip(
+            history.messages[last + 1 :], history.provenance[last + 1 :], strict=True
+        )
+        if message.role == Role.ASSISTANT
+    }
+    ago = len(later - {origin.turn_id}) + 1
+    if origin.taint is not None:
+        return origin.taint.carried(ago)
+    return Taint(EARLIER_SUMMARY if history.summary_tainted else EARLIER_MESSAGE, turns_ago=ago)
+
+
+def from_recall(recalled: Recalled) -> Taint | None:
+    """Memory recalled into the context taints the turn unless recall is trusted."""
+    if not recalled.text or not taints(recalled.trust):
+        return None
+    return Taint(RECALL_ID, f"{RECALL_ID}__get_profile")
+
+
+def chat_turn(history: History, recalled: Recalled) -> Taint | None:
+    return from_history(history) or from_recall(recalled)
+
+
+def webhook_turn(webhook: str) -> Taint:
+    """A webhook's payload is untrusted: its summary turn is tainted from the start."""
+    return Taint(f"webhook:{webhook}")
+
+
+def job_turn(job: JobRecord) -> Taint | None:
+    """A job's run starts clean (its prompt is the person's own words, stored with the job)."""
+    return None

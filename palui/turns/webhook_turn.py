@@ -1,0 +1,43 @@
+"""A webhook delivery summarised into its chat: tainted from the start (the payload is
+untrusted), offered no tools, and a tool call the model makes up runs nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+from palui.agent.turn import run_turn
+from palui.db.webhooks import Delivery
+from palui.domain import TurnKind
+from palui.logs import bound, get_logger
+from palui.tools.registry import ToolOffer
+from palui.tools.runner import TurnTools
+from palui.turns import taint as starting
+from palui.turns.drive import Drive, headed
+from palui.turns.parts import TurnParts
+from palui.webhooks.rules import webhook_messages
+
+log = get_logger("palui.turns")
+
+
+async def run_webhook_turn(parts: TurnParts, drive: Drive, delivery: Delivery) -> None:
+    turn_id, chat_id = uuid.uuid4().hex, delivery.chat_id
+    store = parts.store
+    if not await store.webhooks.claim(delivery, turn_id):
+        return  # another worker or process has it
+    with bound(chat_id=chat_id, turn_id=turn_id, delivery_id=delivery.id):
+        session_id = await store.chats.current_session(chat_id)
+        await store.turns.start(turn_id, chat_id, session_id, TurnKind.WEBHOOK, [])
+        tools = TurnTools(
+            ToolOffer({}), store.tool_calls, turn_id, kind=TurnKind.WEBHOOK,
+            taint=starting.webhook_turn(delivery.webhook), chat_id=chat_id,
+        )  # fmt: skip
+        deps = dataclasses.replace(parts.deps(turn_id, chat_id, tools), tools=(), runner=None)
+        messages = webhook_messages(
+            delivery.webhook, delivery.instructions, delivery.content_type, delivery.body
+        )
+        log.info("turn_started", kind="webhook", webhook=delivery.webhook)
+        loop = headed(run_turn(deps, messages), f"📨 Webhook {delivery.webhook}")
+        await drive(chat_id, turn_id, loop, tools, [], None)
+    # Ended (answered, failed and told, or /stop): never summarised again.
+    await store.webhooks.mark_handled(delivery.id)
