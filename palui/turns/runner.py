@@ -26,6 +26,7 @@ from palui.db import History, Store
 from palui.db.jobs import JobRecord, RunRecord
 from palui.db.webhooks import Delivery
 from palui.domain import (
+    CallStage,
     Completion,
     Inbound,
     Message,
@@ -46,7 +47,7 @@ from palui.ports import Channel, ChatModel, ReplyStream
 from palui.tools.catalog import ToolCatalog
 from palui.tools.names import full_name
 from palui.tools.registry import ToolOffer, ToolRegistry
-from palui.tools.rules import Stage, ToolRules
+from palui.tools.rules import ToolRules
 from palui.tools.runner import TurnTools
 from palui.turns.stop import StopRequests, stopped_text
 from palui.webhooks.rules import webhook_messages
@@ -263,7 +264,7 @@ class TurnRunner:
             offer, self._store.tool_calls, turn_id, kind=kind, catalog=self._catalog,
             taint=taint, result_limit=self._limits.tool_result_chars,
             just_approved=frozenset(recent), ledger=self._store.actions, chat_id=chat_id,
-            rules=self._limits.tool_rules, steps=self._store.tool_steps,
+            rules=self._limits.tool_rules,
             notify=self._store.outbox.add, now=self._now,
         )  # fmt: skip
 
@@ -464,7 +465,7 @@ async def _record_not_approved(
         if outcome is None or call.id in tools.approved_ids:
             continue
         label = labels.get(outcome.text, "ran_before")  # executed before a restart
-        await tools.record_step(call, step, Stage.APPROVAL, label, outcome.text)
+        await tools.record_step(call, step, CallStage.APPROVAL, label, outcome.text)
 
 
 def unavailable_text(exc: ModelUnavailable) -> str:
