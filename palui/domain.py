@@ -259,3 +259,77 @@ class HeldDecision:
     verdict: Verdict
     model_arguments: str | None = None  # the model's own arguments, when a person edited them
     result: str | None = None  # RAN: the result recorded when it ran
+
+
+class CallStatus(StrEnum):
+    """Where a tool call's record stands (DESIGN §1.6). `running` is written before the call
+    goes out, so a crash or a /stop leaves `unknown` behind, never no record."""
+
+    PENDING = "pending"  # in the hooks and guards, not decided yet
+    HELD = "held"  # waiting for a person's approval card
+    NOT_APPROVED = "not_approved"  # the card was denied, expired or went stale: it never ran
+    RUNNING = "running"
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    UNKNOWN = "unknown"  # interrupted mid-flight (/stop, crash): may or may not have happened
+    REJECTED = "rejected"  # never sent: not offered, bad arguments, a guard, the policy, a cap
+    BLOCKED = "blocked"  # a pre hook blocked it
+    SUPPLIED = "supplied"  # a pre hook supplied its result
+    HOOK_FAILED = "hook_failed"  # a pre hook failed, so the call failed closed
+    DUP_COMPLETED = "dup_completed"  # the ledger had it: nothing went out again
+    DUP_IN_PROGRESS = "dup_in_progress"
+    DUP_UNKNOWN = "dup_unknown"
+
+    @property
+    def ran(self) -> bool:
+        """The call reached the runner's end (ran, or was settled without running): `palui
+        runs` counts these as the turn's calls; a held or unapproved call is only a card."""
+        return self not in (CallStatus.PENDING, CallStatus.HELD, CallStatus.NOT_APPROVED)
+
+
+class CallStage(StrEnum):
+    """The stages of a call through the pipeline, in order (DESIGN §1.6)."""
+
+    HOOK = "hook"
+    GUARD = "guard"
+    POLICY = "policy"
+    APPROVAL = "approval"
+    DESTINATION = "destination"
+    SEND_CAP = "send_cap"
+    LEDGER = "ledger"
+    EXECUTE = "execute"
+    POST_HOOK = "post_hook"
+
+
+@dataclass(frozen=True, slots=True)
+class StageEntry:
+    """One stage of a call's story: what happened there and why (`palui runs show`)."""
+
+    stage: CallStage
+    outcome: str
+    reason: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+    duration_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallChange:
+    """One write to a call's record: a stage to add and the columns it sets (None: unchanged).
+
+    `settles` replaces the call's running execution entry instead of adding one."""
+
+    tool: str
+    stage: StageEntry | None = None
+    settles: bool = False
+    status: CallStatus | None = None
+    tool_class: str | None = None
+    sends_out: bool | None = None
+    arguments: str | None = None
+    model_arguments: str | None = None
+    decision: str | None = None
+    decision_id: str | None = None
+    reason: str | None = None
+    result: str | None = None
+    went_out: bool = False  # the call is going out now: the daily send cap counts it
+    duration_s: float | None = None

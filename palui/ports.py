@@ -158,27 +158,6 @@ class ToolRunner(Protocol):
         ...
 
 
-class CallRecorder(Protocol):
-    """Where each tool call is recorded, before it goes out and when it ends."""
-
-    async def call_started(self, turn_id: str, step: int, tool: str, arguments: str) -> int: ...
-
-    async def call_ended(
-        self, record_id: int, status: str, result: str, duration_s: float
-    ) -> None: ...
-
-    async def decision_recorded(
-        self,
-        turn_id: str,
-        step: int,
-        tool: str,
-        tool_class: str,
-        decision: str,
-        decision_id: str,
-        reason: str,
-    ) -> None: ...
-
-
 class Ledger(Protocol):
     """The action ledger: world-changing calls are claimed before they go out."""
 

@@ -91,12 +91,12 @@ async def _until_tool_running(app) -> None:
     # The call is recorded as running in the database before it goes out; nothing to await.
     from sqlalchemy import select
 
-    from palui.db.models import ToolCallRow
+    from palui.db.models import CallRecordRow
 
     async with asyncio.timeout(20):
         while True:
             async with app.db.session() as s:
-                if await s.scalar(select(ToolCallRow).where(ToolCallRow.status == "running")):
+                if await s.scalar(select(CallRecordRow).where(CallRecordRow.status == "running")):
                     return
             await asyncio.sleep(0.05)
 

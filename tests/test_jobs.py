@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, update
 
-from palui.db.models import JobRow, JobRun, ToolCallRow, Turn
+from palui.db.models import CallRecordRow, JobRow, JobRun, Turn
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.test_approvals_flow import buttons, call, tool_results, wait_for_card
@@ -109,7 +109,7 @@ async def test_a_job_created_from_chat_runs_its_read_tool_and_gets_no_destructiv
         kinds = set(await s.scalars(select(Turn.kind)))
         listed = await s.scalar(
             select(func.count()).where(
-                ToolCallRow.tool == "mcp-notes__list_notes", ToolCallRow.status == "ok"
+                CallRecordRow.tool == "mcp-notes__list_notes", CallRecordRow.status == "ok"
             )
         )
     assert kinds == {"chat", "scheduled"} and listed

@@ -14,8 +14,9 @@ from sqlalchemy import select
 from palui.chat.leases import ChatLeases
 from palui.chat.recovery import Recovery
 from palui.db import Database, Store
-from palui.db.models import ActionRow, PausedTurn, ToolCallRow, ToolStep, Turn
+from palui.db.models import ActionRow, CallRecordRow, PausedTurn, Turn
 from palui.db.recovery import Recovered
+from palui.domain import CallChange, CallStage, CallStatus, StageEntry
 from palui.http.server import HttpServer
 from palui.webhooks.specs import WebhookSpec
 from tests.conftest import OWNER_CHAT, OWNER_ID
@@ -128,7 +129,7 @@ async def test_a_process_starting_while_another_resumes_an_approved_turn_leaves_
     assert len(fake_model.requests) == 3
     async with first.app.db.session() as s:
         runs = list(
-            await s.scalars(select(ToolCallRow.status).where(ToolCallRow.tool.like("%del%")))
+            await s.scalars(select(CallRecordRow.status).where(CallRecordRow.tool.like("%del%")))
         )
     assert runs == ["ok"]
 
@@ -194,8 +195,9 @@ async def in_flight(store: Store, chat_id: int) -> None:
     session = await store.chats.current_session(chat_id)
     turn, paused = f"turn-{chat_id}", f"paused-{chat_id}"
     await store.turns.start(turn, chat_id, session, "chat", [])
-    await store.tool_calls.call_started(turn, 1, "mcp-mail__send", "{}")
-    await store.tool_steps.step_recorded(turn, 1, "c1", "mcp-mail__send", "execute", "running")
+    running = StageEntry(CallStage.EXECUTE, "running")
+    change = CallChange("mcp-mail__send", running, status=CallStatus.RUNNING, went_out=True)
+    await store.tool_calls.save(turn, chat_id, 1, "c1", change)
     claim = await store.actions.claim(f"key-{chat_id}", chat_id, "mcp-mail__send", "{}", turn)
     assert claim.state == "new"
     await store.turns.start(paused, chat_id, session, "chat", [])
@@ -206,13 +208,13 @@ async def in_flight(store: Store, chat_id: int) -> None:
 async def states(store: Store, chat_id: int) -> dict[str, Any]:
     async with store.db.session() as s:
         turn = await s.get_one(Turn, f"turn-{chat_id}")
-        call_ = await s.scalar(select(ToolCallRow).where(ToolCallRow.turn_id == turn.id))
-        step = await s.scalar(select(ToolStep).where(ToolStep.turn_id == turn.id))
+        call_ = await s.scalar(select(CallRecordRow).where(CallRecordRow.turn_id == turn.id))
         action = await s.scalar(select(ActionRow).where(ActionRow.chat_id == chat_id))
         paused = await s.get_one(PausedTurn, f"paused-{chat_id}")
-        assert call_ is not None and step is not None and action is not None
+        assert call_ is not None and action is not None
         return {
-            "turn": turn.status, "call": call_.status, "step": step.outcome,
+            "turn": turn.status, "call": call_.status,
+            "step": json.loads(call_.stages)[-1]["outcome"],
             "action": action.state, "claimed": paused.claimed_at is not None,
         }  # fmt: skip
 
@@ -235,7 +237,7 @@ async def test_start_settles_chats_no_live_process_holds_and_leaves_held_ones(
     recovery = Recovery(store.recovery, ChatLeases(store.leases))
     recovered = await recovery.at_start()
 
-    assert recovered == Recovered(turns=2, calls=2, steps=2, actions=2, claims=2)
+    assert recovered == Recovered(turns=2, calls=2, actions=2, claims=2)
     assert await states(store, live) == IN_FLIGHT
     assert await states(store, dead) == SETTLED
     assert await states(store, unleased) == SETTLED

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from palui.db.models import StopRequest, ToolCallRow, Turn
+from palui.db.models import CallRecordRow, StopRequest, Turn
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.test_approvals_flow import call, scripted
@@ -28,7 +28,7 @@ async def until_tool_running(app: Any) -> None:
     async with asyncio.timeout(20):
         while True:
             async with app.db.session() as s:
-                if await s.scalar(select(ToolCallRow).where(ToolCallRow.status == "running")):
+                if await s.scalar(select(CallRecordRow).where(CallRecordRow.status == "running")):
                     return
             await asyncio.sleep(0.05)
 
@@ -49,7 +49,7 @@ async def test_a_stop_sent_to_another_process_stops_the_tool_call_running_here(
     await running.app.chats.wait_idle(OWNER_CHAT)
     assert await turn_statuses(running.app.store) == ["cancelled"]
     async with running.app.db.session() as s:
-        assert list(await s.scalars(select(ToolCallRow.status))) == ["unknown"]
+        assert list(await s.scalars(select(CallRecordRow.status))) == ["unknown"]
         assert list(await s.scalars(select(StopRequest))) == []  # taken
 
     await send(fake_telegram, running_url, "hello")

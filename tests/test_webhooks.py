@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from sqlalchemy import func, select
 
-from palui.db.models import ToolCallRow, Turn, WebhookDelivery
+from palui.db.models import CallRecordRow, Turn, WebhookDelivery
 from tests.conftest import OWNER_CHAT
 from tests.fakes.model_server import ModelRequest, Script
 
@@ -190,7 +190,7 @@ async def test_a_payload_that_orders_deletion_gets_a_summary_and_runs_no_tool(
     tool_result = fake_model.requests[1].messages[-1]
     assert tool_result["role"] == "tool" and "no tools" in tool_result["content"]
     assert "Groceries" in notes_and_hook.read_text()  # the note is still there
-    assert await count(app.db, ToolCallRow) == 0  # no call was even recorded, let alone run
+    assert await count(app.db, CallRecordRow) == 0  # no call was even recorded, let alone run
     assert not any("Approval needed" in m["text"] for m in fake_telegram.sent_messages())
 
 

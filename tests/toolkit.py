@@ -105,24 +105,35 @@ class FunctionToolset:
 
 
 class MemoryRecorder:
-    """A `CallRecorder` in memory: (tool, status, result) per call."""
+    """A `CallStore` in memory: a record per call (tool, status, result, step, stages)."""
 
     def __init__(self) -> None:
         self.records: dict[int, dict[str, Any]] = {}
         self.decisions: list[tuple[str, str, str, str, str]] = []
+        self._keys: dict[tuple[str, int, str], int] = {}
 
-    async def call_started(self, turn_id: str, step: int, tool: str, arguments: str) -> int:
-        record = len(self.records) + 1
-        self.records[record] = {"tool": tool, "status": "running", "step": step}
-        return record
+    async def save(self, turn_id: str, chat_id: int, step: int, call_id: str, change) -> None:
+        key = (turn_id, step, call_id)
+        if key not in self._keys:
+            self._keys[key] = len(self.records) + 1
+            self.records[self._keys[key]] = {"tool": change.tool, "status": "pending",
+                                             "step": step, "stages": []}  # fmt: skip
+        record = self.records[self._keys[key]]
+        if change.status is not None:
+            record["status"] = str(change.status)
+        if change.result is not None:
+            record["result"] = change.result
+        if change.stage is not None:
+            record["stages"].append((str(change.stage.stage), change.stage.outcome))
+        if change.decision is not None and change.status is None:
+            self.decisions.append((change.tool, str(change.tool_class), change.decision,
+                                   change.decision_id, change.reason))  # fmt: skip
 
-    async def call_ended(self, record_id: int, status: str, result: str, duration_s: float):
-        self.records[record_id].update(status=status, result=result)
+    async def sends_since(self, since) -> int:
+        return 0
 
-    async def decision_recorded(
-        self, turn_id, step, tool, tool_class, decision, decision_id, reason
-    ):
-        self.decisions.append((tool, str(tool_class), str(decision), decision_id, reason))
+    async def first_cap_notice(self, chat_id: int, day: str) -> bool:
+        return True
 
 
 async def no_usage(completion: Completion, latency: float) -> None:

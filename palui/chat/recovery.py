@@ -65,7 +65,7 @@ class Recovery:
         if recovered:
             log.warning(
                 "chat_recovered", chat_id=chat_id, turns=recovered.turns, calls=recovered.calls,
-                steps=recovered.steps, actions=recovered.actions, claims=recovered.claims,
+                actions=recovered.actions, claims=recovered.claims,
             )  # fmt: skip
         return recovered
 

@@ -1,7 +1,8 @@
 """`palui runs` and `palui runs show <turn>`: recent turns, and every step of a turn's tool calls
 with its reason (hooks, guards, policy with its decision id, approval, destination guard, send
 cap, ledger, execution, post hooks), so a blocked, guarded, refused or timed-out call can be
-explained afterwards. Reads the database only; nothing else needs to run.
+explained afterwards, from each call's record. Reads the database only; nothing else needs
+to run.
 
 Exit codes: 0 fine, 1 a problem (no database yet, no such turn, an ambiguous prefix), 2 bad
 configuration (raised as ConfigError to `palui.cli.main`).
@@ -18,7 +19,7 @@ from typing import Any, TextIO
 
 from palui.config import Settings, load_settings
 from palui.db import Database
-from palui.db.steps import AmbiguousRun, RunSummary, StepRecord, ToolStepRepo
+from palui.db.runs import AmbiguousRun, RunRepo, RunSummary, StepRecord
 from palui.logs import configure_logging
 
 
@@ -55,7 +56,7 @@ async def _runs(settings: Settings, args: argparse.Namespace, out: TextIO) -> in
                 "Start Palui (or run `palui migrate`) first.\n"
             )
             return 1
-        repo = ToolStepRepo(db)
+        repo = RunRepo(db)
         if getattr(args, "runs_command", None) == "show":
             as_json = args.json or args.show_json
             return await _show(repo, args.turn, out, as_json=as_json)
@@ -69,7 +70,7 @@ async def _runs(settings: Settings, args: argparse.Namespace, out: TextIO) -> in
         await db.close()
 
 
-async def _show(repo: ToolStepRepo, prefix: str, out: TextIO, *, as_json: bool) -> int:
+async def _show(repo: RunRepo, prefix: str, out: TextIO, *, as_json: bool) -> int:
     try:
         run = await repo.find_run(prefix)
     except AmbiguousRun as exc:

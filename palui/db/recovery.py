@@ -4,7 +4,7 @@ A chat's turns, their tool calls, ledger actions and paused-turn claims are only
 while some process holds the chat's lease (`palui.db.leases`). So whoever takes the lease may
 treat whatever of that chat is still `running` / `in_progress` / claimed as left behind by a
 previous holder that is gone, and settle it: turns failed (their inbox rows stay pending, so the
-messages are answered again), calls and executions unknown, actions unknown (never re-fired),
+messages are answered again), calls unknown, actions unknown (never re-fired),
 claims released (the paused turn resumes once, here). Nothing is swept across chats, so a live
 process's work in other chats is never touched.
 """
@@ -15,41 +15,37 @@ from dataclasses import dataclass
 
 from sqlalchemy import select, union, update
 
-from palui.db.models import ActionRow, ChatLease, PausedTurn, ToolCallRow, ToolStep, Turn, utcnow
+from palui.db.calls import settle_interrupted
+from palui.db.models import ActionRow, CallRecordRow, ChatLease, PausedTurn, Turn, utcnow
 from palui.db.repo import Repo
-from palui.domain import TurnStatus
-
-EXECUTE = "execute"  # palui.db.steps's stage and outcome names
-RUNNING = "running"
+from palui.domain import CallStatus, TurnStatus
 
 
 @dataclass(frozen=True, slots=True)
 class Recovered:
     turns: int = 0
-    calls: int = 0
-    steps: int = 0
+    calls: int = 0  # settled as unknown outcome
     actions: int = 0
     claims: int = 0
 
     def __add__(self, other: Recovered) -> Recovered:
         return Recovered(
-            self.turns + other.turns, self.calls + other.calls, self.steps + other.steps,
-            self.actions + other.actions, self.claims + other.claims,
+            self.turns + other.turns, self.calls + other.calls, self.actions + other.actions,
+            self.claims + other.claims,
         )  # fmt: skip
 
     def __bool__(self) -> bool:
-        return any((self.turns, self.calls, self.steps, self.actions, self.claims))
+        return any((self.turns, self.calls, self.actions, self.claims))
 
 
 class RecoveryRepo(Repo):
     async def unfinished_chats(self) -> list[int]:
-        """Chats with anything in flight: a turn, a tool call, a ledger action, a claim. (An
-        execution step in flight always has its turn running or claimed, so it is found too.)"""
+        """Chats with anything in flight: a turn, a tool call, a ledger action, a claim."""
         query = union(
             select(Turn.chat_id).where(Turn.status == TurnStatus.RUNNING),
             select(Turn.chat_id)
-            .join(ToolCallRow, ToolCallRow.turn_id == Turn.id)
-            .where(ToolCallRow.status == RUNNING),
+            .join(CallRecordRow, CallRecordRow.turn_id == Turn.id)
+            .where(CallRecordRow.status == CallStatus.RUNNING),
             select(ActionRow.chat_id).where(ActionRow.state == "in_progress"),
             select(PausedTurn.chat_id).where(PausedTurn.claimed_at.is_not(None)),
         )
@@ -76,7 +72,7 @@ class RecoveryRepo(Repo):
         Only call this while holding the chat's lease and running none of its turns."""
         now = utcnow()
         async with self._db.session() as s, s.begin():
-            # Calls and executions are only in flight in a turn running or resumed (claimed).
+            # Calls are only in flight in a turn running or resumed (claimed).
             in_flight = list(
                 await s.scalars(
                     union(
@@ -89,26 +85,7 @@ class RecoveryRepo(Repo):
                     )
                 )
             )
-            calls: object = None
-            steps: object = None
-            if in_flight:
-                calls = await s.execute(
-                    update(ToolCallRow)
-                    .where(ToolCallRow.turn_id.in_(in_flight), ToolCallRow.status == RUNNING)
-                    .values(status="unknown", ended_at=now, result="interrupted by a restart")
-                )
-                steps = await s.execute(
-                    update(ToolStep)
-                    .where(
-                        ToolStep.turn_id.in_(in_flight),
-                        ToolStep.stage == EXECUTE,
-                        ToolStep.outcome == RUNNING,
-                    )
-                    .values(
-                        outcome="unknown",
-                        reason="interrupted by a restart: the action may or may not have happened",
-                    )
-                )
+            calls = await settle_interrupted(s, in_flight) if in_flight else 0
             actions = await s.execute(
                 update(ActionRow)
                 .where(ActionRow.chat_id == chat_id, ActionRow.state == "in_progress")
@@ -124,7 +101,7 @@ class RecoveryRepo(Repo):
                 .where(PausedTurn.chat_id == chat_id, PausedTurn.claimed_at.is_not(None))
                 .values(claimed_at=None)
             )
-        return Recovered(*(_count(r) for r in (turns, calls, steps, actions, claims)))
+        return Recovered(_count(turns), calls, _count(actions), _count(claims))
 
 
 def _count(result: object) -> int:

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.approval_edits import ApprovalEditRepo
 from palui.db.approvals import ApprovalRepo
+from palui.db.calls import CallRecordRepo
 from palui.db.delivery_leases import DeliveryLeaseRepo
 from palui.db.engine import Database
 from palui.db.jobs import JobRepo
@@ -39,9 +40,8 @@ from palui.db.models import (
 )
 from palui.db.recovery import RecoveryRepo
 from palui.db.repo import Repo
-from palui.db.steps import ToolStepRepo
 from palui.db.stop_requests import StopRequestRepo
-from palui.db.tools import ToolCallRepo, ToolSettingRepo
+from palui.db.tools import ToolSettingRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import Completion, InboxStatus, Message, Role, Taint, TurnKind, TurnStatus
 
@@ -393,10 +393,9 @@ class Store:
         self.turns = TurnRepo(db)
         self.outbox = OutboxRepo(db)
         self.strangers = StrangerRepo(db)
-        self.tool_calls = ToolCallRepo(db)
+        self.tool_calls = CallRecordRepo(db)  # each call's record
         self.approvals = ApprovalRepo(db)
         self.tool_settings = ToolSettingRepo(db)
-        self.tool_steps = ToolStepRepo(db)
         self.actions = ActionLedger(db)
         self.approval_edits = ApprovalEditRepo(db)
         self.memory = MemoryRepo(db)

@@ -1,61 +1,14 @@
-"""Repositories for tools: each call's record and policy decision, and per-tool settings
-(switches, classes set in the chat, last seen definitions, paused connectors)."""
+"""Per-tool settings: switches, classes set in the chat, last seen definitions, paused
+connectors. (Each call's record is `palui.db.calls`.)"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
-from palui.db.models import ConnectorSetting, ToolCallRow, ToolSetting, utcnow
-from palui.db.models import Decision as DecisionRow
+from palui.db.models import ConnectorSetting, ToolSetting, utcnow
 from palui.db.repo import Repo
-
-
-class ToolCallRepo(Repo):
-    """Implements `palui.ports.CallRecorder`."""
-
-    async def call_started(self, turn_id: str, step: int, tool: str, arguments: str) -> int:
-        async with self._db.session() as s, s.begin():
-            row = ToolCallRow(
-                turn_id=turn_id, step=step, tool=tool, arguments=arguments, status="running",
-                started_at=utcnow(),
-            )  # fmt: skip
-            s.add(row)
-            await s.flush()
-            return row.id
-
-    async def call_ended(self, record_id: int, status: str, result: str, duration_s: float) -> None:
-        async with self._db.session() as s, s.begin():
-            await s.execute(
-                update(ToolCallRow)
-                .where(ToolCallRow.id == record_id)
-                .values(
-                    status=status,
-                    result=result,
-                    duration_ms=round(duration_s * 1000),
-                    ended_at=utcnow(),
-                )
-            )
-
-    async def decision_recorded(
-        self,
-        turn_id: str,
-        step: int,
-        tool: str,
-        tool_class: str,
-        decision: str,
-        decision_id: str,
-        reason: str,
-    ) -> None:
-        async with self._db.session() as s, s.begin():
-            s.add(
-                DecisionRow(
-                    turn_id=turn_id, step=step, tool=tool[:128], tool_class=str(tool_class),
-                    decision=str(decision), decision_id=decision_id, reason=reason,
-                    created_at=utcnow(),
-                )
-            )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

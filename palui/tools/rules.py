@@ -1,9 +1,6 @@
-"""The operator's rules around every tool call, and the record of each call's steps.
-
-`ToolRules` holds what palui.toml configures (hooks, guards, the daily send cap); `Trail`
-records each step of a call (DESIGN §1.6: hooks, guards, policy, approval, destination guard,
-send cap, ledger, execution, post hooks) with its reason, so `palui runs show` can explain it.
-`palui.tools.runner.TurnTools` runs the steps in order.
+"""The operator's rules around every tool call (DESIGN §1.6): the pre and post hooks, the
+guards and the daily send cap, as palui.toml configures them. `palui.tools.runner.TurnTools`
+runs the steps in order; each is written to the call's record (`palui.tools.record`).
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from palui.domain import ToolCallRequest, ToolOutcome
+from palui.domain import CallStage, CallStatus, ToolCallRequest, ToolOutcome
 from palui.tools.guards import Guards
 from palui.tools.hooks import (
     DEFAULT_TIMEOUT_S,
@@ -28,47 +25,9 @@ from palui.tools.hooks import (
     run_post,
     run_pre,
 )
+from palui.tools.record import CallRecord, CallStore
 
 Notify = Callable[[int, str], Awaitable[Any]]
-
-
-class Stage:
-    HOOK = "hook"
-    GUARD = "guard"
-    POLICY = "policy"
-    APPROVAL = "approval"
-    DESTINATION = "destination"
-    SEND_CAP = "send_cap"
-    LEDGER = "ledger"
-    EXECUTE = "execute"
-    POST_HOOK = "post_hook"
-
-
-class StepRecorder(Protocol):
-    """Where each step of a call is recorded (implemented by `palui.db.steps.ToolStepRepo`)."""
-
-    async def step_recorded(
-        self,
-        turn_id: str,
-        step: int,
-        call_id: str,
-        tool: str,
-        stage: str,
-        outcome: str,
-        reason: str = "",
-        detail: dict[str, Any] | None = None,
-        *,
-        sends_out: bool = False,
-        duration_s: float | None = None,
-    ) -> int: ...
-
-    async def step_ended(
-        self, step_id: int, outcome: str, reason: str, duration_s: float
-    ) -> None: ...
-
-    async def sends_since(self, since: datetime) -> int: ...
-
-    async def first_cap_notice(self, chat_id: int, day: str) -> bool: ...
 
 
 class _Settings(Protocol):
@@ -99,47 +58,16 @@ class ToolRules:
         )  # fmt: skip
 
 
-class Trail:
-    """The steps of one turn's calls; records nothing without a recorder (unit tests)."""
-
-    def __init__(self, recorder: StepRecorder | None, turn_id: str) -> None:
-        self.recorder = recorder
-        self.turn_id = turn_id
-
-    async def add(
-        self,
-        call: ToolCallRequest,
-        step: int,
-        stage: str,
-        outcome: str,
-        reason: str = "",
-        detail: dict[str, Any] | None = None,
-        *,
-        sends_out: bool = False,
-        duration_s: float | None = None,
-    ) -> int | None:
-        if self.recorder is None:
-            return None
-        return await self.recorder.step_recorded(
-            self.turn_id, step, call.id, call.name, stage, outcome, reason, detail,
-            sends_out=sends_out, duration_s=duration_s,
-        )  # fmt: skip
-
-    async def ended(self, step_id: int | None, outcome: str, reason: str, duration: float) -> None:
-        if self.recorder is not None and step_id is not None:
-            await self.recorder.step_ended(step_id, outcome, reason, duration)
-
-
 @dataclass(frozen=True, slots=True)
 class Settled:
     """A call a pre hook settled without running it."""
 
-    status: str  # blocked | supplied | hook_failed
+    status: CallStatus  # blocked, supplied or hook_failed
     outcome: ToolOutcome
 
 
 async def pre_hooks(
-    rules: ToolRules, view: ToolCall, trail: Trail, call: ToolCallRequest, step: int
+    rules: ToolRules, view: ToolCall, record: CallRecord, call: ToolCallRequest, step: int
 ) -> tuple[dict[str, Any], Settled | None]:
     """Run the pre hooks in order: the (maybe rewritten) arguments, or how the call was settled
     when a hook blocked it, supplied its result, or failed (closed)."""
@@ -148,9 +76,11 @@ async def pre_hooks(
         try:
             result = await run_pre(hook, view, rules.hook_timeout_s)
         except HookFailed as exc:
-            await trail.add(call, step, Stage.HOOK, "failed", exc.reason, {"hook": hook.path})
+            await record.stage(
+                call, step, CallStage.HOOK, "failed", exc.reason, {"hook": hook.path}
+            )
             return arguments, Settled(
-                "hook_failed",
+                CallStatus.HOOK_FAILED,
                 ToolOutcome(
                     f"Error: {call.name} was not run because a safety check failed "
                     f"({exc.reason}). Tell the user; don't retry it.",
@@ -158,24 +88,28 @@ async def pre_hooks(
                 ),
             )
         if isinstance(result, Block):
-            await trail.add(call, step, Stage.HOOK, "blocked", result.reason, {"hook": hook.path})
+            await record.stage(
+                call, step, CallStage.HOOK, "blocked", result.reason, {"hook": hook.path}
+            )
             return arguments, Settled(
-                "blocked",
+                CallStatus.BLOCKED,
                 ToolOutcome(
                     f"Error: {call.name} was blocked by the operator's rules: {result.reason}",
                     is_error=True,
                 ),
             )
         if isinstance(result, Supply):
-            await trail.add(
-                call, step, Stage.HOOK, "supplied", "the hook supplied the result",
+            await record.stage(
+                call, step, CallStage.HOOK, "supplied", "the hook supplied the result",
                 {"hook": hook.path, "result": result.result[:2000]},
             )  # fmt: skip
-            return arguments, Settled("supplied", ToolOutcome(result.result, result.is_error))
+            return arguments, Settled(
+                CallStatus.SUPPLIED, ToolOutcome(result.result, result.is_error)
+            )
         if isinstance(result, Rewrite):
             new = dict(result.arguments)
-            await trail.add(
-                call, step, Stage.HOOK, "rewritten", "the hook rewrote the arguments",
+            await record.stage(
+                call, step, CallStage.HOOK, "rewritten", "the hook rewrote the arguments",
                 {"hook": hook.path, "before": arguments, "after": new},
             )  # fmt: skip
             arguments = new
@@ -191,7 +125,7 @@ async def post_hooks(
     rules: ToolRules,
     view: ToolCall,
     result: ToolResult,
-    trail: Trail,
+    record: CallRecord,
     call: ToolCallRequest,
     step: int,
 ) -> ToolOutcome:
@@ -200,7 +134,9 @@ async def post_hooks(
         try:
             adjusted = await run_post(hook, view, result, rules.hook_timeout_s)
         except HookFailed as exc:
-            await trail.add(call, step, Stage.POST_HOOK, "failed", exc.reason, {"hook": hook.path})
+            await record.stage(
+                call, step, CallStage.POST_HOOK, "failed", exc.reason, {"hook": hook.path}
+            )
             return ToolOutcome(
                 f"Error: {call.name} ran, but its result was withheld because a safety check "
                 f"failed ({exc.reason}). The action may have happened: don't repeat it without "
@@ -208,8 +144,8 @@ async def post_hooks(
                 is_error=True,
             )
         if adjusted != result:
-            await trail.add(
-                call, step, Stage.POST_HOOK, "adjusted", "the hook adjusted the result",
+            await record.stage(
+                call, step, CallStage.POST_HOOK, "adjusted", "the hook adjusted the result",
                 {"hook": hook.path, "before": result.text[:2000], "after": adjusted.text[:2000]},
             )  # fmt: skip
             result = adjusted
@@ -223,7 +159,7 @@ def day_of(now: datetime) -> tuple[datetime, str]:
 
 async def send_cap_refusal(
     rules: ToolRules,
-    recorder: StepRecorder | None,
+    store: CallStore | None,
     notify: Notify | None,
     chat_id: int,
     now: datetime,
@@ -232,15 +168,15 @@ async def send_cap_refusal(
     cap = rules.daily_send_cap
     if not cap:
         return None
-    if recorder is None:
+    if store is None:
         return "the daily send cap can't be counted here"  # fail closed
     start, day = day_of(now)
-    sent = await recorder.sends_since(start)
+    sent = await store.sends_since(start)
     if sent < cap:
         return None
     reset = start + timedelta(days=1)
     minutes = max(int((reset - now).total_seconds() // 60), 1)
-    if notify is not None and await recorder.first_cap_notice(chat_id, day):
+    if notify is not None and await store.first_cap_notice(chat_id, day):
         await notify(
             chat_id,
             f"Today's send cap is used up: {cap} calls that send something out have gone out. "

@@ -12,33 +12,36 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from enum import StrEnum
+from itertools import count
 from typing import Any
 
-from palui.domain import Taint, ToolCallRequest, ToolOutcome, TurnKind, TurnScope
+from palui.domain import (
+    CallStage,
+    CallStatus,
+    Taint,
+    ToolCallRequest,
+    ToolOutcome,
+    TurnKind,
+    TurnScope,
+)
 from palui.logs import get_logger
 from palui.policy.classes import Classification
 from palui.policy.destinations import refused_destination
-from palui.policy.matrix import Decision, decide_call, decision_id, why
+from palui.policy.matrix import Decision
 from palui.policy.taint import taints
-from palui.ports import CallRecorder, Ledger, ScopedToolset
+from palui.ports import Ledger, ScopedToolset
+from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
-from palui.tools.digest import call_digest
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.names import split_name
+from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
-from palui.tools.rules import (
-    Notify,
-    Stage,
-    StepRecorder,
-    ToolRules,
-    Trail,
-    post_hooks,
-    pre_hooks,
-    send_cap_refusal,
-)
+from palui.tools.rules import Notify, ToolRules, post_hooks, pre_hooks, send_cap_refusal
+from palui.tools.turn_policy import TurnPolicy
+
+__all__ = ["TurnTools", "parse_arguments", "truncate"]
 
 log = get_logger("palui.tools")
 
@@ -48,33 +51,11 @@ UNKNOWN_OUTCOME = (
 )
 
 
-class CallStatus(StrEnum):
-    RUNNING = "running"
-    OK = "ok"
-    ERROR = "error"
-    TIMEOUT = "timeout"
-    UNKNOWN = "unknown"  # interrupted mid-flight (/stop, crash): may or may not have happened
-    REJECTED = "rejected"  # never sent: not offered, bad arguments
-
-
 def truncate(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     cut = len(text) - limit
     return f"{text[:limit]}\n[… truncated: {cut:,} more characters]"
-
-
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """The model's JSON arguments; ValueError with a reason the model can act on."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the arguments are not valid JSON ({exc.msg})") from None
-    if not isinstance(value, dict):
-        raise ValueError("the arguments must be a JSON object")
-    return value
 
 
 class TurnTools:
@@ -83,7 +64,7 @@ class TurnTools:
     def __init__(
         self,
         offer: ToolOffer,
-        recorder: CallRecorder,
+        store: CallStore | None,
         turn_id: str,
         *,
         kind: TurnKind = TurnKind.CHAT,
@@ -95,13 +76,12 @@ class TurnTools:
         ledger: Ledger | None = None,
         chat_id: int = 0,
         rules: ToolRules | None = None,
-        steps: StepRecorder | None = None,
         notify: Notify | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.offer = offer
         self.rules = rules or ToolRules()
-        self.trail = Trail(steps, turn_id)
+        self.record = CallRecord(store, turn_id, chat_id)
         self._notify = notify
         self._now = now
         # Calls that went through the hooks and guards, by call id: run() doesn't repeat them.
@@ -109,16 +89,16 @@ class TurnTools:
         self.approved_ids: set[str] = set()  # held calls that ran after a person's approval
         self._claims = ActionClaims(ledger, chat_id, turn_id)
         self._chat_id = chat_id
-        # Digests of calls approved moments ago: an idempotent write may repeat without a card.
         self.just_approved = just_approved
         self.kind = kind
         self.catalog = catalog or ToolCatalog(None, {}, {})
+        self.policy = TurnPolicy(offer, self.catalog, kind, just_approved)
         self.taint = taint  # set once the turn reads untrusted content; never cleared
-        self._recorder = recorder
         self._turn_id = turn_id
         self._result_limit = result_limit
         self._clock = clock
-        self.in_flight: dict[int, str] = {}  # record id -> tool name
+        self.in_flight: dict[int, str] = {}  # calls going out now: a number -> the tool's name
+        self._numbers = count(1)
 
     @property
     def tainted(self) -> bool:
@@ -129,53 +109,23 @@ class TurnTools:
         return self.rules.guards
 
     def classification(self, name: str) -> Classification | None:
-        tool = self.offer.tools.get(name)
-        if tool is None:
-            return None
-        return self.catalog.entry(tool.toolset.id, tool.remote).classification
+        return self.policy.classification(name)
 
     def decision(self, name: str) -> Decision:
-        classification = self.classification(name)
-        if classification is None:
-            return Decision.REFUSED
-        return decide_call(classification.tool_class, self.kind, self.tainted)
+        return self.policy.decision(name, self.taint)
 
     def why(self, name: str) -> str:
-        classification = self.classification(name)
-        tool_class = classification.tool_class if classification else None
-        unsure = bool(classification and classification.unsure)
-        return why(tool_class, self.kind, self.tainted, taint=self.taint, unsure=unsure)
+        return self.policy.why(name, self.taint)
 
     def decision_id(self, name: str, decision: Decision) -> str:
-        classification = self.classification(name)
-        assert classification is not None
-        return decision_id(
-            name, classification.tool_class, decision, self.catalog.kinds_digest,
-            self.catalog.infer, classification.definition_hash,
-        )  # fmt: skip
+        return self.policy.decision_id(name, decision)
 
     def concurrent_safe(self, name: str) -> bool:
         classification = self.classification(name)
         return classification is not None and classification.tool_class == "read"
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
-        return self.decision(call.name) is Decision.ASK and not self._idempotent_retry(call)
-
-    def _idempotent_retry(self, call: ToolCallRequest) -> bool:
-        """An immediate identical retry of a just-approved write whose server marks it
-        idempotent runs without a second card (DESIGN §1.4)."""
-        classification = self.classification(call.name)
-        tool = self.offer.tools.get(call.name)
-        if not (classification and tool and classification.idempotent):
-            return False
-        if classification.tool_class != "write":
-            return False
-        try:
-            arguments = parse_arguments(call.arguments)
-        except ValueError:
-            return False
-        digest = call_digest(call.name, arguments, classification.definition_hash)
-        return digest in self.just_approved
+        return self.decision(call.name) is Decision.ASK and not self.policy.idempotent_retry(call)
 
     def _view(
         self, call: ToolCallRequest, tool: OfferedTool, arguments: dict[str, Any]
@@ -200,24 +150,24 @@ class TurnTools:
         except ValueError:
             return call
         view = self._view(call, tool, original)
-        arguments, settled = await pre_hooks(self.rules, view, self.trail, call, step)
+        arguments, settled = await pre_hooks(self.rules, view, self.record, call, step)
         if settled is not None:
-            await self._record_rejected(call, step, settled.outcome.text, settled.status)
+            await self.record.settled(call, step, settled.status, settled.outcome.text)
             return settled.outcome
         guards = self.rules.guards
         try:
             final = guards.apply(call.name, arguments, tool.remote.input_schema or {})
         except GuardRejected as exc:
-            await self.trail.add(
-                call, step, Stage.GUARD, "rejected", exc.message, {"arguments": arguments}
+            await self.record.stage(
+                call, step, CallStage.GUARD, "rejected", exc.message, {"arguments": arguments}
             )
-            await self._record_rejected(call, step, f"guard: {exc.message}")
+            await self._rejected(call, step, f"guard: {exc.message}")
             return ToolOutcome(f"Error: {call.name} was not run. {exc.message}", is_error=True)
         if guards.configured(call.name) or final != arguments:
             pinned = guards.pinned(call.name)
             reason = f"pinned {', '.join(sorted(pinned))}" if pinned else "the arguments passed"
-            await self.trail.add(
-                call, step, Stage.GUARD, "pinned" if pinned else "passed", reason,
+            await self.record.stage(
+                call, step, CallStage.GUARD, "pinned" if pinned else "passed", reason,
                 {"before": arguments, "after": final},
             )  # fmt: skip
         prepared = call
@@ -230,12 +180,17 @@ class TurnTools:
         """The policy held these calls for a person's approval (a card each)."""
         for call in held:
             decision = self.decision(call.name)
-            detail: dict[str, Any] = {"arguments": call.arguments}
-            if self.classification(call.name) is not None:
-                detail["decision_id"] = self.decision_id(call.name, decision)
-            await self.trail.add(
-                call, step, Stage.POLICY, str(decision), self.why(call.name), detail
-            )
+            classification = self.classification(call.name)
+            if classification is None:
+                detail = {"arguments": call.arguments}
+                await self.record.stage(
+                    call, step, CallStage.POLICY, str(decision), self.why(call.name), detail
+                )
+                continue
+            await self.record.decided(
+                call, step, classification.tool_class, str(decision),
+                self.decision_id(call.name, decision), self.why(call.name), held=True,
+            )  # fmt: skip
 
     async def record_step(
         self,
@@ -247,7 +202,7 @@ class TurnTools:
         detail: dict[str, Any] | None = None,
     ) -> None:
         """Record a step of a call that happened outside this class (e.g. a card's outcome)."""
-        await self.trail.add(call, step, stage, outcome, reason, detail)
+        await self.record.stage(call, step, CallStage(stage), outcome, reason, detail)
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
         """Run a call the policy lets run; anything else is refused (fail closed). A call the
@@ -258,7 +213,7 @@ class TurnTools:
                 return prepared
             call = prepared
         decision = self.decision(call.name)
-        if decision is Decision.ASK and self._idempotent_retry(call):
+        if decision is Decision.ASK and self.policy.idempotent_retry(call):
             decision = Decision.RUN
         tool = self.offer.tools.get(call.name)
         if tool is not None and decision is not Decision.RUN:
@@ -268,7 +223,7 @@ class TurnTools:
                 if decision is Decision.ASK
                 else ("it is not available in this kind of turn")
             )
-            await self._record_rejected(call, step, reason)
+            await self._rejected(call, step, reason)
             return ToolOutcome(f"Error: {call.name} can't run: {reason}.", is_error=True)
         return await self._execute(call, step, tool, Decision.RUN)
 
@@ -283,13 +238,11 @@ class TurnTools:
         `model_arguments` is given when the person edited the call: the record keeps both."""
         self.approved_ids.add(call.id)
         if model_arguments is None:
-            await self.trail.add(
-                call, step, Stage.APPROVAL, "approved", "a person approved the card"
-            )
+            await self.record.approved(call, step, "a person approved the card")
         else:
             edit = {"before": json.loads(model_arguments), "after": json.loads(call.arguments)}
             reason = "a person edited the arguments, then approved the card"
-            await self.trail.add(call, step, Stage.APPROVAL, "approved", reason, edit)
+            await self.record.approved(call, step, reason, edit, model_arguments=model_arguments)
         tool = self.offer.tools.get(call.name)
         if tool is not None:
             try:
@@ -299,13 +252,13 @@ class TurnTools:
                 )
             except (ValueError, GuardRejected) as exc:
                 reason = exc.message if isinstance(exc, GuardRejected) else str(exc)
-                await self.trail.add(call, step, Stage.GUARD, "rejected", reason)
-                await self._record_rejected(call, step, f"guard: {reason}")
+                await self.record.stage(call, step, CallStage.GUARD, "rejected", reason)
+                await self._rejected(call, step, f"guard: {reason}")
                 return ToolOutcome(f"Error: {call.name} was not run. {reason}", is_error=True)
             if final != arguments:
                 reason = "the operator's pinned values changed after the card was approved"
-                await self.trail.add(call, step, Stage.GUARD, "rejected", reason)
-                await self._record_rejected(call, step, f"guard: {reason}")
+                await self.record.stage(call, step, CallStage.GUARD, "rejected", reason)
+                await self._rejected(call, step, f"guard: {reason}")
                 return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
         return await self._execute(call, step, tool, None)
 
@@ -314,22 +267,19 @@ class TurnTools:
         classification = self.classification(name)
         if classification is None:
             return
-        decision_id = self.decision_id(name, decision)
-        await self._recorder.decision_recorded(
-            self._turn_id, step, name, classification.tool_class, decision, decision_id,
-            self.why(name),
-        )  # fmt: skip
-        await self.trail.add(
-            call, step, Stage.POLICY, str(decision), self.why(name),
-            {"decision_id": decision_id, "class": classification.tool_class},
+        await self.record.decided(
+            call, step, classification.tool_class, str(decision),
+            self.decision_id(name, decision), self.why(name),
         )  # fmt: skip
 
     async def _execute(
         self, call: ToolCallRequest, step: int, tool: OfferedTool | None, decision: Decision | None
     ) -> ToolOutcome:
         if tool is None:
-            await self.trail.add(call, step, Stage.POLICY, "refused", "not offered in this turn")
-            await self._record_rejected(call, step, "not offered")
+            await self.record.stage(
+                call, step, CallStage.POLICY, "refused", "not offered in this turn"
+            )
+            await self._rejected(call, step, "not offered")
             return ToolOutcome(
                 f"Error: there is no tool named {call.name!r} in this turn. "
                 "Use one of the tools you were given, or answer without a tool.",
@@ -338,45 +288,30 @@ class TurnTools:
         try:
             arguments = parse_arguments(call.arguments)
         except ValueError as exc:
-            await self.trail.add(call, step, Stage.GUARD, "rejected", str(exc))
-            await self._record_rejected(call, step, str(exc))
+            await self.record.stage(call, step, CallStage.GUARD, "rejected", str(exc))
+            await self._rejected(call, step, str(exc))
             return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
         if decision is not None:
             await self._decided(call, step, decision)
+        refusal = await self._refusal(call, step, tool, arguments)
+        if refusal is not None:
+            return refusal
         classification = self.classification(call.name)
-        sends_out = bool(classification and classification.sends_out)
-        if classification is not None and not classification.sends_out:
-            refusal = refused_destination(tool.remote.input_schema or {}, arguments)
-            if refusal is not None:
-                await self.trail.add(call, step, Stage.DESTINATION, "refused", refusal)
-                await self._record_rejected(call, step, f"destination guard: {refusal}")
-                return ToolOutcome(f"Error: {call.name} was refused: {refusal}.", is_error=True)
-        if sends_out:
-            refusal = await send_cap_refusal(
-                self.rules, self.trail.recorder, self._notify, self._chat_id, self._now()
-            )
-            if refusal is not None:
-                await self.trail.add(call, step, Stage.SEND_CAP, "refused", refusal)
-                await self._record_rejected(call, step, f"send cap: {refusal}")
-                return ToolOutcome(f"Error: {call.name} was not run: {refusal}.", is_error=True)
         tool_class = classification.tool_class if classification else None
         action = await self._claims.claim(call.name, tool_class, arguments)
         if action is not None:
-            await self.trail.add(
-                call, step, Stage.LEDGER, "claimed" if action.state == "new" else action.state,
+            await self.record.stage(
+                call, step, CallStage.LEDGER, "claimed" if action.state == "new" else action.state,
                 LEDGER_REASONS.get(action.state, ""), {"action_id": action.action_id},
             )  # fmt: skip
         if action is not None and action.state != "new":
             repeated = await self._repeat(call, step, action)
             # The recorded result is the raw one: the post hooks see it too (e.g. to redact).
             return await self._post(call, step, tool, arguments, repeated, f"dup_{action.state}")
-        record = await self._recorder.call_started(self._turn_id, step, call.name, call.arguments)
-        self.in_flight[record] = call.name
-        # Recorded before the call goes out: the send cap counts it even if we crash mid-call.
-        execution = await self.trail.add(
-            call, step, Stage.EXECUTE, "running", "", {"arguments": arguments},
-            sends_out=sends_out,
-        )  # fmt: skip
+        number = next(self._numbers)
+        self.in_flight[number] = call.name
+        sends_out = bool(classification and classification.sends_out)
+        await self.record.started(call, step, arguments, tool_class=tool_class, sends_out=sends_out)
         started = self._clock()
         status, outcome = CallStatus.UNKNOWN, ToolOutcome(UNKNOWN_OUTCOME, is_error=True)
         try:
@@ -397,17 +332,37 @@ class TurnTools:
                 connector = (split_name(call.name) or (tool.toolset.id, ""))[0]
                 self.taint = Taint(connector, call.name)
             # Also on cancellation (/stop): the record must say the outcome is unknown.
-            del self.in_flight[record]
+            del self.in_flight[number]
             text = truncate(outcome.text, self._result_limit)
             took = self._clock() - started
-            await asyncio.shield(self._recorder.call_ended(record, status, text, took))
             reason = "" if status is CallStatus.OK else truncate(outcome.text, 500)
-            await asyncio.shield(self.trail.ended(execution, str(status), reason, took))
+            await asyncio.shield(self.record.ended(call, step, status, text, reason, took))
             if action is not None and action.action_id is not None:
                 await asyncio.shield(self._claims.settle(action.action_id, str(status), text))
         log.info("tool_called", tool=call.name, status=status, step=step)
         final = ToolOutcome(truncate(outcome.text, self._result_limit), outcome.is_error)
         return await self._post(call, step, tool, arguments, final, str(status))
+
+    async def _refusal(
+        self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]
+    ) -> ToolOutcome | None:
+        """The destination guard and the daily send cap (DESIGN §1.6): why it can't go out."""
+        classification = self.classification(call.name)
+        if classification is not None and not classification.sends_out:
+            refusal = refused_destination(tool.remote.input_schema or {}, arguments)
+            if refusal is not None:
+                await self.record.stage(call, step, CallStage.DESTINATION, "refused", refusal)
+                await self._rejected(call, step, f"destination guard: {refusal}")
+                return ToolOutcome(f"Error: {call.name} was refused: {refusal}.", is_error=True)
+        if classification is not None and classification.sends_out:
+            refusal = await send_cap_refusal(
+                self.rules, self.record.store, self._notify, self._chat_id, self._now()
+            )
+            if refusal is not None:
+                await self.record.stage(call, step, CallStage.SEND_CAP, "refused", refusal)
+                await self._rejected(call, step, f"send cap: {refusal}")
+                return ToolOutcome(f"Error: {call.name} was not run: {refusal}.", is_error=True)
+        return None
 
     async def _post(
         self,
@@ -423,7 +378,7 @@ class TurnTools:
             return outcome
         result = ToolResult(outcome.text, outcome.is_error, status)
         view = self._view(call, tool, arguments)
-        return await post_hooks(self.rules, view, result, self.trail, call, step)
+        return await post_hooks(self.rules, view, result, self.record, call, step)
 
     async def _call_toolset(self, tool: OfferedTool, arguments: dict[str, Any]) -> ToolOutcome:
         if isinstance(tool.toolset, ScopedToolset):  # the built-ins act on this turn's chat
@@ -435,14 +390,9 @@ class TurnTools:
         """An identical call within the window: nothing goes out again."""
         found = repeated_outcome(action)
         outcome = ToolOutcome(truncate(found.text, self._result_limit), found.is_error)
-        record = await self._recorder.call_started(self._turn_id, step, call.name, call.arguments)
-        await self._recorder.call_ended(record, f"dup_{action.state}"[:16], outcome.text, 0.0)
+        await self.record.settled(call, step, CallStatus(f"dup_{action.state}"), outcome.text)
         log.info("tool_not_repeated", tool=call.name, ledger=action.state)
         return outcome
 
-    async def _record_rejected(
-        self, call: ToolCallRequest, step: int, reason: str, status: str = CallStatus.REJECTED
-    ) -> None:
-        name = call.name[:128]  # a name the model invented can be anything
-        record = await self._recorder.call_started(self._turn_id, step, name, call.arguments)
-        await self._recorder.call_ended(record, status, reason, 0.0)
+    async def _rejected(self, call: ToolCallRequest, step: int, reason: str) -> None:
+        await self.record.settled(call, step, CallStatus.REJECTED, reason)

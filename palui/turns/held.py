@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from palui.approvals.cards import edited_note
 from palui.approvals.decisions import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
-from palui.domain import HeldDecision, ToolCallRequest, ToolOutcome, Verdict
-from palui.tools.rules import Stage
+from palui.domain import CallStage, HeldDecision, ToolCallRequest, ToolOutcome, Verdict
 from palui.tools.runner import TurnTools
 
 # How the call's record names each held call that did not run now.
@@ -75,7 +74,7 @@ class TurnCalls:
             )
         outcome = _not_run(decision)
         label = NOT_RUN_LABELS[decision.verdict]
-        await self.tools.record_step(decision.call, step, Stage.APPROVAL, label, outcome.text)
+        await self.tools.record_step(decision.call, step, CallStage.APPROVAL, label, outcome.text)
         return outcome
 
     async def _run_approved(self, decision: HeldDecision, step: int) -> ToolOutcome:

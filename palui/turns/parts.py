@@ -45,7 +45,7 @@ class TurnParts:
             offer, self.store.tool_calls, turn_id, kind=kind, catalog=self.catalog,
             taint=taint, result_limit=self.limits.tool_result_chars,
             just_approved=frozenset(recent), ledger=self.store.actions, chat_id=chat_id,
-            rules=self.limits.tool_rules, steps=self.store.tool_steps,
+            rules=self.limits.tool_rules,
             notify=self.store.outbox.add, now=self.now,
         )  # fmt: skip
 

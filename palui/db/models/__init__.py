@@ -1,0 +1,45 @@
+"""Tables, one module per concept. Times are stored in UTC; every row a turn needs to resume
+lives here. Import any model from `palui.db.models` (Alembic's env does too)."""
+
+from palui.db.models.approvals import ApprovalEdit, ApprovalRow, PausedTurn
+from palui.db.models.base import NAMING, Base, UTCDateTime, utcnow
+from palui.db.models.calls import CallRecordRow
+from palui.db.models.chats import Chat, ChatSession, MessageRow, ModelCall, Turn
+from palui.db.models.jobs import JobRow, JobRun
+from palui.db.models.leases import ChatLease, DeliveryLease, StopRequest
+from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
+from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
+from palui.db.models.tools import ActionRow, ConnectorSetting, SendCapNotice, ToolSetting
+from palui.db.models.webhooks import WebhookDelivery
+
+__all__ = [
+    "NAMING",
+    "ActionRow",
+    "ApprovalEdit",
+    "ApprovalRow",
+    "Base",
+    "CallRecordRow",
+    "Chat",
+    "ChatLease",
+    "ChatSession",
+    "ConnectorSetting",
+    "DeliveryLease",
+    "InboxUpdate",
+    "JobRow",
+    "JobRun",
+    "MemorySlice",
+    "MemorySwitches",
+    "MessageRow",
+    "ModelCall",
+    "OutboxMessage",
+    "PausedTurn",
+    "RecallCheck",
+    "SendCapNotice",
+    "StopRequest",
+    "StrangerNotice",
+    "ToolSetting",
+    "Turn",
+    "UTCDateTime",
+    "WebhookDelivery",
+    "utcnow",
+]

@@ -1,0 +1,91 @@
+"""A chat's conversation: chats, sessions, messages, turns and their model calls."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from palui.db.models.base import Base, UTCDateTime, utcnow
+
+
+class Chat(Base):
+    __tablename__ = "chats"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String(16), default="private")
+    current_session_id: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ChatSession(Base):
+    """A chat's short-term history: a summary plus the messages after it."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id"), index=True)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    summary_tainted: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class MessageRow(Base):
+    __tablename__ = "messages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    turn_id: Mapped[str | None] = mapped_column(String(32))
+    # The inbox update a person's message came from: re-running an interrupted turn must not
+    # add the same message to the history twice.
+    update_id: Mapped[int | None] = mapped_column(BigInteger, unique=True)
+    tainted: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (Index("ix_messages_session_id_id", "session_id", "id"),)
+
+
+class Turn(Base):
+    __tablename__ = "turns"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
+    kind: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(24), index=True)
+    steps: Mapped[int] = mapped_column(Integer, default=0)
+    budget_hit: Mapped[str | None] = mapped_column(String(16))
+    error: Mapped[str | None] = mapped_column(Text)
+    tainted: Mapped[bool] = mapped_column(Boolean, default=False)
+    taint_source: Mapped[str | None] = mapped_column(String(160))  # "mcp-web" or "mcp-web:tool"
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ModelCall(Base):
+    """Token usage of one model call (the daily cap and /status add these up)."""
+
+    __tablename__ = "model_calls"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    turn_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    chat_id: Mapped[int | None] = mapped_column(BigInteger)
+    model: Mapped[str] = mapped_column(String(200))
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    total_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)

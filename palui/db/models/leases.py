@@ -1,0 +1,44 @@
+"""Who works on a chat now (several processes on one database, DESIGN §3); /stop elsewhere."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    String,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from palui.db.models.base import Base, UTCDateTime, utcnow
+
+
+class ChatLease(Base):
+    """Which process runs a chat's turns now (several processes on one database, DESIGN §3)."""
+
+    __tablename__ = "chat_leases"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(96))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class DeliveryLease(Base):
+    """Which process sends a chat's outbox now: one at a time, so no reply part goes out twice."""
+
+    __tablename__ = "delivery_leases"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(96))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class StopRequest(Base):
+    """A /stop that reached a process not running the chat's turn; the process running it polls
+    for its turn's row (palui.turns.stop). Keyed by turn, so it never stops a later turn."""
+
+    __tablename__ = "stop_requests"
+
+    turn_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,57 @@
+"""Messages in and out: the Telegram inbox, the outbox of replies, stranger notices."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Index,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from palui.db.models.base import Base, UTCDateTime, utcnow
+
+
+class InboxUpdate(Base):
+    """A Telegram update, stored before its offset is confirmed."""
+
+    __tablename__ = "inbox"
+
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    chat_id: Mapped[int | None] = mapped_column(BigInteger)
+    user_id: Mapped[int | None] = mapped_column(BigInteger)
+    payload: Mapped[str] = mapped_column(Text)  # the update's JSON
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    turn_id: Mapped[str | None] = mapped_column(String(32))
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    handled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_inbox_status_update_id", "status", "update_id"),)
+
+
+class OutboxMessage(Base):
+    """A reply committed with its turn, delivered afterwards (so a crash can't lose it)."""
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    text: Mapped[str] = mapped_column(Text)
+    turn_id: Mapped[str | None] = mapped_column(String(32))
+    parts_sent: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+
+
+class StrangerNotice(Base):
+    """The audit line for a stranger: one polite refusal per user per day."""
+
+    __tablename__ = "stranger_notices"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
