@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from palui.domain import (
     Card,
+    Claim,
     Completion,
     ConnectorStatus,
     Message,
@@ -151,6 +152,6 @@ class Ledger(Protocol):
 
     async def claim(
         self, key: str, chat_id: int, tool: str, arguments: str, turn_id: str | None
-    ) -> Any: ...
+    ) -> Claim: ...
 
     async def settle(self, action_id: int, state: str, result: str) -> None: ...

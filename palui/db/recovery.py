@@ -11,34 +11,18 @@ process's work in other chats is never touched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import select, union, update
 
 from palui.db.models import ActionRow, ChatLease, PausedTurn, ToolCallRow, ToolStep, Turn, utcnow
 from palui.db.repo import Repo
-from palui.domain import TurnStatus
+from palui.domain import ActionState, Recovered, TurnStatus
 
 EXECUTE = "execute"  # palui.db.steps's stage and outcome names
 RUNNING = "running"
 
 
-@dataclass(frozen=True, slots=True)
-class Recovered:
-    turns: int = 0
-    calls: int = 0
-    steps: int = 0
-    actions: int = 0
-    claims: int = 0
-
-    def __add__(self, other: Recovered) -> Recovered:
-        return Recovered(
-            self.turns + other.turns, self.calls + other.calls, self.steps + other.steps,
-            self.actions + other.actions, self.claims + other.claims,
-        )  # fmt: skip
-
-    def __bool__(self) -> bool:
-        return any((self.turns, self.calls, self.steps, self.actions, self.claims))
+# Recovered is re-exported from its old home, so imports of it keep working.
+__all__ = ["Recovered", "RecoveryRepo"]
 
 
 class RecoveryRepo(Repo):
@@ -50,7 +34,7 @@ class RecoveryRepo(Repo):
             select(Turn.chat_id)
             .join(ToolCallRow, ToolCallRow.turn_id == Turn.id)
             .where(ToolCallRow.status == RUNNING),
-            select(ActionRow.chat_id).where(ActionRow.state == "in_progress"),
+            select(ActionRow.chat_id).where(ActionRow.state == ActionState.IN_PROGRESS),
             select(PausedTurn.chat_id).where(PausedTurn.claimed_at.is_not(None)),
         )
         async with self._db.session() as s:
@@ -111,8 +95,8 @@ class RecoveryRepo(Repo):
                 )
             actions = await s.execute(
                 update(ActionRow)
-                .where(ActionRow.chat_id == chat_id, ActionRow.state == "in_progress")
-                .values(state="unknown", updated_at=now)
+                .where(ActionRow.chat_id == chat_id, ActionRow.state == ActionState.IN_PROGRESS)
+                .values(state=ActionState.UNKNOWN, updated_at=now)
             )
             turns = await s.execute(
                 update(Turn)

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import select, update
 
 from palui.db.models import ConnectorSetting, ToolCallRow, ToolSetting, utcnow
 from palui.db.models import Decision as DecisionRow
 from palui.db.repo import Repo
+from palui.domain import ToolSettingRecord
+
+# ToolSettingRecord is re-exported from its old home, so imports of it keep working.
+__all__ = ["ToolCallRepo", "ToolSettingRecord", "ToolSettingRepo"]
 
 
 class ToolCallRepo(Repo):
@@ -56,15 +58,6 @@ class ToolCallRepo(Repo):
                     created_at=utcnow(),
                 )
             )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSettingRecord:
-    tool: str
-    enabled: bool
-    tool_class: str | None
-    definition_hash: str | None
-    needs_review: bool
 
 
 class ToolSettingRepo(Repo):

@@ -1,0 +1,97 @@
+"""Chats and their sessions: the open session of each chat, /new's fresh one, and the history a
+turn starts from (the session's summary and its latest messages, with where any taint came from)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+
+from palui.db.models import Chat, ChatSession, MessageRow, Turn, utcnow
+from palui.db.repo import Repo
+from palui.domain import Message, Role
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    session_id: int
+    summary: str
+    summary_tainted: bool
+    messages: tuple[Message, ...]
+    tainted: bool  # some message in it came from a tainted turn
+    taint_source: str | None = None  # that turn's source ("mcp-web:mcp-web__fetch")
+    taint_turns_ago: int | None = None
+
+
+class ChatRepo(Repo):
+    async def current_session(self, chat_id: int, kind: str = "private") -> int:
+        """The chat's open session, created (with the chat) on first contact."""
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                self._insert(Chat)
+                .values(id=chat_id, kind=kind, created_at=utcnow())
+                .on_conflict_do_nothing(index_elements=["id"])
+            )
+            chat = await s.get_one(Chat, chat_id, with_for_update=not self._db.is_sqlite)
+            if chat.current_session_id is None:
+                session = ChatSession(chat_id=chat_id)
+                s.add(session)
+                await s.flush()
+                chat.current_session_id = session.id
+            return chat.current_session_id
+
+    async def new_session(self, chat_id: int) -> int:
+        async with self._db.session() as s, s.begin():
+            chat = await s.get(Chat, chat_id, with_for_update=not self._db.is_sqlite)
+            if chat is None:
+                chat = Chat(id=chat_id)
+                s.add(chat)
+            elif chat.current_session_id is not None:
+                await s.execute(
+                    update(ChatSession)
+                    .where(ChatSession.id == chat.current_session_id)
+                    .values(closed_at=utcnow())
+                )
+            session = ChatSession(chat_id=chat_id)
+            s.add(session)
+            await s.flush()
+            chat.current_session_id = session.id
+            return session.id
+
+    async def history(self, session_id: int, limit: int, after: int = 0) -> History:
+        """The session's summary and its last `limit` messages after message id `after` (what
+        the summary covers), oldest first."""
+        async with self._db.session() as s:
+            session = await s.get_one(ChatSession, session_id)
+            rows = list(
+                await s.scalars(
+                    select(MessageRow)
+                    .where(MessageRow.session_id == session_id, MessageRow.id > after)
+                    .order_by(MessageRow.id.desc())
+                    .limit(limit)
+                )
+            )
+            rows.reverse()
+            source, ago = None, None
+            tainted_rows = [index for index, row in enumerate(rows) if row.tainted]
+            if tainted_rows:
+                last = tainted_rows[-1]
+                source = await s.scalar(
+                    select(Turn.taint_source).where(Turn.id == rows[last].turn_id)
+                )
+                # Each reply after it is one turn later (the current turn has no reply yet).
+                later = {r.turn_id for r in rows[last + 1 :] if r.role == Role.ASSISTANT}
+                ago = len(later - {rows[last].turn_id}) + 1
+        return History(
+            session_id=session_id,
+            summary=session.summary,
+            summary_tainted=session.summary_tainted,
+            messages=tuple(Message(Role(r.role), r.content) for r in rows),
+            tainted=session.summary_tainted or bool(tainted_rows),
+            taint_source=source or ("an earlier summary" if session.summary_tainted else None),
+            taint_turns_ago=ago,
+        )
+
+    async def count_sessions(self, chat_id: int) -> int:
+        async with self._db.session() as s:
+            return await s.scalar(select(func.count()).where(ChatSession.chat_id == chat_id)) or 0

@@ -1,0 +1,62 @@
+"""A chat's work as it is stored: inbound updates, turns, replies waiting to go out, and what
+recovery settled after a process died."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class TurnStatus(StrEnum):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    AWAITING_APPROVAL = "awaiting_approval"  # paused on approval cards; resumes after the taps
+
+
+class InboxStatus(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    """An update as the inbox stored it, waiting for (or bound to) its turn."""
+
+    update_id: int
+    chat_id: int | None
+    user_id: int | None
+    payload: dict[str, Any]
+    turn_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """A reply not yet wholly in the chat: `parts_sent` of its parts already are."""
+
+    id: int
+    chat_id: int
+    text: str
+    parts_sent: int
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """How much of a chat's unfinished work one recovery settled."""
+
+    turns: int = 0
+    calls: int = 0
+    steps: int = 0
+    actions: int = 0
+    claims: int = 0
+
+    def __add__(self, other: Recovered) -> Recovered:
+        return Recovered(
+            self.turns + other.turns, self.calls + other.calls, self.steps + other.steps,
+            self.actions + other.actions, self.claims + other.claims,
+        )  # fmt: skip
+
+    def __bool__(self) -> bool:
+        return any((self.turns, self.calls, self.steps, self.actions, self.claims))
