@@ -86,13 +86,13 @@ class MemoryRepo(Repo):
             # Only recent checks are ever shown: keep the table small.
             await s.execute(delete(RecallCheck).where(RecallCheck.id <= row.id - CHECKS_KEPT))
 
-    async def recent_checks(self, limit: int) -> list[str]:
+    async def recent_checks(self, limit: int) -> list[CheckOutcome]:
         """The outcomes of the last `limit` checks, newest first."""
         async with self._db.session() as s:
             rows = await s.scalars(
                 select(RecallCheck.outcome).order_by(RecallCheck.id.desc()).limit(limit)
             )
-            return list(rows)
+            return [CheckOutcome(outcome) for outcome in rows]
 
     # -- slices -----------------------------------------------------------------------------------
 
