@@ -11,18 +11,34 @@ process's work in other chats is never touched.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlalchemy import select, union, update
 
 from palui.db.models import ActionRow, ChatLease, PausedTurn, ToolCallRow, ToolStep, Turn, utcnow
 from palui.db.repo import Repo
-from palui.domain import ActionState, Recovered, TurnStatus
+from palui.domain import ActionState, TurnStatus
 
 EXECUTE = "execute"  # palui.db.steps's stage and outcome names
 RUNNING = "running"
 
 
-# Recovered is re-exported from its old home, so imports of it keep working.
-__all__ = ["Recovered", "RecoveryRepo"]
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    turns: int = 0
+    calls: int = 0
+    steps: int = 0
+    actions: int = 0
+    claims: int = 0
+
+    def __add__(self, other: Recovered) -> Recovered:
+        return Recovered(
+            self.turns + other.turns, self.calls + other.calls, self.steps + other.steps,
+            self.actions + other.actions, self.claims + other.claims,
+        )  # fmt: skip
+
+    def __bool__(self) -> bool:
+        return any((self.turns, self.calls, self.steps, self.actions, self.claims))
 
 
 class RecoveryRepo(Repo):

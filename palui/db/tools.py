@@ -8,10 +8,7 @@ from sqlalchemy import select, update
 from palui.db.models import ConnectorSetting, ToolCallRow, ToolSetting, utcnow
 from palui.db.models import Decision as DecisionRow
 from palui.db.repo import Repo
-from palui.domain import ToolSettingRecord
-
-# ToolSettingRecord is re-exported from its old home, so imports of it keep working.
-__all__ = ["ToolCallRepo", "ToolSettingRecord", "ToolSettingRepo"]
+from palui.domain import ToolSettingRecord as ToolSettingRecord  # re-exported: its old home
 
 
 class ToolCallRepo(Repo):

@@ -24,7 +24,6 @@ from palui.domain.approvals import NewEdit as NewEdit
 from palui.domain.chat import InboxItem as InboxItem
 from palui.domain.chat import InboxStatus as InboxStatus
 from palui.domain.chat import OutboxItem as OutboxItem
-from palui.domain.chat import Recovered as Recovered
 from palui.domain.chat import TurnStatus as TurnStatus
 from palui.domain.jobs import JobRecord as JobRecord
 from palui.domain.jobs import RunRecord as RunRecord

@@ -1,5 +1,4 @@
-"""A chat's work as it is stored: inbound updates, turns, replies waiting to go out, and what
-recovery settled after a process died."""
+"""A chat's work as it is stored: inbound updates, turns, replies waiting to go out."""
 
 from __future__ import annotations
 
@@ -40,23 +39,3 @@ class OutboxItem:
     chat_id: int
     text: str
     parts_sent: int
-
-
-@dataclass(frozen=True, slots=True)
-class Recovered:
-    """How much of a chat's unfinished work one recovery settled."""
-
-    turns: int = 0
-    calls: int = 0
-    steps: int = 0
-    actions: int = 0
-    claims: int = 0
-
-    def __add__(self, other: Recovered) -> Recovered:
-        return Recovered(
-            self.turns + other.turns, self.calls + other.calls, self.steps + other.steps,
-            self.actions + other.actions, self.claims + other.claims,
-        )  # fmt: skip
-
-    def __bool__(self) -> bool:
-        return any((self.turns, self.calls, self.steps, self.actions, self.claims))

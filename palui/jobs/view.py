@@ -36,17 +36,12 @@ def last_run_words(run: RunRecord | None, timezone: str, now: datetime) -> str:
         return "not yet"
     at = when(run.scheduled_for, timezone, now)
     if run.status == RunStatus.STARTED:
-        outcome = (
-            {
-                TurnStatus.DONE: "done",
-                TurnStatus.RUNNING: "running",
-                TurnStatus.AWAITING_APPROVAL: "waiting for approval",
-                TurnStatus.FAILED: "failed",
-                TurnStatus.CANCELLED: "stopped",
-            }.get(run.turn_status, run.turn_status)
-            if run.turn_status
-            else "started"
-        )
+        words = {
+            TurnStatus.AWAITING_APPROVAL: "waiting for approval",
+            TurnStatus.CANCELLED: "stopped",
+        }
+        status = run.turn_status
+        outcome = words.get(status, status) if status else "started"  # done, running, failed
     else:
         outcome = {
             RunStatus.QUEUED: "about to run",

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 
 from palui.db import Store
-from palui.domain import COMMAND_RE, RECALL_ID, CheckOutcome, ConnectorState
+from palui.domain import COMMAND_RE, RECALL_ID, ConnectorState
 from palui.logs import get_logger
+from palui.memory.switches import CheckOutcome
 from palui.policy.taint import TaintSource, taints
 from palui.ports import Toolset
 
