@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from palui.domain import (
     Card,
+    Claim,
     Completion,
     ConnectorStatus,
     HeldDecision,
@@ -163,6 +164,6 @@ class Ledger(Protocol):
 
     async def claim(
         self, key: str, chat_id: int, tool: str, arguments: str, turn_id: str | None
-    ) -> Any: ...
+    ) -> Claim: ...
 
     async def settle(self, action_id: int, state: str, result: str) -> None: ...

@@ -1,9 +1,6 @@
-"""Edits of approval cards in progress: one row per person editing a card, question by question.
+"""Edits of approval cards in progress: one row per person editing a card, question by question
+(its lifecycle is `palui.domain.EditStatus`).
 
-    asking --last answer--> done       (the approval now holds the person's values, new token)
-           --Cancel, /stop--> cancelled
-           --nothing changed--> unchanged
-           --card decided meanwhile--> ended
 Every move is a conditional UPDATE on (status, seq) that bumps `seq`, and the message that caused
 it is marked handled in the same transaction: a redelivered answer or a double tap moves nothing.
 """
@@ -12,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import exists, func, select, update
@@ -20,51 +16,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.models import ApprovalEdit, ApprovalRow, InboxUpdate, utcnow
 from palui.db.repo import Repo
-from palui.domain import InboxStatus
+from palui.domain import (
+    ApprovalStatus,
+    EditConfirmation,
+    EditRecord,
+    EditStatus,
+    InboxStatus,
+    NewEdit,
+)
 
-ASKING = "asking"
-
-
-@dataclass(frozen=True, slots=True)
-class NewEdit:
-    id: str
-    token: str
-    approval_id: str
-    card_token: str
-    card_message_id: int | None
-    chat_id: int
-    user_id: int
-    user_name: str
-    fields: tuple[str, ...]
-    arguments: str  # JSON object: the card's values, changed as answers come in
-    started_update_id: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class EditRecord:
-    id: str
-    token: str
-    approval_id: str
-    card_token: str
-    card_message_id: int | None
-    chat_id: int
-    user_id: int
-    user_name: str
-    status: str
-    fields: tuple[str, ...]
-    position: int
-    arguments: str
-    seq: int
-    message_id: int | None
-    asked_seq: int | None
-    started_update_id: int | None
+# The records are re-exported from their old home, so imports of it keep working.
+__all__ = ["ApprovalEditRepo", "EditRecord", "NewEdit"]
 
 
 def _record(row: ApprovalEdit) -> EditRecord:
     return EditRecord(
         row.id, row.token, row.approval_id, row.card_token, row.card_message_id, row.chat_id,
-        row.user_id, row.user_name, row.status, tuple(json.loads(row.fields)), row.position,
-        row.arguments, row.seq, row.message_id, row.asked_seq, row.started_update_id,
+        row.user_id, row.user_name, EditStatus(row.status), tuple(json.loads(row.fields)),
+        row.position, row.arguments, row.seq, row.message_id, row.asked_seq,
+        row.started_update_id,
     )  # fmt: skip
 
 
@@ -87,19 +57,19 @@ class ApprovalEditRepo(Repo):
                     select(ApprovalEdit).where(
                         ApprovalEdit.chat_id == new.chat_id,
                         ApprovalEdit.user_id == new.user_id,
-                        ApprovalEdit.status == ASKING,
+                        ApprovalEdit.status == EditStatus.ASKING,
                     )
                 )
             )
             for row in rows:
-                row.status, row.updated_at = "cancelled", utcnow()
+                row.status, row.updated_at = EditStatus.CANCELLED, utcnow()
             s.add(
                 ApprovalEdit(
                     id=new.id, token=new.token, approval_id=new.approval_id,
                     card_token=new.card_token, card_message_id=new.card_message_id,
                     chat_id=new.chat_id, user_id=new.user_id, user_name=new.user_name[:128],
-                    status=ASKING, fields=json.dumps(list(new.fields)), position=0, seq=0,
-                    arguments=new.arguments, started_update_id=new.started_update_id,
+                    status=EditStatus.ASKING, fields=json.dumps(list(new.fields)), position=0,
+                    seq=0, arguments=new.arguments, started_update_id=new.started_update_id,
                     created_at=utcnow(), updated_at=utcnow(),
                 )
             )  # fmt: skip
@@ -114,8 +84,8 @@ class ApprovalEditRepo(Repo):
                 .where(
                     ApprovalEdit.chat_id == chat_id,
                     ApprovalEdit.user_id == user_id,
-                    ApprovalEdit.status == ASKING,
-                    ApprovalRow.status == "pending",
+                    ApprovalEdit.status == EditStatus.ASKING,
+                    ApprovalRow.status == ApprovalStatus.PENDING,
                     ApprovalRow.token == ApprovalEdit.card_token,
                     ApprovalRow.expires_at > now,
                 )
@@ -142,7 +112,7 @@ class ApprovalEditRepo(Repo):
                 update(ApprovalEdit)
                 .where(
                     ApprovalEdit.id == edit_id,
-                    ApprovalEdit.status == ASKING,
+                    ApprovalEdit.status == EditStatus.ASKING,
                     ApprovalEdit.seq == seq,
                 )
                 .values(message_id=message_id, asked_seq=seq, updated_at=utcnow())
@@ -158,7 +128,7 @@ class ApprovalEditRepo(Repo):
                 update(ApprovalEdit)
                 .where(
                     ApprovalEdit.id == edit_id,
-                    ApprovalEdit.status == ASKING,
+                    ApprovalEdit.status == EditStatus.ASKING,
                     ApprovalEdit.seq == seq,
                 )
                 .values(position=position, arguments=arguments, seq=seq + 1, updated_at=utcnow())
@@ -173,7 +143,7 @@ class ApprovalEditRepo(Repo):
         async with self._db.session() as s, s.begin():
             result = await s.execute(
                 update(ApprovalEdit)
-                .where(ApprovalEdit.id == edit_id, ApprovalEdit.status == ASKING)
+                .where(ApprovalEdit.id == edit_id, ApprovalEdit.status == EditStatus.ASKING)
                 .values(status=status, updated_at=utcnow())
             )
             await _handled(s, update_id)
@@ -188,7 +158,7 @@ class ApprovalEditRepo(Repo):
         new_token: str,
         now: datetime,
         update_id: int | None,
-    ) -> str:
+    ) -> EditConfirmation:
         """Bind the approval to the person's values under a new token (the old card goes stale).
 
         The model's values are kept beside them (the first time: a re-edit keeps the model's).
@@ -200,18 +170,20 @@ class ApprovalEditRepo(Repo):
                 update(ApprovalEdit)
                 .where(
                     ApprovalEdit.id == edit.id,
-                    ApprovalEdit.status == ASKING,
+                    ApprovalEdit.status == EditStatus.ASKING,
                     ApprovalEdit.seq == edit.seq,
                 )
-                .values(status="done", arguments=arguments, seq=edit.seq + 1, updated_at=now)
+                .values(
+                    status=EditStatus.DONE, arguments=arguments, seq=edit.seq + 1, updated_at=now
+                )
             )
             if not getattr(claimed, "rowcount", 0):
-                return "stale"
+                return EditConfirmation.STALE
             bound = await s.execute(
                 update(ApprovalRow)
                 .where(
                     ApprovalRow.id == edit.approval_id,
-                    ApprovalRow.status == "pending",
+                    ApprovalRow.status == ApprovalStatus.PENDING,
                     ApprovalRow.token == edit.card_token,
                     ApprovalRow.expires_at > now,
                 )
@@ -230,10 +202,12 @@ class ApprovalEditRepo(Repo):
             await _handled(s, update_id)
             if not getattr(bound, "rowcount", 0):
                 await s.execute(
-                    update(ApprovalEdit).where(ApprovalEdit.id == edit.id).values(status="ended")
+                    update(ApprovalEdit)
+                    .where(ApprovalEdit.id == edit.id)
+                    .values(status=EditStatus.ENDED)
                 )
-                return "ended"
-        return "done"
+                return EditConfirmation.ENDED
+        return EditConfirmation.DONE
 
     async def was_edited(self, card_token: str) -> bool:
         """Whether a card with this token was replaced by an edited one."""
@@ -242,7 +216,8 @@ class ApprovalEditRepo(Repo):
                 await s.scalar(
                     select(
                         exists().where(
-                            ApprovalEdit.card_token == card_token, ApprovalEdit.status == "done"
+                            ApprovalEdit.card_token == card_token,
+                            ApprovalEdit.status == EditStatus.DONE,
                         )
                     )
                 )
@@ -253,7 +228,7 @@ class ApprovalEditRepo(Repo):
         async with self._db.session() as s:
             rows = await s.scalars(
                 select(ApprovalEdit).where(
-                    ApprovalEdit.status == ASKING,
+                    ApprovalEdit.status == EditStatus.ASKING,
                     (ApprovalEdit.asked_seq.is_(None))
                     | (ApprovalEdit.asked_seq != ApprovalEdit.seq),
                 )
@@ -266,7 +241,7 @@ class ApprovalEditRepo(Repo):
             rows = await s.scalars(
                 select(ApprovalRow.turn_id)
                 .where(
-                    ApprovalRow.status == "pending",
+                    ApprovalRow.status == ApprovalStatus.PENDING,
                     ApprovalRow.model_arguments.is_not(None),
                     ApprovalRow.message_id.is_(None),
                 )

@@ -1,70 +1,30 @@
-"""Approval records and paused turns: the lifecycle of a card, every step one transaction.
+"""Approval records and paused turns: the lifecycle of a card (`palui.domain.ApprovalStatus`),
+every step one transaction.
 
-    pending --tap--> approved --claimed to run--> executing --> executed
-            --tap--> denied
-            --time-> expired
 A claim is a conditional UPDATE, so a second tap, a replay, or a second process changes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select, update
 
 from palui.db.engine import Database
 from palui.db.models import ApprovalRow, InboxUpdate, PausedTurn, Turn, utcnow
-from palui.domain import InboxStatus, Taint, TurnStatus
+from palui.domain import ApprovalRecord, ApprovalStatus, InboxStatus, NewApproval, Taint, TurnStatus
 
-
-@dataclass(frozen=True, slots=True)
-class NewApproval:
-    id: str
-    token: str
-    call_id: str
-    tool: str
-    arguments: str
-    digest: str
-    tool_class: str
-    sends_out: bool
-    why: str
-    decision_id: str
-    expires_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRecord:
-    id: str
-    token: str
-    turn_id: str
-    chat_id: int
-    call_id: str
-    tool: str
-    arguments: str
-    digest: str
-    tool_class: str
-    sends_out: bool
-    why: str
-    status: str
-    message_id: int | None
-    decided_by: str | None
-    created_at: datetime
-    expires_at: datetime
-    decided_at: datetime | None
-    result: str | None
-    model_arguments: str | None = None  # the model's values, when a person edited them
-    edited_by: str | None = None
-    edited_at: datetime | None = None
+# The records are re-exported from their old home, so imports of it keep working.
+__all__ = ["ApprovalRecord", "ApprovalRepo", "NewApproval"]
 
 
 def _record(row: ApprovalRow) -> ApprovalRecord:
     return ApprovalRecord(
         row.id, row.token, row.turn_id, row.chat_id, row.call_id, row.tool, row.arguments,
-        row.digest, row.tool_class, row.sends_out, row.why, row.status, row.message_id,
-        row.decided_by, row.created_at, row.expires_at, row.decided_at, row.result,
-        row.model_arguments, row.edited_by, row.edited_at,
+        row.digest, row.tool_class, row.sends_out, row.why, ApprovalStatus(row.status),
+        row.message_id, row.decided_by, row.created_at, row.expires_at, row.decided_at,
+        row.result, row.model_arguments, row.edited_by, row.edited_at,
     )  # fmt: skip
 
 
@@ -99,8 +59,8 @@ class ApprovalRepo:
                         id=a.id, token=a.token, turn_id=turn_id, chat_id=chat_id,
                         call_id=a.call_id, tool=a.tool, arguments=a.arguments, digest=a.digest,
                         tool_class=a.tool_class, sends_out=a.sends_out, why=a.why,
-                        decision_id=a.decision_id, status="pending", created_at=utcnow(),
-                        expires_at=a.expires_at,
+                        decision_id=a.decision_id, status=ApprovalStatus.PENDING,
+                        created_at=utcnow(), expires_at=a.expires_at,
                     )
                 )  # fmt: skip
             if update_ids:
@@ -138,7 +98,7 @@ class ApprovalRepo:
             return [_record(r) for r in rows]
 
     async def pending(self, chat_id: int | None = None) -> list[ApprovalRecord]:
-        query = select(ApprovalRow).where(ApprovalRow.status == "pending")
+        query = select(ApprovalRow).where(ApprovalRow.status == ApprovalStatus.PENDING)
         if chat_id is not None:
             query = query.where(ApprovalRow.chat_id == chat_id)
         async with self._db.session() as s:
@@ -151,10 +111,14 @@ class ApprovalRepo:
                 update(ApprovalRow)
                 .where(
                     ApprovalRow.id == approval_id,
-                    ApprovalRow.status == "pending",
+                    ApprovalRow.status == ApprovalStatus.PENDING,
                     ApprovalRow.expires_at > now,
                 )
-                .values(status="approved" if approve else "denied", decided_by=by, decided_at=now)
+                .values(
+                    status=ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED,
+                    decided_by=by,
+                    decided_at=now,
+                )
             )
         return bool(getattr(result, "rowcount", 0))
 
@@ -164,7 +128,7 @@ class ApprovalRepo:
             rows = list(
                 await s.scalars(
                     select(ApprovalRow).where(
-                        ApprovalRow.status == "pending", ApprovalRow.expires_at <= now
+                        ApprovalRow.status == ApprovalStatus.PENDING, ApprovalRow.expires_at <= now
                     )
                 )
             )
@@ -172,11 +136,11 @@ class ApprovalRepo:
             for row in rows:
                 result = await s.execute(
                     update(ApprovalRow)
-                    .where(ApprovalRow.id == row.id, ApprovalRow.status == "pending")
-                    .values(status="expired", decided_at=now)
+                    .where(ApprovalRow.id == row.id, ApprovalRow.status == ApprovalStatus.PENDING)
+                    .values(status=ApprovalStatus.EXPIRED, decided_at=now)
                 )
                 if getattr(result, "rowcount", 0):
-                    row.status = "expired"
+                    row.status = ApprovalStatus.EXPIRED
                     expired.append(_record(row))
         return expired
 
@@ -185,8 +149,8 @@ class ApprovalRepo:
         async with self._db.session() as s, s.begin():
             result = await s.execute(
                 update(ApprovalRow)
-                .where(ApprovalRow.id == approval_id, ApprovalRow.status == "approved")
-                .values(status="executing")
+                .where(ApprovalRow.id == approval_id, ApprovalRow.status == ApprovalStatus.APPROVED)
+                .values(status=ApprovalStatus.EXECUTING)
             )
         return bool(getattr(result, "rowcount", 0))
 
@@ -195,7 +159,7 @@ class ApprovalRepo:
             await s.execute(
                 update(ApprovalRow)
                 .where(ApprovalRow.id == approval_id)
-                .values(status="executed", result=result)
+                .values(status=ApprovalStatus.EXECUTED, result=result)
             )
 
     async def recent_executed_digests(self, chat_id: int, since: datetime) -> set[str]:
@@ -204,7 +168,7 @@ class ApprovalRepo:
             rows = await s.scalars(
                 select(ApprovalRow.digest).where(
                     ApprovalRow.chat_id == chat_id,
-                    ApprovalRow.status == "executed",
+                    ApprovalRow.status == ApprovalStatus.EXECUTED,
                     ApprovalRow.decided_at >= since,
                 )
             )
@@ -225,7 +189,8 @@ class ApprovalRepo:
             waiting = set(
                 await s.scalars(
                     select(ApprovalRow.turn_id).where(
-                        ApprovalRow.turn_id.in_(paused), ApprovalRow.status == "pending"
+                        ApprovalRow.turn_id.in_(paused),
+                        ApprovalRow.status == ApprovalStatus.PENDING,
                     )
                 )
             )

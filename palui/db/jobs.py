@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, func, or_, select, update
@@ -18,42 +17,10 @@ from sqlalchemy.exc import IntegrityError
 
 from palui.db.models import Chat, JobRow, JobRun, ModelCall, OutboxMessage, Turn, utcnow
 from palui.db.repo import Repo
+from palui.domain import JobRecord, RunRecord, RunStatus, TurnStatus
 
-
-class RunStatus:
-    QUEUED = "queued"  # claimed; the chat's worker will start it
-    STARTED = "started"  # its turn began (its outcome is the turn's)
-    SKIPPED = "skipped"  # over the job's token cap, or the job was gone
-    COALESCED = "coalesced"  # a newer run of the same job was queued behind it: that one runs
-    MISSED = "missed"  # due while Palui was down, past the misfire grace: not run
-
-
-@dataclass(frozen=True, slots=True)
-class JobRecord:
-    id: int
-    token: str
-    chat_id: int
-    prompt: str
-    schedule: str
-    timezone: str
-    enabled: bool
-    daily_token_cap: int
-    anchor_at: datetime
-    created_by: str
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    id: int
-    job_id: int
-    chat_id: int
-    scheduled_for: datetime
-    status: str
-    missed: int
-    turn_id: str | None
-    turn_status: str | None = None
+# The records are re-exported from their old home, so imports of it keep working.
+__all__ = ["JobRecord", "JobRepo", "RunRecord", "RunStatus"]
 
 
 def _job(row: JobRow) -> JobRecord:
@@ -65,8 +32,8 @@ def _job(row: JobRow) -> JobRecord:
 
 def _run(row: JobRun, turn_status: str | None = None) -> RunRecord:
     return RunRecord(
-        row.id, row.job_id, row.chat_id, row.scheduled_for, row.status, row.missed, row.turn_id,
-        turn_status,
+        row.id, row.job_id, row.chat_id, row.scheduled_for, RunStatus(row.status), row.missed,
+        row.turn_id, None if turn_status is None else TurnStatus(turn_status),
     )  # fmt: skip
 
 
@@ -135,7 +102,7 @@ class JobRepo(Repo):
         job: JobRecord,
         scheduled_for: datetime,
         *,
-        status: str = RunStatus.QUEUED,
+        status: RunStatus = RunStatus.QUEUED,
         missed: int = 0,
         note: str | None = None,
         finish_job: bool = False,
@@ -233,7 +200,7 @@ class JobRepo(Repo):
         return newer is not None
 
     async def skip_run(
-        self, run_id: int, note: str | None, chat_id: int, status: str = RunStatus.SKIPPED
+        self, run_id: int, note: str | None, chat_id: int, status: RunStatus = RunStatus.SKIPPED
     ) -> bool:
         async with self._db.session() as s, s.begin():
             result = await s.execute(

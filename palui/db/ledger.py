@@ -8,22 +8,17 @@ result (completed), is not started (in_progress), or is reported as unknown, nev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from palui.db.engine import Database
 from palui.db.models import ActionRow, utcnow
+from palui.domain import ActionState, Claim
 
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    state: str  # "new" (go ahead), "completed", "in_progress", "unknown"
-    action_id: int | None = None
-    result: str | None = None
-    at: datetime | None = None
+# Claim is re-exported from its old home, so imports of it keep working.
+__all__ = ["ActionLedger", "Claim"]
 
 
 class ActionLedger:
@@ -42,29 +37,29 @@ class ActionLedger:
                 .order_by(ActionRow.id.desc())
                 .limit(1)
             )
-            if latest is not None and latest.state != "failed":
-                return Claim(latest.state, latest.id, latest.result, latest.updated_at)
+            if latest is not None and latest.state != ActionState.FAILED:
+                return Claim(ActionState(latest.state), latest.id, latest.result, latest.updated_at)
             if latest is not None:
                 result = await s.execute(
                     update(ActionRow)
-                    .where(ActionRow.id == latest.id, ActionRow.state == "failed")
-                    .values(state="in_progress", turn_id=turn_id, updated_at=now)
+                    .where(ActionRow.id == latest.id, ActionRow.state == ActionState.FAILED)
+                    .values(state=ActionState.IN_PROGRESS, turn_id=turn_id, updated_at=now)
                 )
                 if getattr(result, "rowcount", 0):
-                    return Claim("new", latest.id)
-                return Claim("in_progress", latest.id)
+                    return Claim(ActionState.NEW, latest.id)
+                return Claim(ActionState.IN_PROGRESS, latest.id)
         slot = int(now.timestamp() // self._window.total_seconds())
         try:
             async with self._db.session() as s, s.begin():
                 row = ActionRow(
                     key=key, slot=slot, chat_id=chat_id, tool=tool[:128], arguments=arguments,
-                    state="in_progress", turn_id=turn_id, created_at=now, updated_at=now,
+                    state=ActionState.IN_PROGRESS, turn_id=turn_id, created_at=now, updated_at=now,
                 )  # fmt: skip
                 s.add(row)
                 await s.flush()
-                return Claim("new", row.id)
+                return Claim(ActionState.NEW, row.id)
         except IntegrityError:
-            return Claim("in_progress")  # another caller claimed it a moment ago
+            return Claim(ActionState.IN_PROGRESS)  # another caller claimed it a moment ago
 
     async def settle(self, action_id: int, state: str, result: str) -> None:
         async with self._db.session() as s, s.begin():

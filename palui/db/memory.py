@@ -4,8 +4,6 @@ that compaction summarises and auto-save stores in recall (DESIGN §1.7)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
 
@@ -19,49 +17,29 @@ from palui.db.models import (
     utcnow,
 )
 from palui.db.repo import Repo
-from palui.domain import TurnStatus
+from palui.domain import (
+    CheckOutcome,
+    SaveState,
+    SliceMessage,
+    SliceReason,
+    SliceRecord,
+    StoredSwitches,
+    TurnStatus,
+)
+
+# The records are re-exported from their old home, so imports of it keep working.
+__all__ = ["MemoryRepo", "SliceMessage", "SliceRecord", "StoredSwitches"]
 
 SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
 UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
 CHECKS_KEPT = 1_000
-
-
-@dataclass(frozen=True, slots=True)
-class StoredSwitches:
-    """What the person set on the recall card; None: not set (palui.toml's default applies)."""
-
-    auto_recall: bool | None = None
-    auto_save: bool | None = None
-    memory_tools: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SliceRecord:
-    id: int
-    chat_id: int
-    session_id: int
-    first_message_id: int
-    last_message_id: int
-    reason: str  # compaction | new
-    summarised: bool
-    save_state: str  # pending | saved | failed | off
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class SliceMessage:
-    id: int
-    role: str
-    content: str
-    turn_id: str | None
-    tainted: bool  # the message or its turn read untrusted content
-    finished: bool  # its turn has ended (a paused turn may still read untrusted content)
+UNSAVED = (SaveState.PENDING, SaveState.FAILED)  # a save still to do (again)
 
 
 def _slice(row: MemorySlice) -> SliceRecord:
     return SliceRecord(
         row.id, row.chat_id, row.session_id, row.first_message_id, row.last_message_id,
-        row.reason, row.summarised, row.save_state, row.updated_at,
+        SliceReason(row.reason), row.summarised, SaveState(row.save_state), row.updated_at,
     )  # fmt: skip
 
 
@@ -92,7 +70,7 @@ class MemoryRepo(Repo):
     async def record_check(
         self,
         chat_id: int,
-        outcome: str,
+        outcome: CheckOutcome,
         *,
         turn_id: str | None = None,
         detail: str | None = None,
@@ -108,13 +86,13 @@ class MemoryRepo(Repo):
             # Only recent checks are ever shown: keep the table small.
             await s.execute(delete(RecallCheck).where(RecallCheck.id <= row.id - CHECKS_KEPT))
 
-    async def recent_checks(self, limit: int) -> list[str]:
+    async def recent_checks(self, limit: int) -> list[CheckOutcome]:
         """The outcomes of the last `limit` checks, newest first."""
         async with self._db.session() as s:
             rows = await s.scalars(
                 select(RecallCheck.outcome).order_by(RecallCheck.id.desc()).limit(limit)
             )
-            return list(rows)
+            return [CheckOutcome(outcome) for outcome in rows]
 
     # -- slices -----------------------------------------------------------------------------------
 
@@ -124,7 +102,7 @@ class MemoryRepo(Repo):
             last = await s.scalar(
                 select(func.max(MemorySlice.last_message_id)).where(
                     MemorySlice.session_id == session_id,
-                    MemorySlice.reason == "compaction",
+                    MemorySlice.reason == SliceReason.COMPACTION,
                     MemorySlice.summarised.is_(True),
                 )
             )
@@ -146,7 +124,13 @@ class MemoryRepo(Repo):
             return list(rows)
 
     async def plan_slice(
-        self, chat_id: int, session_id: int, first: int, last: int, reason: str, save_state: str
+        self,
+        chat_id: int,
+        session_id: int,
+        first: int,
+        last: int,
+        reason: SliceReason,
+        save_state: SaveState,
     ) -> None:
         """Fix a slice (a second plan of the same one, e.g. by another process, is a no-op)."""
         now = utcnow()
@@ -168,8 +152,11 @@ class MemoryRepo(Repo):
                 select(MemorySlice)
                 .where(
                     MemorySlice.chat_id == chat_id,
-                    (MemorySlice.save_state.in_(("pending", "failed")))
-                    | ((MemorySlice.reason == "compaction") & MemorySlice.summarised.is_(False)),
+                    (MemorySlice.save_state.in_(UNSAVED))
+                    | (
+                        (MemorySlice.reason == SliceReason.COMPACTION)
+                        & MemorySlice.summarised.is_(False)
+                    ),
                 )
                 .order_by(MemorySlice.id)
             )
@@ -180,8 +167,11 @@ class MemoryRepo(Repo):
             rows = await s.scalars(
                 select(MemorySlice.chat_id)
                 .where(
-                    MemorySlice.save_state.in_(("pending", "failed"))
-                    | ((MemorySlice.reason == "compaction") & MemorySlice.summarised.is_(False))
+                    MemorySlice.save_state.in_(UNSAVED)
+                    | (
+                        (MemorySlice.reason == SliceReason.COMPACTION)
+                        & MemorySlice.summarised.is_(False)
+                    )
                 )
                 .distinct()
             )
@@ -222,7 +212,12 @@ class MemoryRepo(Repo):
             return True
 
     async def set_save_state(
-        self, slice_ids: Sequence[int], state: str, *, saved: int = 0, error: str | None = None
+        self,
+        slice_ids: Sequence[int],
+        state: SaveState,
+        *,
+        saved: int = 0,
+        error: str | None = None,
     ) -> None:
         async with self._db.session() as s, s.begin():
             await s.execute(

@@ -18,7 +18,7 @@ from sqlalchemy import select, union, update
 from palui.db.calls import settle_interrupted
 from palui.db.models import ActionRow, CallRecordRow, ChatLease, PausedTurn, Turn, utcnow
 from palui.db.repo import Repo
-from palui.domain import CallStatus, TurnStatus
+from palui.domain import ActionState, CallStatus, TurnStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class RecoveryRepo(Repo):
             select(Turn.chat_id)
             .join(CallRecordRow, CallRecordRow.turn_id == Turn.id)
             .where(CallRecordRow.status == CallStatus.RUNNING),
-            select(ActionRow.chat_id).where(ActionRow.state == "in_progress"),
+            select(ActionRow.chat_id).where(ActionRow.state == ActionState.IN_PROGRESS),
             select(PausedTurn.chat_id).where(PausedTurn.claimed_at.is_not(None)),
         )
         async with self._db.session() as s:
@@ -88,8 +88,8 @@ class RecoveryRepo(Repo):
             calls = await settle_interrupted(s, in_flight) if in_flight else 0
             actions = await s.execute(
                 update(ActionRow)
-                .where(ActionRow.chat_id == chat_id, ActionRow.state == "in_progress")
-                .values(state="unknown", updated_at=now)
+                .where(ActionRow.chat_id == chat_id, ActionRow.state == ActionState.IN_PROGRESS)
+                .values(state=ActionState.UNKNOWN, updated_at=now)
             )
             turns = await s.execute(
                 update(Turn)

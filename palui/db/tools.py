@@ -3,21 +3,11 @@ connectors. (Each call's record is `palui.db.calls`.)"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import select
 
 from palui.db.models import ConnectorSetting, ToolSetting, utcnow
 from palui.db.repo import Repo
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSettingRecord:
-    tool: str
-    enabled: bool
-    tool_class: str | None
-    definition_hash: str | None
-    needs_review: bool
+from palui.domain import ToolSettingRecord as ToolSettingRecord  # re-exported: its old home
 
 
 class ToolSettingRepo(Repo):

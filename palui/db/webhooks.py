@@ -13,29 +13,20 @@ by a process that died is taken again; one whose turn is done is only marked han
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
 from palui.db.models import Turn, WebhookDelivery, utcnow
 from palui.db.repo import Repo
-from palui.domain import TurnStatus
+from palui.domain import Delivery, TurnStatus
 
 RATE_WINDOW = timedelta(seconds=60)
 LOCK_SPACE = 0x5A1D  # keeps our advisory-lock keys apart from anyone else's on the database
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    id: int
-    webhook: str
-    chat_id: int
-    instructions: str
-    content_type: str
-    body: str
-    turn_id: str | None
-    received_at: datetime
+# Delivery is re-exported from its old home, so imports of it keep working.
+__all__ = ["Delivery", "WebhookRepo"]
 
 
 def _delivery(row: WebhookDelivery) -> Delivery:

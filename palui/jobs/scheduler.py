@@ -19,7 +19,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from palui.db import Store
-from palui.db.jobs import JobRecord, RunStatus
+from palui.domain import JobRecord, RunStatus
 from palui.jobs.schedule import ScheduleKind, due_times, latest_due, load_schedule, trigger
 from palui.jobs.view import next_run, when
 from palui.logs import get_logger

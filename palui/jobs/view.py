@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from palui.db.jobs import JobRecord, RunRecord, RunStatus
+from palui.domain import JobRecord, RunRecord, RunStatus, TurnStatus
 from palui.jobs.schedule import ScheduleKind, describe, load_schedule, next_due
 
 
@@ -36,13 +36,12 @@ def last_run_words(run: RunRecord | None, timezone: str, now: datetime) -> str:
         return "not yet"
     at = when(run.scheduled_for, timezone, now)
     if run.status == RunStatus.STARTED:
-        outcome = {
-            "done": "done",
-            "running": "running",
-            "awaiting_approval": "waiting for approval",
-            "failed": "failed",
-            "cancelled": "stopped",
-        }.get(run.turn_status or "", run.turn_status or "started")
+        words = {
+            TurnStatus.AWAITING_APPROVAL: "waiting for approval",
+            TurnStatus.CANCELLED: "stopped",
+        }
+        status = run.turn_status
+        outcome = words.get(status, status) if status else "started"  # done, running, failed
     else:
         outcome = {
             RunStatus.QUEUED: "about to run",

@@ -17,8 +17,15 @@ from datetime import UTC, datetime, timedelta
 from palui.agent.autosave import memory_items
 from palui.agent.compaction import Transcribed, plan, summarise, summary_tainted
 from palui.db import Store
-from palui.db.memory import SliceMessage, SliceRecord
-from palui.domain import Completion, ConnectorState, Role
+from palui.domain import (
+    Completion,
+    ConnectorState,
+    Role,
+    SaveState,
+    SliceMessage,
+    SliceReason,
+    SliceRecord,
+)
 from palui.logs import get_logger
 from palui.ports import ChatModel, Toolset
 
@@ -28,7 +35,6 @@ SAVE_BUDGET_S = 20.0  # one slice's saves; past it the slice is tried again late
 # A failed save waits this long before the worker tries it again between turns (a hanging
 # recall must not hold up every answer); /new tries at once.
 RETRY_FAILED_AFTER = timedelta(minutes=5)
-PENDING, SAVED, FAILED, OFF = "pending", "saved", "failed", "off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,24 +76,28 @@ class Keeper:
             session_id = await self._store.chats.current_session(chat_id)
             slices = await self._store.memory.open_slices(chat_id)
             compacting = any(
-                s.session_id == session_id and s.reason == "compaction" and not s.summarised
+                s.session_id == session_id
+                and s.reason == SliceReason.COMPACTION
+                and not s.summarised
                 for s in slices
             )
             if not compacting:
                 ids = await self._store.memory.unsliced_ids(session_id)
                 span = plan(ids, self._compact_after, self._keep)
                 if span is not None:
-                    state = PENDING if self._saving() else OFF
+                    state = SaveState.PENDING if self._saving() else SaveState.OFF
                     await self._store.memory.plan_slice(
-                        chat_id, session_id, *span, "compaction", state
+                        chat_id, session_id, *span, SliceReason.COMPACTION, state
                     )
                     log.info("compaction_planned", first=span[0], last=span[1])
                     slices = await self._store.memory.open_slices(chat_id)
             for record in slices:
-                if record.reason == "compaction" and not record.summarised:
+                if record.reason == SliceReason.COMPACTION and not record.summarised:
                     await self._summarise(chat_id, record)
                 due = record.updated_at <= datetime.now(UTC) - RETRY_FAILED_AFTER
-                if record.save_state == PENDING or (record.save_state == FAILED and due):
+                if record.save_state == SaveState.PENDING or (
+                    record.save_state == SaveState.FAILED and due
+                ):
                     await self.save(record)
         except asyncio.CancelledError:
             raise
@@ -119,13 +129,15 @@ class Keeper:
             if not ids:
                 return
             first, last = ids[0], ids[-1]
-            await self._store.memory.plan_slice(chat_id, session_id, first, last, "new", PENDING)
+            await self._store.memory.plan_slice(
+                chat_id, session_id, first, last, SliceReason.NEW, SaveState.PENDING
+            )
 
     async def save_open(self, chat_id: int) -> SaveResult:
         """Save every slice of the chat whose save is not done yet."""
         total = 0
         for record in await self._store.memory.open_slices(chat_id):
-            if record.save_state not in (PENDING, FAILED):
+            if record.save_state not in (SaveState.PENDING, SaveState.FAILED):
                 continue
             result = await self.save(record)
             if not result.ok:
@@ -136,12 +148,12 @@ class Keeper:
     async def save(self, record: SliceRecord) -> SaveResult:
         """Store the slice's memories in recall (one per turn that may be saved)."""
         if not self._saving():
-            await self._store.memory.set_save_state([record.id], OFF)
+            await self._store.memory.set_save_state([record.id], SaveState.OFF)
             return SaveResult(True)
         toolset = self._recall()
         if toolset is None or toolset.status().state is not ConnectorState.CONNECTED:
             reason = "recall is not connected"
-            await self._store.memory.set_save_state([record.id], FAILED, error=reason)
+            await self._store.memory.set_save_state([record.id], SaveState.FAILED, error=reason)
             return SaveResult(False, reason=reason)
         messages = [transcribed(m) for m in await self._store.memory.slice_messages(record)]
         items = memory_items(record.session_id, messages)
@@ -163,8 +175,10 @@ class Keeper:
         except Exception as exc:
             reason = "recall did not answer in time" if isinstance(exc, TimeoutError) else str(exc)
             log.warning("auto_save_failed", slice=record.id, error=reason)
-            await self._store.memory.set_save_state([record.id], FAILED, saved=saved, error=reason)
+            await self._store.memory.set_save_state(
+                [record.id], SaveState.FAILED, saved=saved, error=reason
+            )
             return SaveResult(False, saved, reason)
-        await self._store.memory.set_save_state([record.id], SAVED, saved=saved)
+        await self._store.memory.set_save_state([record.id], SaveState.SAVED, saved=saved)
         log.info("auto_saved", slice=record.id, memories=saved)
         return SaveResult(True, saved)

@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from palui.db import History, Store
-from palui.domain import RECALL_ID
+from palui.domain import RECALL_ID, CheckOutcome
 from palui.memory.keeper import Keeper, SaveResult
 from palui.memory.recall import Recalled, auto_recall
-from palui.memory.switches import SKIP_WINDOW, CheckOutcome, Switch, SwitchState, skip_rate
+from palui.memory.switches import SKIP_WINDOW, Switch, SwitchState, skip_rate
 from palui.ports import ChatModel, Toolset
 from palui.tools.registry import ToolRegistry
 

@@ -7,6 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from palui.domain import CheckOutcome
+
+# CheckOutcome is re-exported from its old home, so imports of it keep working.
+__all__ = ["SKIP_WINDOW", "CheckOutcome", "Switch", "SwitchState", "skip_rate"]
+
 SKIP_WINDOW = 20  # the skip rate is over the last this-many checks
 
 
@@ -20,14 +25,6 @@ class Switch(StrEnum):
         return {"auto_recall": "Auto-recall", "auto_save": "Auto-save"}.get(
             self.value, "Memory tools"
         )
-
-
-class CheckOutcome(StrEnum):
-    USED = "used"  # recall answered with something; it went into the turn's context
-    EMPTY = "empty"  # recall answered: nothing known yet
-    SKIPPED = "skipped"  # a command, or a message under 4 words
-    TIMED_OUT = "timed_out"  # no answer within the limit; the turn went on without it
-    FAILED = "failed"  # not connected, or an error
 
 
 @dataclass(frozen=True, slots=True)

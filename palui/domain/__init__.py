@@ -1,4 +1,10 @@
-"""Plain data shared by every layer: frozen dataclasses and enums, no I/O."""
+"""Plain data shared by every layer: frozen dataclasses and enums, no I/O.
+
+This module holds what a turn is made of (messages, completions, tools, cards); each concept's
+lifecycle (a `StrEnum` whose values are the strings stored today) and the records its
+repositories return live in a module of their own here, and every name is importable from
+`palui.domain`. The submodules import nothing from this one, so they load first.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,31 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from palui.domain.approvals import ApprovalRecord as ApprovalRecord
+from palui.domain.approvals import ApprovalStatus as ApprovalStatus
+from palui.domain.approvals import EditConfirmation as EditConfirmation
+from palui.domain.approvals import EditRecord as EditRecord
+from palui.domain.approvals import EditStatus as EditStatus
+from palui.domain.approvals import NewApproval as NewApproval
+from palui.domain.approvals import NewEdit as NewEdit
+from palui.domain.chat import InboxItem as InboxItem
+from palui.domain.chat import InboxStatus as InboxStatus
+from palui.domain.chat import OutboxItem as OutboxItem
+from palui.domain.chat import TurnStatus as TurnStatus
+from palui.domain.jobs import JobRecord as JobRecord
+from palui.domain.jobs import RunRecord as RunRecord
+from palui.domain.jobs import RunStatus as RunStatus
+from palui.domain.ledger import ActionState as ActionState
+from palui.domain.ledger import Claim as Claim
+from palui.domain.memory import CheckOutcome as CheckOutcome
+from palui.domain.memory import SaveState as SaveState
+from palui.domain.memory import SliceMessage as SliceMessage
+from palui.domain.memory import SliceReason as SliceReason
+from palui.domain.memory import SliceRecord as SliceRecord
+from palui.domain.memory import StoredSwitches as StoredSwitches
+from palui.domain.tools import ToolSettingRecord as ToolSettingRecord
+from palui.domain.webhooks import Delivery as Delivery
 
 RECALL_ID = "recall"  # the long-term memory connector's id (DESIGN §1.7): recall__search_memories
 
@@ -25,19 +56,6 @@ class TurnKind(StrEnum):
     CHAT = "chat"
     SCHEDULED = "scheduled"
     WEBHOOK = "webhook"
-
-
-class TurnStatus(StrEnum):
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    AWAITING_APPROVAL = "awaiting_approval"  # paused on approval cards; resumes after the taps
-
-
-class InboxStatus(StrEnum):
-    PENDING = "pending"
-    DONE = "done"
 
 
 @dataclass(frozen=True, slots=True)

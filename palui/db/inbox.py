@@ -1,0 +1,62 @@
+"""The inbox: every update is stored before it is handled, once (a redelivery is a no-op), and
+marked done in the same transaction as whatever handled it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palui.db.models import InboxUpdate, utcnow
+from palui.db.repo import Repo
+from palui.domain import InboxItem, InboxStatus
+
+
+class InboxRepo(Repo):
+    async def add(
+        self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict
+    ) -> bool:
+        """Store an update; False when it was already there (a redelivery)."""
+        stmt = (
+            self._insert(InboxUpdate)
+            .values(
+                update_id=update_id,
+                chat_id=chat_id,
+                user_id=user_id,
+                payload=json.dumps(payload, separators=(",", ":")),
+                status=InboxStatus.PENDING,
+                received_at=utcnow(),
+            )
+            .on_conflict_do_nothing(index_elements=["update_id"])
+        )
+        async with self._db.session() as s, s.begin():
+            result = await s.execute(stmt)
+        return bool(getattr(result, "rowcount", 0))
+
+    async def pending(self, chat_id: int | None = None) -> list[InboxItem]:
+        query = select(InboxUpdate).where(InboxUpdate.status == InboxStatus.PENDING)
+        if chat_id is not None:
+            query = query.where(InboxUpdate.chat_id == chat_id)
+        async with self._db.session() as s:
+            rows = await s.scalars(query.order_by(InboxUpdate.update_id))
+            return [_inbox_item(row) for row in rows]
+
+    async def mark_done(self, update_ids: Sequence[int], turn_id: str | None = None) -> None:
+        if not update_ids:
+            return
+        async with self._db.session() as s, s.begin():
+            await mark_inbox_done(s, update_ids, turn_id)
+
+
+def _inbox_item(row: InboxUpdate) -> InboxItem:
+    return InboxItem(row.update_id, row.chat_id, row.user_id, json.loads(row.payload), row.turn_id)
+
+
+async def mark_inbox_done(s: AsyncSession, update_ids: Sequence[int], turn_id: str | None) -> None:
+    await s.execute(
+        update(InboxUpdate)
+        .where(InboxUpdate.update_id.in_(list(update_ids)))
+        .values(status=InboxStatus.DONE, handled_at=utcnow(), turn_id=turn_id)
+    )
