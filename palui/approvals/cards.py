@@ -13,7 +13,7 @@ from typing import Any
 from palui import callbacks
 from palui.callbacks import ApprovalAction
 from palui.db.approvals import ApprovalRecord
-from palui.domain import Button, Card
+from palui.domain import ApprovalStatus, Button, Card
 from palui.tools.digest import canonical
 
 ARG_VALUE_CHARS = 300
@@ -98,9 +98,9 @@ def _summary(description: str) -> str:
 
 def outcome_line(record: ApprovalRecord) -> str:
     """The line a decided card ends with."""
-    if record.status == "denied":
+    if record.status == ApprovalStatus.DENIED:
         return f"❌ Denied by {record.decided_by} — nothing was run"
-    if record.status == "expired":
+    if record.status == ApprovalStatus.EXPIRED:
         return "⌛ Expired — nothing was run"
     at = record.decided_at.strftime("%H:%M") if record.decided_at else "?"
     return f"✅ Approved by {record.decided_by} at {at} UTC"

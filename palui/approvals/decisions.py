@@ -27,7 +27,7 @@ from palui.approvals.cards import (
 from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.db import Store
 from palui.db.approvals import ApprovalRecord, NewApproval
-from palui.domain import HeldDecision, Inbound, ToolCallRequest, Verdict
+from palui.domain import ApprovalStatus, HeldDecision, Inbound, ToolCallRequest, Verdict
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
 from palui.ports import Channel
@@ -97,14 +97,14 @@ class Approvals:
 
     async def post_cards(self, turn_id: str, descriptions: dict[str, str]) -> None:
         for record in await self._store.approvals.for_turn(turn_id):
-            if record.status != "pending" or record.message_id is not None:
+            if record.status != ApprovalStatus.PENDING or record.message_id is not None:
                 continue
             shown = card(record, descriptions.get(record.tool, ""), now=self._now())
             message_id = await self._channel.send_card(record.chat_id, shown)
             await self._store.approvals.set_message(record.id, message_id)
             # A quick tap may have been decided before the card's id was stored: close it now.
             latest = await self._store.approvals.by_token(record.token)
-            if latest is not None and latest.status != "pending":
+            if latest is not None and latest.status != ApprovalStatus.PENDING:
                 await self._close(latest, outcome_line(latest))
 
     # -- taps ----------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ class Approvals:
                 record.chat_id, f"All arguments of {record.tool}:\n{arguments}"
             )
             return TapResult("Sent below.")
-        if record.status != "pending":
+        if record.status != ApprovalStatus.PENDING:
             return TapResult(f"Already decided ({record.status}).")
         now = self._now()
         if record.expires_at <= now:
@@ -142,7 +142,9 @@ class Approvals:
         if decided is not None:
             await self._close(decided, outcome_line(decided))
         remaining = [
-            a for a in await self._store.approvals.for_turn(record.turn_id) if a.status == "pending"
+            a
+            for a in await self._store.approvals.for_turn(record.turn_id)
+            if a.status == ApprovalStatus.PENDING
         ]
         return TapResult(
             "Approved." if approve else "Denied.", None if remaining else record.turn_id
@@ -186,13 +188,17 @@ class Approvals:
         return found
 
     async def _verdict(self, record: ApprovalRecord, offer: ToolOffer) -> Verdict:
-        if record.status == "denied":
+        if record.status == ApprovalStatus.DENIED:
             return Verdict.DENIED
-        if record.status == "expired":
+        if record.status == ApprovalStatus.EXPIRED:
             return Verdict.EXPIRED
-        if record.status == "executed":  # before a restart (or found changed, then a crash)
+        if (
+            record.status == ApprovalStatus.EXECUTED
+        ):  # before a restart (or found changed, then a crash)
             return Verdict.CHANGED if record.result == CHANGED else Verdict.RAN
-        if record.status != "approved":  # "executing": a crash cut it off; never re-fire
+        if (
+            record.status != ApprovalStatus.APPROVED
+        ):  # "executing": a crash cut it off; never re-fire
             return Verdict.INTERRUPTED
         tool = offer.tools.get(record.tool)
         arguments = json.loads(record.arguments)

@@ -20,7 +20,7 @@ from palui.callbacks import EditAction
 from palui.db import Store
 from palui.db.approval_edits import EditRecord
 from palui.db.approvals import ApprovalRecord
-from palui.domain import Button, Card, RemoteTool
+from palui.domain import Button, Card, EditStatus, RemoteTool
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.ports import Channel
@@ -68,7 +68,7 @@ class EditQuestions:
 
     async def ask_next(self, edit_id: str, problem: str | None = None) -> None:
         edit = await self._edits.by_id(edit_id)
-        if edit is not None and edit.status == "asking":
+        if edit is not None and edit.status == EditStatus.ASKING:
             await self.ask(edit, problem)
 
     async def ask(self, edit: EditRecord, problem: str | None = None) -> None:

@@ -36,7 +36,7 @@ from palui.callbacks import CardEditButton, EditAction, EditQuestionButton
 from palui.db import Store
 from palui.db.approval_edits import EditRecord, NewEdit
 from palui.db.approvals import ApprovalRecord
-from palui.domain import Card, Inbound, RemoteTool
+from palui.domain import ApprovalStatus, Card, EditStatus, Inbound, RemoteTool
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
@@ -81,7 +81,7 @@ class EditFlow:
             return "This button is no longer active."
         if edit.user_id != inbound.user.id:
             return "Someone else is editing this card."
-        if edit.status != "asking" or await self._current(edit) is None:
+        if edit.status != EditStatus.ASKING or await self._current(edit) is None:
             return "This edit has ended."
         if button.action is EditAction.CANCEL:
             await self._cancel(edit)
@@ -101,7 +101,7 @@ class EditFlow:
             return "This button is no longer active."
         if record.chat_id != inbound.chat_id:
             return "Only the bot's owner can decide."
-        if record.status != "pending":
+        if record.status != ApprovalStatus.PENDING:
             return f"Already decided ({record.status})."
         if record.expires_at <= self._now():
             return "This approval has expired. Nothing was run."
@@ -330,7 +330,7 @@ class EditFlow:
         record = await self._store.approvals.by_id(edit.approval_id)
         if (
             record is None
-            or record.status != "pending"
+            or record.status != ApprovalStatus.PENDING
             or record.token != edit.card_token
             or record.expires_at <= self._now()
         ):

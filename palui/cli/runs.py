@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from palui.config import Settings, load_settings
 from palui.db import Database
 from palui.db.runs import AmbiguousRun, RunRepo, RunSummary, StepRecord
+from palui.domain import CallStage
 from palui.logs import configure_logging
 
 
@@ -163,7 +164,7 @@ def _detail_text(step: StepRecord) -> str:
         parts.append(f"decision {detail['decision_id']}")
     if "hook" in detail:
         parts.append(f"hook {detail['hook']}")
-    if "before" in detail and "after" in detail and step.stage != "post_hook":
+    if "before" in detail and "after" in detail and step.stage != CallStage.POST_HOOK:
         parts.append(f"arguments {_compact(detail['before'])} -> {_compact(detail['after'])}")
     if "action_id" in detail and detail["action_id"] is not None:
         parts.append(f"action #{detail['action_id']}")

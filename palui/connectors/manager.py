@@ -10,7 +10,7 @@ from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.connector import CONNECT_TIMEOUT_S, McpConnector, ToolsChanged
 from palui.connectors.recall import RECALL_ID
-from palui.domain import ConnectorStatus
+from palui.domain import ConnectorState, ConnectorStatus
 from palui.logs import get_logger
 
 log = get_logger(__name__)
@@ -70,7 +70,7 @@ class ConnectorManager:
             async with asyncio.timeout(self._start_timeout_s):
                 await asyncio.gather(*waits)
         except TimeoutError:
-            pending = [s.id for s in self.statuses() if s.state == "connecting"]
+            pending = [s.id for s in self.statuses() if s.state == ConnectorState.CONNECTING]
             log.warning("connectors_slow_to_start", pending=pending, waited_s=self._start_timeout_s)
         for status in self.statuses():
             log.info("connector_status", connector=status.id, state=str(status.state))

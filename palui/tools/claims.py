@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palui.domain import ToolOutcome
+from palui.domain import ActionState, ToolOutcome
 from palui.ports import Ledger
 from palui.tools.digest import call_digest, canonical
 
@@ -49,12 +49,12 @@ class ActionClaims:
 
 def repeated_outcome(action: Any) -> ToolOutcome:
     """What the model gets for an identical call within the window: nothing went out again."""
-    if action.state == "completed":
+    if action.state == ActionState.COMPLETED:
         return ToolOutcome(
             "Already done: this exact call ran a short while ago in this chat, so it was "
             f"not sent again. Its result was:\n{action.result or ''}"
         )
-    if action.state == "in_progress":
+    if action.state == ActionState.IN_PROGRESS:
         return ToolOutcome(
             "This exact call is already running; it was not started a second time.", True
         )

@@ -16,6 +16,7 @@ from itertools import count
 from typing import Any
 
 from palui.domain import (
+    ActionState,
     CallStage,
     CallStatus,
     Taint,
@@ -300,11 +301,12 @@ class TurnTools:
         tool_class = classification.tool_class if classification else None
         action = await self._claims.claim(call.name, tool_class, arguments)
         if action is not None:
+            claimed = "claimed" if action.state == ActionState.NEW else action.state
             await self.record.stage(
-                call, step, CallStage.LEDGER, "claimed" if action.state == "new" else action.state,
+                call, step, CallStage.LEDGER, claimed,
                 LEDGER_REASONS.get(action.state, ""), {"action_id": action.action_id},
             )  # fmt: skip
-        if action is not None and action.state != "new":
+        if action is not None and action.state != ActionState.NEW:
             repeated = await self._repeat(call, step, action)
             # The recorded result is the raw one: the post hooks see it too (e.g. to redact).
             return await self._post(call, step, tool, arguments, repeated, f"dup_{action.state}")
