@@ -168,6 +168,10 @@ class LiteLLMModel:
             text = text.replace(self._api_key, _REDACTED)
         return text
 
+    async def warm_up(self) -> None:
+        """Import litellm now, so the first answer costs what later ones cost."""
+        await self._library()
+
     async def _library(self) -> Any:
         if self._litellm is None:
             # The import takes seconds: do it off the event loop so chats keep being served.

@@ -53,7 +53,7 @@ async def _database(settings: Settings) -> Check:
 
 
 async def _model(settings: Settings) -> Check:
-    from palui.app import build_model
+    from palui.app.parts import build_model
 
     try:
         answered = await build_model(settings).ping()

@@ -85,7 +85,7 @@ async def survey(settings: Settings, only: set[str] | None = None) -> Survey:
     daemon does (`palui.app`'s builders, the same catalog), disconnect."""
     # palui.app brings the whole daemon (Telegram, aiohttp, the chat engine) with it: imported
     # when a kinds command runs, so the other commands start without it.
-    from palui.app import build_catalog, build_connectors, load_kinds, switch_globs
+    from palui.app.parts import build_catalog, build_connectors, load_kinds, switch_globs
 
     kinds = load_kinds(settings)
     database = await stored_tools(settings)

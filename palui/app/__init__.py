@@ -15,11 +15,20 @@ import asyncio
 import functools
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TextIO
 
+from palui.app.parts import (
+    build_catalog,
+    build_connectors,
+    build_model,
+    limits,
+    load_kinds,
+    memory_config,
+    utc_now,
+)
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
 from palui.channels.console import ConsoleChannel
@@ -34,11 +43,8 @@ from palui.chat.recovery import Recovery
 from palui.chat.wakeups import Wakeups
 from palui.chat.workers import ChatWorkers
 from palui.config import Settings
-from palui.connectors import ConnectorManager, ToolsChanged
-from palui.connectors.recall import recall_server_settings
 from palui.db import Database, Store
-from palui.domain import RECALL_ID, ChatUser, Inbound
-from palui.errors import ConfigError
+from palui.domain import ChatUser, Inbound
 from palui.http.server import HttpServer, TelegramWebhook
 from palui.interact.commands import Commands
 from palui.interact.connector_sheet import ConnectorSheet
@@ -50,98 +56,19 @@ from palui.interact.taps import ApprovalTaps, ConnectorTaps, EditTaps, JobTaps
 from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
-from palui.memory import Memory, MemoryConfig
-from palui.memory.switches import SwitchState
-from palui.policy.kinds_file import KindsFile, parse_kinds_file
+from palui.memory import Memory
 from palui.ports import Channel, ChatModel
 from palui.tools.builtins import BuiltinTools
-from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
 from palui.tools.watch import ToolWatch, load_catalog_state
-from palui.turns.runner import Limits, TurnRunner
+from palui.turns.runner import TurnRunner
 from palui.webhooks.specs import WebhookSpec, load_webhooks
 
 log = get_logger("palui.app")
 
 CONSOLE_CHAT_ID = 0  # never a Telegram chat id
 CONSOLE_USER = ChatUser(id=0, username="console")
-
-
-def build_model(settings: Settings) -> LiteLLMModel:
-    settings.require("model")
-    assert settings.model is not None
-    key = settings.model_api_key.get_secret_value() if settings.model_api_key else None
-    return LiteLLMModel(
-        settings.model,
-        fallbacks=settings.fallback_models,
-        api_base=settings.model_api_base,
-        api_key=key,
-        request_timeout=settings.model_timeout_s,
-    )
-
-
-def load_kinds(settings: Settings) -> KindsFile | None:
-    path = settings.kinds_file
-    if not path.exists():
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: can't be read ({exc.strerror}).") from None
-    return parse_kinds_file(text, str(path))
-
-
-def switch_globs(settings: Settings) -> dict[str, Globs]:
-    return {
-        f"mcp-{slug}": Globs(server.enable, server.disable) for slug, server in settings.mcp.items()
-    }
-
-
-# Recall's save and forget start switched on (forget always asks first: it is destructive).
-RECALL_START_ON = frozenset({f"{RECALL_ID}__add_memory", f"{RECALL_ID}__forget_memory"})
-
-
-def build_connectors(
-    settings: Settings,
-    on_tools_changed: ToolsChanged | None = None,
-    *,
-    recall_db: str | None = None,
-) -> ConnectorManager:
-    """Every `[mcp.*]` server, and recall unless memory is off (`palui kinds` uses it too)."""
-    return ConnectorManager(
-        settings.mcp, on_tools_changed=on_tools_changed,
-        recall=recall_server_settings(settings, recall_db),
-    )  # fmt: skip
-
-
-def build_catalog(
-    settings: Settings, kinds: KindsFile | None, stored: Mapping[str, StoredTool]
-) -> ToolCatalog:
-    """How every tool is classified and switched (`palui kinds` uses it too)."""
-    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON)
-
-
-def memory_config(settings: Settings) -> MemoryConfig:
-    recall = settings.recall
-    return MemoryConfig(
-        defaults=SwitchState(recall.auto_recall, recall.auto_save, recall.memory_tools),
-        history_messages=settings.history_messages,
-        compact_after=settings.compact_after,
-    )
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def limits(s: Settings, tool_rules: ToolRules) -> Limits:
-    return Limits(
-        max_steps=s.max_steps, turn_timeout_s=s.turn_timeout_s,
-        history_messages=s.history_messages, daily_token_cap=s.daily_token_cap,
-        runs_per_hour=s.runs_per_hour, max_tools=s.max_tools, tool_rules=tool_rules,
-        jobs_may_create_jobs=s.jobs_may_create_jobs,
-    )  # fmt: skip
 
 
 def _hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
@@ -186,17 +113,22 @@ class Palui:
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
+        self._warm: asyncio.Task[None] | None = None  # litellm's import, started with the app
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
         self.chats: Chats | None = None  # likewise (or `chat_console`)
 
     async def __aenter__(self) -> Palui:
+        if isinstance(self.model, LiteLLMModel):  # a model given by a test needs no import
+            self._warm = asyncio.create_task(self.model.warm_up(), name="litellm-import")
         await self.db.migrate()
         stored = await load_catalog_state(self.store)
         self.catalog = build_catalog(self.settings, self.kinds, stored)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._warm is not None:
+            self._warm.cancel()
         await self.connectors.stop()
         await self.db.close()
 

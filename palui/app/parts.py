@@ -1,0 +1,96 @@
+"""The parts the composition root builds straight from Settings (the CLI's `palui kinds` and
+`palui doctor` build some of them too, without a running daemon)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from palui.config import Settings
+from palui.connectors import ConnectorManager, ToolsChanged
+from palui.connectors.recall import recall_server_settings
+from palui.domain import RECALL_ID
+from palui.errors import ConfigError
+from palui.llm import LiteLLMModel
+from palui.memory import MemoryConfig
+from palui.memory.switches import SwitchState
+from palui.policy.kinds_file import KindsFile, parse_kinds_file
+from palui.tools.catalog import Globs, StoredTool, ToolCatalog
+from palui.tools.rules import ToolRules
+from palui.turns.runner import Limits
+
+
+def build_model(settings: Settings) -> LiteLLMModel:
+    settings.require("model")
+    assert settings.model is not None
+    key = settings.model_api_key.get_secret_value() if settings.model_api_key else None
+    return LiteLLMModel(
+        settings.model,
+        fallbacks=settings.fallback_models,
+        api_base=settings.model_api_base,
+        api_key=key,
+        request_timeout=settings.model_timeout_s,
+    )
+
+
+def load_kinds(settings: Settings) -> KindsFile | None:
+    path = settings.kinds_file
+    if not path.exists():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: can't be read ({exc.strerror}).") from None
+    return parse_kinds_file(text, str(path))
+
+
+def switch_globs(settings: Settings) -> dict[str, Globs]:
+    return {
+        f"mcp-{slug}": Globs(server.enable, server.disable) for slug, server in settings.mcp.items()
+    }
+
+
+# Recall's save and forget start switched on (forget always asks first: it is destructive).
+RECALL_START_ON = frozenset({f"{RECALL_ID}__add_memory", f"{RECALL_ID}__forget_memory"})
+
+
+def build_connectors(
+    settings: Settings,
+    on_tools_changed: ToolsChanged | None = None,
+    *,
+    recall_db: str | None = None,
+) -> ConnectorManager:
+    """Every `[mcp.*]` server, and recall unless memory is off (`palui kinds` uses it too)."""
+    return ConnectorManager(
+        settings.mcp, on_tools_changed=on_tools_changed,
+        recall=recall_server_settings(settings, recall_db),
+    )  # fmt: skip
+
+
+def build_catalog(
+    settings: Settings, kinds: KindsFile | None, stored: Mapping[str, StoredTool]
+) -> ToolCatalog:
+    """How every tool is classified and switched (`palui kinds` uses it too)."""
+    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON)
+
+
+def memory_config(settings: Settings) -> MemoryConfig:
+    recall = settings.recall
+    return MemoryConfig(
+        defaults=SwitchState(recall.auto_recall, recall.auto_save, recall.memory_tools),
+        history_messages=settings.history_messages,
+        compact_after=settings.compact_after,
+    )
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def limits(s: Settings, tool_rules: ToolRules) -> Limits:
+    return Limits(
+        max_steps=s.max_steps, turn_timeout_s=s.turn_timeout_s,
+        history_messages=s.history_messages, daily_token_cap=s.daily_token_cap,
+        runs_per_hour=s.runs_per_hour, max_tools=s.max_tools, tool_rules=tool_rules,
+        jobs_may_create_jobs=s.jobs_may_create_jobs,
+    )  # fmt: skip
