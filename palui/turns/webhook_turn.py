@@ -15,7 +15,7 @@ from palui.tools.runner import TurnTools
 from palui.turns import taint as starting
 from palui.turns.drive import Drive, headed
 from palui.turns.parts import TurnParts
-from palui.webhooks.rules import webhook_messages
+from palui.webhooks.prompt import webhook_messages
 
 log = get_logger("palui.turns")
 
