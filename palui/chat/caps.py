@@ -1,7 +1,8 @@
 """Global caps that pause turns: a daily token cap and a number of runs per hour.
 
-Both are counted in the database, so they hold across restarts and processes. A paused chat
-keeps its messages (they stay in the inbox) and they are answered once the cap lifts.
+A pure check over the counts (`CapCounts`, read from the database by `palui.chat.pauses`, so
+the caps hold across restarts and processes). A paused chat keeps its messages (they stay in the
+inbox) and they are answered once the cap lifts.
 """
 
 from __future__ import annotations
@@ -9,7 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from palui.db import Store, day_start, hour_ago
+from palui.domain.windows import day_start
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    daily_token_cap: int  # 0 = off
+    runs_per_hour: int  # 0 = off
+
+
+@dataclass(frozen=True, slots=True)
+class CapCounts:
+    tokens_today: int
+    runs_last_hour: int
+    oldest_run_last_hour: datetime | None  # when the hour's window frees its first slot
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,30 +39,23 @@ def _in(delta: timedelta) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
-async def check_caps(
-    store: Store, now: datetime, *, daily_token_cap: int, runs_per_hour: int
-) -> CapHit | None:
-    """The cap that stops a turn from starting now, if any (0 = that cap is off)."""
-    if daily_token_cap:
-        used = await store.turns.tokens_since(day_start(now))
-        if used >= daily_token_cap:
-            lifts = day_start(now) + timedelta(days=1)
-            return CapHit(
-                "daily_token_cap",
-                f"Paused: today's token cap ({daily_token_cap:,}) is used up. It resets at "
-                f"00:00 UTC (in {_in(lifts - now)}). Your messages are kept and answered then.",
-                lifts,
-            )
-    if runs_per_hour:
-        since = hour_ago(now)
-        runs = await store.turns.runs_since(since)
-        if runs >= runs_per_hour:
-            oldest = await store.turns.oldest_run_since(since) or now
-            lifts = oldest + timedelta(hours=1)
-            return CapHit(
-                "runs_per_hour",
-                f"Paused: {runs} runs in the last hour (the limit is {runs_per_hour}). Next run "
-                f"possible at {lifts:%H:%M} UTC. Your messages are kept and answered then.",
-                lifts,
-            )
+def cap_hit(caps: Caps, counts: CapCounts, now: datetime) -> CapHit | None:
+    """The cap that stops a turn from starting now, if any."""
+    if caps.daily_token_cap and counts.tokens_today >= caps.daily_token_cap:
+        lifts = day_start(now) + timedelta(days=1)
+        return CapHit(
+            "daily_token_cap",
+            f"Paused: today's token cap ({caps.daily_token_cap:,}) is used up. It resets at "
+            f"00:00 UTC (in {_in(lifts - now)}). Your messages are kept and answered then.",
+            lifts,
+        )
+    if caps.runs_per_hour and counts.runs_last_hour >= caps.runs_per_hour:
+        lifts = (counts.oldest_run_last_hour or now) + timedelta(hours=1)
+        return CapHit(
+            "runs_per_hour",
+            f"Paused: {counts.runs_last_hour} runs in the last hour (the limit is "
+            f"{caps.runs_per_hour}). Next run possible at {lifts:%H:%M} UTC. Your messages are "
+            "kept and answered then.",
+            lifts,
+        )
     return None

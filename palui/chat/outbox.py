@@ -4,7 +4,7 @@ A reply is in the outbox before anything is sent (committed with its turn); `del
 chat's undelivered replies in order, recording each part as it goes out, so a crash re-sends at
 most the part in flight and never loses one. Two things keep a part from going out twice: within
 the process the chat's delivery lock (a streamed answer's last edit takes it too, see
-`palui.turns.runner`), across processes the chat's delivery lease.
+`palui.turns.ending`), across processes the chat's delivery lease.
 """
 
 from __future__ import annotations

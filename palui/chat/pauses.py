@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from palui.chat.caps import check_caps
+from palui.chat.caps import CapCounts, Caps, cap_hit
 from palui.chat.outbox import Outbox
 from palui.db import Store
+from palui.domain.windows import day_start, hour_ago
 from palui.logs import get_logger
 
 log = get_logger("palui.chat.pauses")
@@ -29,17 +30,14 @@ class CapPauses:
     ) -> None:
         self._store = store
         self._outbox = outbox
-        self._daily_token_cap = daily_token_cap
-        self._runs_per_hour = runs_per_hour
+        self._caps = Caps(daily_token_cap, runs_per_hour)
         self._now = now
         self._told: dict[int, datetime] = {}  # chat -> when the cap it was told about lifts
 
     async def paused_until(self, chat_id: int) -> datetime | None:
         """When the cap that stops the chat's turns now lifts; None when no cap is hit."""
-        hit = await check_caps(
-            self._store, self._now(),
-            daily_token_cap=self._daily_token_cap, runs_per_hour=self._runs_per_hour,
-        )  # fmt: skip
+        now = self._now()
+        hit = cap_hit(self._caps, await self._counts(now), now)
         if hit is None:
             self._told.pop(chat_id, None)
             return None
@@ -48,3 +46,10 @@ class CapPauses:
             self._told[chat_id] = hit.lifts_at
             await self._outbox.add(chat_id, hit.message)
         return hit.lifts_at
+
+    async def _counts(self, now: datetime) -> CapCounts:
+        caps, turns, since = self._caps, self._store.turns, hour_ago(now)
+        tokens = await turns.tokens_since(day_start(now)) if caps.daily_token_cap else 0
+        runs = await turns.runs_since(since) if caps.runs_per_hour else 0
+        oldest = await turns.oldest_run_since(since) if runs >= caps.runs_per_hour > 0 else None
+        return CapCounts(tokens, runs, oldest)

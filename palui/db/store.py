@@ -7,8 +7,6 @@ accidentally write. Each concept's repository lives in a module of its own in `p
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
 from palui.db.approval_edits import ApprovalEditRepo
 from palui.db.approvals import ApprovalRepo
 from palui.db.calls import CallRecordRepo
@@ -28,6 +26,7 @@ from palui.db.tools import ToolSettingRepo
 from palui.db.turns import TurnRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import InboxItem, OutboxItem
+from palui.domain.windows import day_start, hour_ago
 
 # The repositories and records used to be defined here: re-exported so imports of it keep working.
 __all__ = [
@@ -68,11 +67,3 @@ class Store:
         self.delivery_leases = DeliveryLeaseRepo(db)
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
-
-
-def day_start(now: datetime) -> datetime:
-    return now.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def hour_ago(now: datetime) -> datetime:
-    return now - timedelta(hours=1)

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from palui.db import Store, day_start, hour_ago
+from palui.db import Store
 from palui.domain import RECALL_ID, ConnectorState, ConnectorStatus
+from palui.domain.windows import day_start, hour_ago
 from palui.interact.paused import PausedConnectors
 from palui.memory import Memory
 from palui.tools.registry import ToolRegistry

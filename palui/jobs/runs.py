@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from palui.db import Store, day_start
+from palui.db import Store
 from palui.domain import JobRecord, RunRecord, RunStatus
+from palui.domain.windows import day_start
 from palui.jobs.view import is_once
 from palui.logs import get_logger
 

@@ -4,7 +4,7 @@ the recall card's switches, auto-recall before a turn, auto-save at compaction a
     switches  the three switches (palui.toml defaults, the person's taps) and the skip rate
     recall    auto-recall: recall's profile matched against the message, 1.5 s at most
     keeper    compaction and auto-save, crash-safe, in the chat's worker between turns
-    memory    `Memory`: the one object the service, the turns and the sheet talk to
+    memory    `Memory`: the one object the chat workers, the turns and the sheet talk to
 """
 
 from palui.memory.memory import Memory, MemoryConfig

@@ -1,4 +1,4 @@
-"""`Memory`: what the service, the turn runner and the connector sheet ask about memory.
+"""`Memory`: what the chat workers, the turns and the connector sheet ask about memory.
 
 The recall connector may be missing (`[recall] enabled = false`), paused on its card, or down;
 each switch is read from the database before a turn, so a tap counts from the next turn on.
