@@ -1,6 +1,7 @@
 """Every known tool's class and switch, from the kinds file, the person's settings and the tool.
 
-Pure: the tool watch (`palui.tools.watch`) loads the stored settings and saves what changes. Rules (DESIGN §1.3):
+Pure: the tool watch (`palui.tools.watch`) loads the stored settings and saves what changes.
+Rules (DESIGN §1.3):
 - a class comes from the kinds file, else a class the person set (source `you`), else the
   tool's marks and inference (`palui.policy.classify`);
 - a tool whose definition changed since it was first seen loses a class that came from its
