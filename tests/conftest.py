@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
+import shutil
 import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
+from palui.db import Database, Store
+from palui.db.engine import migrations_dir
 from tests.fakes.network import is_loopback
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -66,40 +72,125 @@ def _postgres_available() -> bool:
         return False
 
 
+def _migrations_fingerprint() -> str:
+    """Changes whenever a migration does, so a template is never older than the scripts."""
+    digest = hashlib.sha256()
+    for script in sorted(migrations_dir().rglob("*.py")):
+        digest.update(script.name.encode())
+        digest.update(script.read_bytes())
+    return digest.hexdigest()[:10]
+
+
+def _migrate_in_a_thread(url: str) -> None:
+    # Session fixtures are synchronous; a thread of its own gives the migration an event loop
+    # without touching the loop pytest-asyncio runs the tests in.
+    async def migrate() -> None:
+        db = Database(url)
+        try:
+            await db.migrate()
+        finally:
+            await db.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, migrate()).result()
+
+
+async def _postgres_admin(*statements: str) -> None:
+    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
+    try:
+        for statement in statements:
+            await admin.execute(statement)
+    finally:
+        await admin.close()
+
+
+def _postgres_url(name: str) -> str:
+    base = POSTGRES_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
+    return f"{base}/{name}"
+
+
+class MigratedTemplates:
+    """One migrated database per kind and test process, copied for each test that wants one.
+
+    Running the eleven Alembic revisions for every test cost seconds per PostgreSQL test; a copy
+    costs a file copy (SQLite) or `CREATE DATABASE … TEMPLATE` (PostgreSQL). Tests about the
+    migrations themselves ask for an empty database (`@pytest.mark.empty_database`)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        # One template per xdist worker: PostgreSQL copies a template only while nobody else
+        # is connected to it, so workers must not share one.
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self.postgres_name = f"palui_template_{_migrations_fingerprint()}_{worker}"
+        self._sqlite: Path | None = None
+        self._postgres_ready = False
+
+    def sqlite_file(self) -> Path:
+        if self._sqlite is None:
+            path = self.directory / "template.db"
+            _migrate_in_a_thread(f"sqlite+aiosqlite:///{path}")
+            self._sqlite = path
+        return self._sqlite
+
+    def postgres(self) -> str:
+        if not self._postgres_ready:
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(
+                    asyncio.run,
+                    _postgres_admin(
+                        f'DROP DATABASE IF EXISTS "{self.postgres_name}" WITH (FORCE)',
+                        f'CREATE DATABASE "{self.postgres_name}"',
+                    ),
+                ).result()
+            _migrate_in_a_thread(_postgres_url(self.postgres_name))
+            self._postgres_ready = True
+        return self.postgres_name
+
+    def drop(self) -> None:
+        if self._postgres_ready:
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(
+                    asyncio.run,
+                    _postgres_admin(f'DROP DATABASE IF EXISTS "{self.postgres_name}" WITH (FORCE)'),
+                ).result()
+
+
+@pytest.fixture(scope="session")
+def migrated_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedTemplates]:
+    templates = MigratedTemplates(tmp_path_factory.mktemp("templates"))
+    yield templates
+    templates.drop()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A fresh, empty database of each kind."""
+async def database_url(
+    request: pytest.FixtureRequest, tmp_path: Path, migrated_templates: MigratedTemplates
+) -> AsyncIterator[str]:
+    """A fresh database of each kind, already at the newest schema (a copy of a migrated
+    template); empty instead for a test marked `empty_database`."""
+    empty = request.node.get_closest_marker("empty_database") is not None
     if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'palui.db'}"
+        path = tmp_path / "palui.db"
+        if not empty:
+            shutil.copyfile(migrated_templates.sqlite_file(), path)
+        yield f"sqlite+aiosqlite:///{path}"
         return
     if not _postgres_available():
         if os.environ.get("CI"):
             pytest.fail("PostgreSQL is not running on 127.0.0.1:5432")
         pytest.skip("PostgreSQL is not running on 127.0.0.1:5432")
-    import asyncpg
-
     name = f"palui_test_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    base = POSTGRES_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
-    yield f"{base}/{name}"
-    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    template = "" if empty else f' TEMPLATE "{migrated_templates.postgres()}"'
+    await _postgres_admin(f'CREATE DATABASE "{name}"{template}')
+    yield _postgres_url(name)
+    await _postgres_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
 async def store(database_url: str) -> AsyncIterator[Any]:
-    """The repositories over a freshly migrated database (each kind)."""
-    from palui.db import Database, Store
-
+    """The repositories over a fresh database at the newest schema (each kind)."""
     db = Database(database_url)
-    await db.migrate()
+    await db.migrate()  # a no-op on the migrated copy; migrates a test's `empty_database`
     yield Store(db)
     await db.close()
 
