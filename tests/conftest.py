@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
+import shutil
 import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
+from palui.db import Database, Store
+from palui.db.engine import migrations_dir
 from tests.fakes.network import is_loopback
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -66,40 +72,197 @@ def _postgres_available() -> bool:
         return False
 
 
+def _migrations_fingerprint() -> str:
+    """Changes whenever a migration does, so a template is never older than the scripts."""
+    digest = hashlib.sha256()
+    for script in sorted(migrations_dir().rglob("*.py")):
+        digest.update(script.name.encode())
+        digest.update(script.read_bytes())
+    return digest.hexdigest()[:10]
+
+
+async def _postgres_admin(*statements: str, database: str | None = None) -> list[Any]:
+    """Run `statements` on the admin database (or `database`); the last one's rows."""
+    dsn = POSTGRES_ADMIN_DSN if database is None else POSTGRES_ADMIN_DSN.rsplit("/", 1)[0]
+    admin = await asyncpg.connect(dsn if database is None else f"{dsn}/{database}")
+    try:
+        rows: list[Any] = []
+        for statement in statements:
+            if statement.startswith("SELECT"):
+                rows = await admin.fetch(statement)
+            else:
+                await admin.execute(statement)  # CREATE/DROP DATABASE: no prepared statements
+        return rows
+    finally:
+        await admin.close()
+
+
+def _postgres_url(name: str) -> str:
+    base = POSTGRES_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
+    return f"{base}/{name}"
+
+
+def _in_a_thread(work: Any) -> Any:
+    # Session fixtures are synchronous; a thread of its own gives `work` an event loop without
+    # touching the loop pytest-asyncio runs the tests in.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
+async def _migrate(url: str) -> None:
+    db = Database(url)
+    try:
+        await db.migrate()
+    finally:
+        await db.close()
+
+
+# What a database at the newest schema holds before a test writes to it: its tables (with
+# alembic_version's row). A database given back is emptied and must show this again.
+_SHAPE = (
+    "SELECT string_agg(tablename, ',' ORDER BY tablename) AS tables,"
+    " (SELECT string_agg(version_num, ',') FROM alembic_version) AS revision"
+    " FROM pg_tables WHERE schemaname = 'public'"
+)
+
+
+# Empties every table but alembic_version and restarts the identities. DELETE with foreign keys
+# off (replica role: no triggers) is far cheaper than TRUNCATE, which writes new files for every
+# table; without the superuser right to set the role it fails and the database is dropped.
+_EMPTY_TABLES = """DO $$ DECLARE r record; BEGIN
+  SET LOCAL session_replication_role = replica;
+  FOR r IN SELECT tablename FROM pg_tables
+      WHERE schemaname = 'public' AND tablename <> 'alembic_version' LOOP
+    EXECUTE format('DELETE FROM %I', r.tablename);
+  END LOOP;
+  FOR r IN SELECT sequencename, start_value FROM pg_sequences WHERE schemaname = 'public' LOOP
+    PERFORM setval(format('%I', r.sequencename)::regclass, r.start_value, false);
+  END LOOP;
+END $$"""
+
+
+class MigratedDatabases:
+    """Databases at the newest schema, migrated once per kind and test process.
+
+    Running the eleven Alembic revisions for every test cost seconds per PostgreSQL test, and
+    CREATE and DROP DATABASE a few more. SQLite tests get a copy of a migrated file. PostgreSQL
+    tests get a database copied from a migrated template (`CREATE DATABASE … TEMPLATE`) that is
+    emptied afterwards (rows deleted, identities restarted) and handed to the next test; one that
+    doesn't come back to the template's shape is dropped. Tests about the migrations themselves
+    ask for an empty database instead (`@pytest.mark.empty_database`)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        # One template per xdist worker: PostgreSQL copies a template only while nobody else is
+        # connected to it, so workers must not share one.
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self.prefix = f"palui_test_{_migrations_fingerprint()}_{worker}"
+        self._sqlite: Path | None = None
+        self._template: str | None = None
+        self._shape: Any = None
+        self._free: list[str] = []
+        self._created: list[str] = []
+
+    def sqlite_file(self) -> Path:
+        if self._sqlite is None:
+            path = self.directory / "template.db"
+            _in_a_thread(_migrate(f"sqlite+aiosqlite:///{path}"))
+            self._sqlite = path
+        return self._sqlite
+
+    def _postgres_template(self) -> str:
+        if self._template is None:
+            name = f"{self.prefix}_template"
+            _in_a_thread(
+                _postgres_admin(
+                    f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"'
+                )
+            )
+            self._created.append(name)
+            _in_a_thread(_migrate(_postgres_url(name)))
+            self._shape = tuple(_in_a_thread(_postgres_admin(_SHAPE, database=name))[0])
+            self._template = name
+        return self._template
+
+    async def take_postgres(self) -> str:
+        if self._free:
+            return self._free.pop()
+        template = self._postgres_template()
+        name = f"{self.prefix}_{uuid.uuid4().hex[:8]}"
+        await _postgres_admin(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        self._created.append(name)
+        return name
+
+    async def give_back_postgres(self, name: str) -> None:
+        try:
+            # A daemon killed with -9 may leave a connection (and its locks) behind for a moment.
+            await _postgres_admin(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+                f" WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+            )
+            [shape] = await _postgres_admin(_EMPTY_TABLES, _SHAPE, database=name)
+            reusable = tuple(shape) == self._shape
+        except (asyncpg.PostgresError, OSError):
+            reusable = False
+        if reusable:
+            self._free.append(name)
+        else:
+            await self.drop_postgres(name)
+
+    async def drop_postgres(self, name: str) -> None:
+        await _postgres_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if name in self._created:
+            self._created.remove(name)
+
+    def close(self) -> None:
+        if self._created:
+            _in_a_thread(
+                _postgres_admin(
+                    *(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' for name in self._created)
+                )
+            )
+
+
+@pytest.fixture(scope="session")
+def migrated_databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedDatabases]:
+    databases = MigratedDatabases(tmp_path_factory.mktemp("templates"))
+    yield databases
+    databases.close()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A fresh, empty database of each kind."""
+async def database_url(
+    request: pytest.FixtureRequest, tmp_path: Path, migrated_databases: MigratedDatabases
+) -> AsyncIterator[str]:
+    """A database of each kind for this test alone, at the newest schema and without rows;
+    empty (no schema at all) for a test marked `empty_database`."""
+    empty = request.node.get_closest_marker("empty_database") is not None
     if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'palui.db'}"
+        path = tmp_path / "palui.db"
+        if not empty:
+            shutil.copyfile(migrated_databases.sqlite_file(), path)
+        yield f"sqlite+aiosqlite:///{path}"
         return
     if not _postgres_available():
         if os.environ.get("CI"):
             pytest.fail("PostgreSQL is not running on 127.0.0.1:5432")
         pytest.skip("PostgreSQL is not running on 127.0.0.1:5432")
-    import asyncpg
-
-    name = f"palui_test_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    base = POSTGRES_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
-    yield f"{base}/{name}"
-    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    if empty:
+        name = f"{migrated_databases.prefix}_empty_{uuid.uuid4().hex[:8]}"
+        await _postgres_admin(f'CREATE DATABASE "{name}"')
+        yield _postgres_url(name)
+        await migrated_databases.drop_postgres(name)
+        return
+    name = await migrated_databases.take_postgres()
+    yield _postgres_url(name)
+    await migrated_databases.give_back_postgres(name)
 
 
 @pytest.fixture
 async def store(database_url: str) -> AsyncIterator[Any]:
-    """The repositories over a freshly migrated database (each kind)."""
-    from palui.db import Database, Store
-
+    """The repositories over a fresh database at the newest schema (each kind)."""
     db = Database(database_url)
-    await db.migrate()
+    await db.migrate()  # a no-op on the migrated copy; migrates a test's `empty_database`
     yield Store(db)
     await db.close()
 

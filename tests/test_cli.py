@@ -62,6 +62,7 @@ async def test_doctor_is_happy_when_everything_works(settings_env, fake_model, f
     assert report.rstrip().endswith("All good.")
 
 
+@pytest.mark.empty_database
 async def test_doctor_says_how_to_fix_an_unmigrated_database_and_a_dead_model(
     settings_env, fake_model, fake_telegram, monkeypatch
 ) -> None:
@@ -90,6 +91,7 @@ async def test_doctor_exits_2_on_unreadable_config(monkeypatch) -> None:
     assert out.getvalue().startswith("❌ config: PALUI_DATABASE_URL (env)")
 
 
+@pytest.mark.empty_database
 async def test_migrate_brings_an_empty_database_to_the_newest_schema(
     settings_env, tmp_path
 ) -> None:

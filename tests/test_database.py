@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -14,6 +15,7 @@ from palui.db.models import Base
 from palui.domain import Role, TurnKind, TurnStatus
 
 
+@pytest.mark.empty_database
 async def test_upgrade_then_downgrade_base_then_upgrade_again(database_url: str) -> None:
     db = Database(database_url)
     cfg = alembic_config(database_url)
