@@ -26,6 +26,13 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["PTB_TIMEDELTA"] = "1"  # as palui.cli.main sets it
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # litellm takes seconds to import (tens of seconds on a loaded machine). A running Palui
+    # imports it in the background at start; in a test process the first test's first answer
+    # would still wait for it, past the tests' waits. Pay it once per test process, up front.
+    import litellm  # noqa: F401
+
+
 POSTGRES_ADMIN_DSN = os.environ.get(
     "PALUI_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )
