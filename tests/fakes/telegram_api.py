@@ -296,6 +296,29 @@ class FakeTelegram:
         )
         return self.sent_messages(chat_id)
 
+    async def wait_for_text(
+        self,
+        chat_id: int,
+        fragment: str,
+        timeout: float = 10,  # noqa: ASYNC109
+    ) -> dict[str, Any]:
+        """The first message in the chat whose text (as last edited) holds `fragment`: a
+        streamed answer is edited as it grows, so its first text may be only a prefix."""
+
+        def find() -> dict[str, Any] | None:
+            return next(
+                (m for m in self.sent_messages(chat_id) if fragment in m.get("text", "")), None
+            )
+
+        await self._wait(
+            lambda: find() is not None,
+            timeout,
+            lambda: f"{fragment!r} in chat {chat_id}; got {self.sent_messages(chat_id)}",
+        )
+        found = find()
+        assert found is not None
+        return found
+
     async def wait_for_request(
         self,
         method: str,
