@@ -31,6 +31,7 @@ from palui.app.parts import (
 )
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
+from palui.callbacks import ConnectorButton, JobButton
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
@@ -52,7 +53,7 @@ from palui.interact.job_sheet import JobSheet
 from palui.interact.paused import PausedConnectors
 from palui.interact.router import Router
 from palui.interact.status import Status, StatusInfo
-from palui.interact.taps import ApprovalTaps, ConnectorTaps, EditTaps, JobTaps
+from palui.interact.taps import ApprovalTaps, EditTaps, SheetTaps
 from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
@@ -190,8 +191,8 @@ class Palui:
                 commands,
                 ApprovalTaps(store, channel, approvals),
                 EditTaps(store, channel, edits),
-                ConnectorTaps(store, channel, connector_sheet),
-                JobTaps(store, channel, job_sheet),
+                SheetTaps(store, channel, ConnectorButton, connector_sheet),
+                SheetTaps(store, channel, JobButton, job_sheet),
             ],
             store,
             channel,

@@ -9,7 +9,7 @@ drawn for even if the list has changed since. Every change is saved before the c
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from palui import callbacks
 from palui.callbacks import ConnectorButton
@@ -17,6 +17,7 @@ from palui.db import Store
 from palui.db.tools import ToolSettingRecord
 from palui.domain import RECALL_ID, Button, Card, ConnectorState, Inbound
 from palui.interact.paused import PausedConnectors
+from palui.interact.sheet_tap import SheetTap
 from palui.logs import get_logger
 from palui.memory import Memory
 from palui.memory.switches import Switch
@@ -39,14 +40,6 @@ def _word(on: bool) -> str:
 
 def short(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:10]
-
-
-@dataclass(frozen=True, slots=True)
-class SheetTap:
-    notice: str
-    chat_id: int
-    message_id: int | None
-    card: Card | None = None
 
 
 class ConnectorSheet:

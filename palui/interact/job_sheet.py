@@ -10,7 +10,6 @@ table.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import datetime
 
 from palui import callbacks
@@ -18,6 +17,7 @@ from palui.callbacks import JobButton
 from palui.db import Store
 from palui.db.jobs import JobRecord, RunRecord
 from palui.domain import Button, Card, Inbound
+from palui.interact.sheet_tap import SheetTap
 from palui.jobs.view import is_once, last_run_words, next_run, schedule_words, when
 from palui.logs import get_logger
 from palui.ports import Channel
@@ -25,14 +25,6 @@ from palui.ports import Channel
 log = get_logger("palui.jobs")
 
 MAX_PROMPT_SHOWN = 300
-
-
-@dataclass(frozen=True, slots=True)
-class JobTap:
-    notice: str
-    chat_id: int
-    message_id: int | None
-    card: Card | None = None
 
 
 class JobSheet:
@@ -88,22 +80,22 @@ class JobSheet:
             await self._channel.send_card(chat_id, self.card(job, last.get(job.id)))
         return len(jobs)
 
-    async def tap(self, inbound: Inbound, button: JobButton) -> JobTap:
+    async def tap(self, inbound: Inbound, button: JobButton) -> SheetTap:
         chat, message = inbound.chat_id, inbound.message_id
         op, token = button.op, button.token
         job = await self._store.jobs.by_token(token)
         if job is None or job.chat_id != chat:
             gone = Card("This job no longer exists.")
-            return JobTap("That job is gone; send /jobs again.", chat, message, gone)
+            return SheetTap("That job is gone; send /jobs again.", chat, message, gone)
         if op in ("p", "r"):
             if op == "r" and is_once(job) and (await self._last(job)) is not None:
-                return JobTap("A one-time job that ran can't be resumed.", chat, message)
+                return SheetTap("A one-time job that ran can't be resumed.", chat, message)
             updated = await self._store.jobs.set_enabled(job.id, op == "r")
             assert updated is not None
             log.info("job_switched", job_id=job.id, enabled=updated.enabled)
             await self._changed()
             notice = f"Job #{job.id} {'resumed' if updated.enabled else 'paused'}."
-            return JobTap(notice, chat, message, self.card(updated, await self._last(job)))
+            return SheetTap(notice, chat, message, self.card(updated, await self._last(job)))
         if op == "d":
             ask = Card(
                 f"Delete job #{job.id} ({schedule_words(job)})? This can't be undone.",
@@ -112,16 +104,16 @@ class JobSheet:
                     Button("Keep it", callbacks.job("n", job.token)),
                 ),
             )
-            return JobTap("Delete this job?", chat, message, ask)
+            return SheetTap("Delete this job?", chat, message, ask)
         if op == "y":
             await self._store.jobs.delete(job.id)
             log.info("job_deleted", job_id=job.id, by="/jobs")
             await self._changed()
             done = Card(f"🗑 Job #{job.id} deleted ({schedule_words(job)}).")
-            return JobTap(f"Job #{job.id} deleted.", chat, message, done)
+            return SheetTap(f"Job #{job.id} deleted.", chat, message, done)
         if op == "n":
-            return JobTap("Kept.", chat, message, self.card(job, await self._last(job)))
-        return JobTap("This button is not valid.", chat, message)
+            return SheetTap("Kept.", chat, message, self.card(job, await self._last(job)))
+        return SheetTap("This button is not valid.", chat, message)
 
     async def _last(self, job: JobRecord) -> RunRecord | None:
         return (await self._store.jobs.last_runs([job.id])).get(job.id)

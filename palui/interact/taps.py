@@ -4,6 +4,7 @@ card's ✏️ Edit and its questions, the connector sheet, the job sheet."""
 from __future__ import annotations
 
 import contextlib
+from typing import Any, Protocol
 
 from palui import callbacks
 from palui.approvals.decisions import Approvals
@@ -18,12 +19,17 @@ from palui.callbacks import (
 from palui.db import Store
 from palui.domain import Card, Inbound
 from palui.errors import ChannelError
-from palui.interact.connector_sheet import ConnectorSheet
-from palui.interact.job_sheet import JobSheet
+from palui.interact.sheet_tap import SheetTap
 from palui.logs import get_logger
 from palui.ports import Channel
 
 log = get_logger("palui.interact.taps")
+
+SheetButton = ConnectorButton | JobButton
+
+
+class Sheet(Protocol):
+    async def tap(self, inbound: Inbound, button: Any) -> SheetTap: ...
 
 
 class _Tap:
@@ -83,34 +89,23 @@ class EditTaps(_Tap):
         return False
 
 
-class ConnectorTaps(_Tap):
-    def __init__(self, store: Store, channel: Channel, sheet: ConnectorSheet) -> None:
+class SheetTaps(_Tap):
+    """The buttons of one sheet's cards (`/connectors` or `/jobs`): decided by the sheet, then
+    the card is redrawn in place."""
+
+    def __init__(
+        self, store: Store, channel: Channel, button: type[SheetButton], sheet: Sheet
+    ) -> None:
         super().__init__(store, channel)
+        self._button = button
         self._sheet = sheet
 
     def owns(self, inbound: Inbound) -> bool:
-        return isinstance(callbacks.parse(inbound.callback_data), ConnectorButton)
+        return isinstance(callbacks.parse(inbound.callback_data), self._button)
 
     async def handle(self, inbound: Inbound) -> bool:
         button = callbacks.parse(inbound.callback_data)
-        assert isinstance(button, ConnectorButton)
-        result = await self._sheet.tap(inbound, button)
-        await self._done(inbound, result.notice)
-        await self._redraw(result.chat_id, result.message_id, result.card)
-        return False
-
-
-class JobTaps(_Tap):
-    def __init__(self, store: Store, channel: Channel, sheet: JobSheet) -> None:
-        super().__init__(store, channel)
-        self._sheet = sheet
-
-    def owns(self, inbound: Inbound) -> bool:
-        return isinstance(callbacks.parse(inbound.callback_data), JobButton)
-
-    async def handle(self, inbound: Inbound) -> bool:
-        button = callbacks.parse(inbound.callback_data)
-        assert isinstance(button, JobButton)
+        assert isinstance(button, self._button)
         result = await self._sheet.tap(inbound, button)
         await self._done(inbound, result.notice)
         await self._redraw(result.chat_id, result.message_id, result.card)
