@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from alembic import command
 from sqlalchemy import text
 
@@ -83,6 +84,7 @@ async def migrate(db: Database, revision: str, *, up: bool = True) -> None:
         await connection.run_sync(run)
 
 
+@pytest.mark.empty_database
 async def test_the_migration_carries_old_calls_steps_and_decisions_into_one_record_each(
     database_url: str,
 ) -> None:
