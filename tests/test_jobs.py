@@ -377,6 +377,9 @@ async def test_send_message_reaches_a_known_chat_and_refuses_others(
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "remind me")
     answer = await final_text(fake_telegram, "Sent to chat")
     assert "chat 424242 is not one of the user's chats" in answer
+    # The sent message goes out through the outbox, beside the streamed answer: either may land
+    # first.
+    await fake_telegram.wait_for_text(OWNER_CHAT, "Reminder: stretch")
     texts = [m["text"] for m in fake_telegram.sent_messages(OWNER_CHAT)]
     assert texts.count("Reminder: stretch") == 1
     assert fake_telegram.sent_messages(424242) == []
