@@ -283,7 +283,7 @@ async def test_taint_carries_into_the_next_turn_until_new(settings: Settings) ->
         toolkit.call("mcp-notes__add_note", {"title": "eggs", "body": "12"}),  # after /new: runs
         toolkit.answer("added"),
     )
-    async with notes_palui(settings, *steps) as (app, chat, model, notes):
+    async with notes_palui(settings, *steps) as (app, chat, _model, notes):
         await chat.send("find milk")
         assert chat.texts() == ["found it"]
         await chat.send("add eggs")
