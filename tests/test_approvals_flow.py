@@ -1,16 +1,33 @@
-"""Tools from a real MCP server, the policy, and approval cards, through the fake Bot API."""
+"""Tools, the policy and approval cards. End to end (a real MCP server over stdio, the fake Bot
+API, litellm against the fake model) where the test is about those; the rest in this process
+(tests/fakes/memory_channel.py, the notes tools as Python functions, a scripted model)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
+import pytest
 from sqlalchemy import update
 
+from palui.config import Settings
 from palui.db.models import ApprovalRow
+from palui.domain import Card, Completion, Message, ToolCallRequest, Usage
+from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.memory_channel import (
+    MemoryChannel,
+    in_memory_settings,
+    running_palui,
+    switch_on,
+)
 from tests.fakes.model_server import ModelRequest, Script
+from tests.fakes.notes_toolset import NOTES_ID, SWITCHED_ON, NotesToolset
 
 
 def tool_results(request: ModelRequest) -> list[str]:
@@ -140,90 +157,6 @@ def _says(text: str):
     return lambda params: text in str(params.get("text", ""))
 
 
-async def test_deny_runs_nothing_and_the_model_is_told(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    fake_model.brain = scripted(
-        call("mcp-notes__delete_note", id="1"), Script(text="OK, I left it.")
-    )
-    await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete note 1")
-    card = await wait_for_card(fake_telegram)
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["❌ Deny"])
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("OK, I left it."))
-    assert "1" in json.loads(with_notes.read_text())
-    assert "The person denied this call." in tool_results(fake_model.requests[-1])[0]
-    await fake_telegram.wait_for_request("editMessageText", predicate=_says("❌ Denied by"))
-
-
-async def test_forged_stranger_and_expired_taps_run_nothing(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    fake_model.brain = scripted(call("mcp-notes__delete_note", id="1"), Script(text="expired"))
-    palui = await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete note 1")
-    card = await wait_for_card(fake_telegram)
-    approve = buttons(card)["✅ Approve"]
-
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], "ap:forged-token:y")
-    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("no longer active"))
-    fake_telegram.push_callback(OWNER_CHAT, 4242, card["message_id"], approve)  # a stranger
-    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("owner can decide"))
-
-    async with palui.app.db.session() as s, s.begin():
-        past = datetime.now(UTC) - timedelta(minutes=1)
-        await s.execute(update(ApprovalRow).values(expires_at=past))
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], approve)
-    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("expired"))
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("expired"))
-    assert "1" in json.loads(with_notes.read_text())
-    await fake_telegram.wait_for_request("editMessageText", predicate=_says("⌛ Expired"))
-    assert "it expired" in tool_results(fake_model.requests[-1])[0]
-
-
-async def test_taint_carries_into_the_next_turn_until_new(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    fake_model.brain = scripted(
-        call("mcp-notes__search_notes", query="milk"),  # turn 1 reads untrusted content
-        Script(text="found it"),
-        call("mcp-notes__add_note", title="eggs", body="12"),  # turn 2: a write asks
-    )
-    await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "find milk")
-    await fake_telegram.wait_for_messages(OWNER_CHAT, 1)
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    card = await wait_for_card(fake_telegram)
-    assert "(write)" in card["text"]
-    assert "this conversation includes content from mcp-notes, 1 turn ago" in card["text"]
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["❌ Deny"])
-    fake_model.brain = scripted(
-        Script(text="denied, fine"),
-        call("mcp-notes__add_note", title="eggs", body="12"),  # after /new: runs at once
-        Script(text="added"),
-    )
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("denied, fine"))
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/new")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("fresh conversation"))
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("added"))
-    titles = [n["title"] for n in json.loads(with_notes.read_text()).values()]
-    assert titles == ["Groceries", "eggs"]
-
-
-async def test_a_write_in_an_untainted_chat_turn_runs_at_once(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    fake_model.brain = scripted(
-        call("mcp-notes__add_note", title="eggs", body="12"), Script(text="added")
-    )
-    await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "add eggs")
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("added"))
-    assert len(json.loads(with_notes.read_text())) == 2
-    assert not [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval" in m["text"]]
-
-
 async def test_a_tool_whose_definition_changes_becomes_destructive_off_and_the_chat_is_told(
     with_notes, start_palui, fake_telegram, fake_model
 ) -> None:
@@ -259,53 +192,168 @@ async def test_status_lists_each_connector_with_its_state_and_tools(
     assert '⚠️ broken — not connected: "command not found: /nonexistent/mcp-server"' in status
 
 
-async def test_two_held_calls_get_a_card_each_and_the_turn_resumes_after_both(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    both = Script(
-        tool_calls=[
-            ("mcp-notes__delete_note", json.dumps({"id": "1"})),
-            ("mcp-notes__delete_note", json.dumps({"id": "2"})),
-        ]
-    )
-    fake_model.brain = scripted(both, Script(text="one kept, one gone"))
-    await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete notes 1 and 2")
-    second = await wait_for_card(fake_telegram, 2)
-    first = await wait_for_card(fake_telegram, 1)
-    assert "id: 1" in first["text"] and "id: 2" in second["text"]
+# -- in this process ---------------------------------------------------------------------------
 
-    fake_telegram.push_callback(
-        OWNER_CHAT, OWNER_ID, first["message_id"], buttons(first)["✅ Approve"]
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return in_memory_settings(database_url, str(tmp_path / "data"))
+
+
+@asynccontextmanager
+async def notes_palui(
+    settings: Settings, *steps: toolkit.Step
+) -> AsyncIterator[tuple[Any, MemoryChannel, toolkit.ScriptedModel, NotesToolset]]:
+    """Palui with the notes tools (untrusted; add and delete switched on, as `with_notes`)."""
+    notes, model = NotesToolset(), toolkit.ScriptedModel(steps)
+    async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
+        await switch_on(app, NOTES_ID, *SWITCHED_ON)
+        yield app, chat, model, notes
+
+
+def approval_cards(chat: MemoryChannel) -> list[Card]:
+    return [card for card in chat.cards if "Approval needed" in card.text]
+
+
+def labelled(card: Card) -> dict[str, str]:
+    return {b.label: b.data for row in card.keyboard for b in row}
+
+
+def results(messages: list[Message]) -> list[str]:
+    return [m.content for m in messages if m.role == "tool"]
+
+
+def edited(chat: MemoryChannel) -> list[str]:
+    return [card.text for _, _, card in chat.edits]
+
+
+def toasts(chat: MemoryChannel) -> list[str]:
+    return [text for _, text in chat.answers]
+
+
+async def test_deny_runs_nothing_and_the_model_is_told(settings: Settings) -> None:
+    steps = (toolkit.call("mcp-notes__delete_note", {"id": "1"}), toolkit.answer("OK, I left it."))
+    async with notes_palui(settings, *steps) as (app, chat, model, notes):
+        await chat.send("delete note 1")
+        (card,) = approval_cards(chat)
+        await chat.tap(labelled(card)["❌ Deny"])
+        await app.chats.wait_idle(chat.chat_id)
+        assert chat.texts()[-1] == "OK, I left it."
+        assert "1" in notes.notes and notes.ran("delete_note") == 0
+        assert "The person denied this call." in results(model.calls[-1][0])[0]
+        assert any("❌ Denied by" in text for text in edited(chat))
+
+
+async def test_forged_stranger_and_expired_taps_run_nothing(settings: Settings) -> None:
+    steps = (toolkit.call("mcp-notes__delete_note", {"id": "1"}), toolkit.answer("expired"))
+    async with notes_palui(settings, *steps) as (app, chat, model, notes):
+        await chat.send("delete note 1")
+        (card,) = approval_cards(chat)
+        approve = labelled(card)["✅ Approve"]
+        message_id = chat.sent_cards[-1].message_id
+
+        await chat.tap("ap:forged-token:y", message_id=message_id)
+        assert "no longer active" in toasts(chat)[-1]
+        stranger = chat.inbound(user_id=4242, message_id=message_id, callback_data=approve)
+        await chat.push(stranger)
+        assert "owner can decide" in toasts(chat)[-1]
+
+        async with app.db.session() as s, s.begin():
+            past = datetime.now(UTC) - timedelta(minutes=1)
+            await s.execute(update(ApprovalRow).values(expires_at=past))
+        await chat.tap(approve)
+        await app.chats.wait_idle(chat.chat_id)
+        assert "expired" in toasts(chat)[-1]
+        assert chat.texts()[-1] == "expired"
+        assert "1" in notes.notes and notes.ran("delete_note") == 0
+        assert any("⌛ Expired" in text for text in edited(chat))
+        assert "it expired" in results(model.calls[-1][0])[0]
+
+
+async def test_taint_carries_into_the_next_turn_until_new(settings: Settings) -> None:
+    steps = (
+        toolkit.call(
+            "mcp-notes__search_notes", {"query": "milk"}
+        ),  # turn 1 reads untrusted content
+        toolkit.answer("found it"),
+        toolkit.call(
+            "mcp-notes__add_note", {"title": "eggs", "body": "12"}
+        ),  # turn 2: a write asks
+        toolkit.answer("denied, fine"),
+        toolkit.call("mcp-notes__add_note", {"title": "eggs", "body": "12"}),  # after /new: runs
+        toolkit.answer("added"),
     )
-    await fake_telegram.wait_for_request("answerCallbackQuery", predicate=_says("Approved."))
-    assert len(fake_model.requests) == 1  # still waiting for the second card
-    fake_telegram.push_callback(
-        OWNER_CHAT, OWNER_ID, second["message_id"], buttons(second)["❌ Deny"]
-    )
-    await fake_telegram.wait_for_request("sendMessage", predicate=_says("one kept, one gone"))
-    assert json.loads(with_notes.read_text()) == {}
-    results = tool_results(fake_model.requests[-1])
-    assert results[0] == "deleted note 1" and "denied" in results[1]
+    async with notes_palui(settings, *steps) as (app, chat, _model, notes):
+        await chat.send("find milk")
+        assert chat.texts() == ["found it"]
+        await chat.send("add eggs")
+        (card,) = approval_cards(chat)
+        assert "(write)" in card.text
+        assert "this conversation includes content from mcp-notes, 1 turn ago" in card.text
+        await chat.tap(labelled(card)["❌ Deny"])
+        await app.chats.wait_idle(chat.chat_id)
+        assert chat.texts()[-1] == "denied, fine"
+        await chat.command("new")
+        assert "fresh conversation" in chat.texts()[-1]
+        await chat.send("add eggs")
+        assert chat.texts()[-1] == "added"
+        assert len(approval_cards(chat)) == 1
+        assert [n["title"] for n in notes.notes.values()] == ["Groceries", "eggs"]
+
+
+async def test_a_write_in_an_untainted_chat_turn_runs_at_once(settings: Settings) -> None:
+    steps = (toolkit.call("mcp-notes__add_note", {"title": "eggs", "body": "12"}),
+             toolkit.answer("added"))  # fmt: skip
+    async with notes_palui(settings, *steps) as (_, chat, _model, notes):
+        await chat.send("add eggs")
+        assert chat.texts() == ["added"]
+        assert len(notes.notes) == 2 and notes.ran("add_note") == 1
+        assert not approval_cards(chat)
+
+
+async def test_two_held_calls_get_a_card_each_and_the_turn_resumes_after_both(
+    settings: Settings,
+) -> None:
+    both = Completion(
+        "scripted", "",
+        (ToolCallRequest("c1", "mcp-notes__delete_note", json.dumps({"id": "1"})),
+         ToolCallRequest("c2", "mcp-notes__delete_note", json.dumps({"id": "2"}))),
+        Usage(10, 5),
+    )  # fmt: skip
+    async with notes_palui(settings, both, toolkit.answer("one kept, one gone")) as (
+        app, chat, model, notes,
+    ):  # fmt: skip
+        notes.notes["2"] = {"title": "Old", "body": "x"}
+        await chat.send("delete notes 1 and 2")
+        first, second = approval_cards(chat)
+        assert "id: 1" in first.text and "id: 2" in second.text
+
+        first_id, second_id = (sent.message_id for sent in chat.sent_cards[-2:])
+        await chat.tap(labelled(first)["✅ Approve"], message_id=first_id)
+        assert toasts(chat)[-1] == "Approved."
+        assert len(model.calls) == 1  # still waiting for the second card
+        await chat.tap(labelled(second)["❌ Deny"], message_id=second_id)
+        await app.chats.wait_idle(chat.chat_id)
+        assert chat.texts()[-1] == "one kept, one gone"
+        assert notes.notes == {"2": {"title": "Old", "body": "x"}}
+        assert notes.ran("delete_note") == 1
+        tool_texts = results(model.calls[-1][0])
+        assert tool_texts[0] == "deleted note 1" and "denied" in tool_texts[1]
 
 
 async def test_long_arguments_are_cut_on_the_card_with_a_button_to_see_all(
-    with_notes, start_palui, fake_telegram, fake_model
+    settings: Settings,
 ) -> None:
     body = "lorem ipsum " * 100
-    fake_model.brain = scripted(call("mcp-notes__delete_note", id="1", reason=body))
-    await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "delete it")
-    card = await wait_for_card(fake_telegram)
-    assert body not in card["text"] and "reason: lorem ipsum" in card["text"]
+    steps = (toolkit.call("mcp-notes__delete_note", {"id": "1", "reason": body}),)
+    async with notes_palui(settings, *steps) as (_, chat, _model, notes):
+        await chat.send("delete it")
+        (card,) = approval_cards(chat)
+        assert body not in card.text and "reason: lorem ipsum" in card.text
 
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/approvals")
-    await fake_telegram.wait_for_request(
-        "sendMessage",
-        predicate=_says("Pending approvals: 1\n• mcp-notes__delete_note (destructive)"),
-    )
-    show_all = buttons(card)["📄 Show all arguments"]
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], show_all)
-    full = await fake_telegram.wait_for_request("sendMessage", predicate=_says("All arguments"))
-    assert body.strip() in full.params["text"]
-    assert "1" in json.loads(with_notes.read_text())  # looking is not deciding
+        await chat.command("approvals")
+        assert "Pending approvals: 1\n• mcp-notes__delete_note (destructive)" in chat.texts()[-1]
+        await chat.tap(labelled(card)["📄 Show all arguments"])
+        full = chat.texts()[-1]
+        assert "All arguments" in full and body.strip() in full
+        assert "1" in notes.notes and notes.ran("delete_note") == 0  # looking is not deciding

@@ -1,5 +1,7 @@
-"""The tool pipeline end to end: the operator's hooks and guards, the daily send cap, and the
-record `palui runs` shows, with a real MCP server, the fake Bot API and the fake model."""
+"""The tool pipeline: the operator's hooks and guards, the daily send cap, and the record
+`palui runs` shows. End to end (a real MCP server, the fake Bot API, the fake model, the `palui`
+CLI) where the test reads the record or the server's effects; the rest in this process
+(tests/fakes/memory_channel.py, the notes tools as Python functions, a scripted model)."""
 
 from __future__ import annotations
 
@@ -12,11 +14,14 @@ from typing import Any
 
 import pytest
 
+from palui.config import Settings
+from palui.domain import Completion, Message, ToolCallRequest, Usage
 from palui.errors import ConfigError
-from tests import hooks_fixture
+from tests import hooks_fixture, toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.memory_channel import CHAT_ID, in_memory_settings
 from tests.fakes.model_server import ModelRequest, Script
-from tests.test_approvals_flow import buttons, wait_for_card
+from tests.test_approvals_flow import approval_cards, labelled, notes_palui
 
 
 def tool_results(request: ModelRequest) -> list[str]:
@@ -74,38 +79,6 @@ def fresh_seen(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- hooks -------------------------------------------------------------------------------------
 
 
-async def test_a_pre_hook_blocks_a_call_and_the_model_is_told_why(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    configure(extra='[hooks]\npre = ["tests.hooks_fixture:block_deletes"]\n')
-    fake_model.brain = steps_then_echo(calls(("mcp-notes__delete_note", {"id": "1"})))
-    await start_palui()
-    reply = await reply_to(fake_telegram, "delete note 1")
-    assert "deleting notes is switched off by the operator" in reply
-    assert "1" in notes(with_notes)  # nothing deleted
-    # Blocked before the policy: a destructive call that never gets a card.
-    assert not [m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval" in m["text"]]
-    seen = hooks_fixture.SEEN[0]
-    assert (seen.tool, seen.connector, seen.tool_class) == (
-        "mcp-notes__delete_note", "mcp-notes", "destructive",
-    )  # fmt: skip
-    assert (seen.turn_kind, seen.tainted, seen.chat_id) == ("chat", False, OWNER_CHAT)
-    assert dict(seen.arguments) == {"id": "1"} and not seen.sends_out and seen.turn_id
-
-
-async def test_a_pre_hook_rewrites_the_arguments_that_run(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    configure(extra='[hooks]\npre = ["tests.hooks_fixture:tag_titles"]\n')
-    fake_model.brain = steps_then_echo(
-        calls(("mcp-notes__add_note", {"title": "Call mum", "body": "Sunday"}))
-    )
-    await start_palui()
-    reply = await reply_to(fake_telegram, "note: call mum on Sunday")
-    assert "added note 2" in reply
-    assert notes(with_notes)["2"] == {"title": "[bot] Call mum", "body": "Sunday"}
-
-
 async def test_a_pre_hook_supplies_the_result_and_the_server_is_not_called(
     with_notes, start_palui, fake_telegram, fake_model
 ) -> None:
@@ -119,16 +92,6 @@ async def test_a_pre_hook_supplies_the_result_and_the_server_is_not_called(
     _, out = await palui_cli("runs", "show", turn, "--json")
     stages = [(s["stage"], s["outcome"]) for s in json.loads(out)["steps"]]
     assert stages == [("hook", "supplied")]  # no policy, no execution
-
-
-async def test_a_post_hook_adjusts_the_result_the_model_sees(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    configure(extra='[hooks]\npost = ["tests.hooks_fixture:redact_groceries"]\n')
-    fake_model.brain = steps_then_echo(calls(("mcp-notes__search_notes", {"query": "milk"})))
-    await start_palui()
-    reply = await reply_to(fake_telegram, "find milk")
-    assert reply == "Results: 1: [redacted]"
 
 
 async def test_a_raising_and_a_hanging_hook_fail_their_calls_closed_with_the_reason_recorded(
@@ -164,21 +127,6 @@ async def test_a_raising_and_a_hanging_hook_fail_their_calls_closed_with_the_rea
     assert "the payments API key is missing" in failed["mcp-notes__add_note"]
     assert "did not answer within 0.5 s" in failed["mcp-notes__delete_note"]
     assert "hang_blocking did not answer" in failed["mcp-notes__search_notes"]
-
-
-async def test_a_raising_post_hook_withholds_the_result_of_a_call_that_ran(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    configure(extra='[hooks]\npost = ["tests.hooks_fixture:explode_after"]\n')
-    fake_model.brain = steps_then_echo(
-        calls(("mcp-notes__add_note", {"title": "Call mum", "body": "Sunday"}))
-    )
-    await start_palui()
-    reply = await reply_to(fake_telegram, "note: call mum")
-    assert "add_note ran, but its result was withheld" in reply
-    assert "raised ValueError: can't parse ok result" in reply
-    assert "added note" not in reply
-    assert notes(with_notes)["2"]["title"] == "Call mum"  # it did run: the model is told so
 
 
 def test_an_unimportable_hook_stops_start_up_with_exit_2(
@@ -220,56 +168,6 @@ def test_bad_hook_and_guard_settings_are_config_errors(
 
 
 # -- guards ------------------------------------------------------------------------------------
-
-
-async def test_a_guard_rejection_reaches_the_model_and_its_corrected_call_runs_in_the_turn(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    configure(extra='[guards."mcp-notes__add_note".args.title]\nmax_length = 10\n')
-    fake_model.brain = steps_then_echo(
-        calls(("mcp-notes__add_note", {"title": "Buy a birthday present", "body": "for Ann"})),
-        calls(("mcp-notes__add_note", {"title": "Ann gift", "body": "for Ann"})),
-    )
-    await start_palui()
-    reply = await reply_to(fake_telegram, "remind me to buy Ann a present")
-    first, second = reply.removeprefix("Results: ").split(" | ")
-    assert first == (
-        "Error: mcp-notes__add_note was not run. The argument 'title' is too long: at most 10 "
-        "characters allowed (it has 22). Call mcp-notes__add_note again with a corrected 'title'."
-    )
-    assert second == "added note 2"
-    assert len(fake_telegram.sent_messages(OWNER_CHAT)) == 1  # one turn, one answer
-    assert notes(with_notes)["2"] == {"title": "Ann gift", "body": "for Ann"}
-    assert len(notes(with_notes)) == 2
-
-
-async def test_a_pinned_argument_cant_be_overridden_and_the_card_shows_the_pinned_value(
-    with_notes, start_palui, fake_telegram, fake_model
-) -> None:
-    configure(
-        extra='[hooks]\npre = ["tests.hooks_fixture:tag_titles"]\n'
-        '[guards."mcp-notes__add_note"]\npin = { body = "kept by the operator" }\n'
-    )
-    # The search result (untrusted) taints the turn, so the write needs a card.
-    fake_model.brain = steps_then_echo(
-        calls(("mcp-notes__search_notes", {"query": "milk"})),
-        calls(("mcp-notes__add_note", {"title": "exfil", "body": "all your secrets"})),
-    )
-    await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "find milk and note it")
-    card = await wait_for_card(fake_telegram)
-    assert "body: kept by the operator" in card["text"]
-    assert "title: [bot] exfil" in card["text"]
-    assert "all your secrets" not in card["text"]
-    fake_telegram.push_callback(
-        OWNER_CHAT, OWNER_ID, card["message_id"], buttons(card)["✅ Approve"]
-    )
-    await fake_telegram.wait_for_request(
-        "sendMessage", predicate=lambda p: str(p.get("text")).startswith("Results:")
-    )
-    # Approved as shown: pinned, and the pre hook did not run a second time.
-    assert notes(with_notes)["2"] == {"title": "[bot] exfil", "body": "kept by the operator"}
-    assert [c.tool for c in hooks_fixture.SEEN].count("mcp-notes__add_note") == 1
 
 
 # -- the daily send cap ------------------------------------------------------------------------
@@ -360,3 +258,143 @@ async def test_palui_runs_show_explains_a_blocked_a_guarded_a_refused_and_a_time
         assert line in text
     code, text = await palui_cli("runs", "show", "zzzz")
     assert code == 1 and "No turn with an id starting 'zzzz'" in text
+
+
+# -- in this process ---------------------------------------------------------------------------
+
+
+def settings_with(database_url: str, tmp_path: Path, **sections: Any) -> Settings:
+    """In-process settings with palui.toml's `[hooks]` and `[guards]` sections given."""
+    return in_memory_settings(database_url, str(tmp_path / "data"), **sections)
+
+
+def step(*tool_calls: tuple[str, dict[str, Any]]) -> Completion:
+    """One model step calling every given tool at once."""
+    requests = tuple(
+        ToolCallRequest(f"c{i}", name, json.dumps(arguments))
+        for i, (name, arguments) in enumerate(tool_calls, 1)
+    )
+    return Completion("scripted", "", requests, Usage(10, 5))
+
+
+async def echo(messages: list[Message]) -> Completion:
+    """The model's last step: a reply that quotes every tool result of the turn."""
+    results = [m.content for m in messages if m.role == "tool"]
+    return toolkit.answer("Results: " + " | ".join(results))
+
+
+async def test_a_pre_hook_blocks_a_call_and_the_model_is_told_why(
+    database_url: str, tmp_path: Path
+) -> None:
+    settings = settings_with(
+        database_url, tmp_path, hooks={"pre": ["tests.hooks_fixture:block_deletes"]}
+    )
+    async with notes_palui(settings, step(("mcp-notes__delete_note", {"id": "1"})), echo) as (
+        _, chat, _model, notes,
+    ):  # fmt: skip
+        await chat.send("delete note 1")
+        assert "deleting notes is switched off by the operator" in chat.texts()[-1]
+        assert "1" in notes.notes and notes.ran("delete_note") == 0  # nothing deleted
+        # Blocked before the policy: a destructive call that never gets a card.
+        assert not approval_cards(chat)
+    seen = hooks_fixture.SEEN[0]
+    assert (seen.tool, seen.connector, seen.tool_class) == (
+        "mcp-notes__delete_note", "mcp-notes", "destructive",
+    )  # fmt: skip
+    assert (seen.turn_kind, seen.tainted, seen.chat_id) == ("chat", False, CHAT_ID)
+    assert dict(seen.arguments) == {"id": "1"} and not seen.sends_out and seen.turn_id
+
+
+async def test_a_pre_hook_rewrites_the_arguments_that_run(
+    database_url: str, tmp_path: Path
+) -> None:
+    settings = settings_with(
+        database_url, tmp_path, hooks={"pre": ["tests.hooks_fixture:tag_titles"]}
+    )
+    first = step(("mcp-notes__add_note", {"title": "Call mum", "body": "Sunday"}))
+    async with notes_palui(settings, first, echo) as (_, chat, _model, notes):
+        await chat.send("note: call mum on Sunday")
+        assert "added note 2" in chat.texts()[-1]
+        assert notes.notes["2"] == {"title": "[bot] Call mum", "body": "Sunday"}
+        assert notes.ran("add_note") == 1
+
+
+async def test_a_post_hook_adjusts_the_result_the_model_sees(
+    database_url: str, tmp_path: Path
+) -> None:
+    settings = settings_with(
+        database_url, tmp_path, hooks={"post": ["tests.hooks_fixture:redact_groceries"]}
+    )
+    first = step(("mcp-notes__search_notes", {"query": "milk"}))
+    async with notes_palui(settings, first, echo) as (_, chat, _model, _notes):
+        await chat.send("find milk")
+        assert chat.texts()[-1] == "Results: 1: [redacted]"
+
+
+async def test_a_raising_post_hook_withholds_the_result_of_a_call_that_ran(
+    database_url: str, tmp_path: Path
+) -> None:
+    settings = settings_with(
+        database_url, tmp_path, hooks={"post": ["tests.hooks_fixture:explode_after"]}
+    )
+    first = step(("mcp-notes__add_note", {"title": "Call mum", "body": "Sunday"}))
+    async with notes_palui(settings, first, echo) as (_, chat, _model, notes):
+        await chat.send("note: call mum")
+        reply = chat.texts()[-1]
+        assert "add_note ran, but its result was withheld" in reply
+        assert "raised ValueError: can't parse ok result" in reply
+        assert "added note" not in reply
+        assert notes.notes["2"]["title"] == "Call mum"  # it did run: the model is told so
+        assert notes.ran("add_note") == 1
+
+
+async def test_a_guard_rejection_reaches_the_model_and_its_corrected_call_runs_in_the_turn(
+    database_url: str, tmp_path: Path
+) -> None:
+    guards = {"mcp-notes__add_note": {"args": {"title": {"max_length": 10}}}}
+    settings = settings_with(database_url, tmp_path, guards=guards)
+    steps = (
+        step(("mcp-notes__add_note", {"title": "Buy a birthday present", "body": "for Ann"})),
+        step(("mcp-notes__add_note", {"title": "Ann gift", "body": "for Ann"})),
+        echo,
+    )
+    async with notes_palui(settings, *steps) as (_, chat, _model, notes):
+        await chat.send("remind me to buy Ann a present")
+        assert len(chat.texts()) == 1  # one turn, one answer
+        first, second = chat.texts()[0].removeprefix("Results: ").split(" | ")
+        assert first == (
+            "Error: mcp-notes__add_note was not run. The argument 'title' is too long: at most 10 "
+            "characters allowed (it has 22). Call mcp-notes__add_note again with a corrected "
+            "'title'."
+        )
+        assert second == "added note 2"
+        assert notes.notes["2"] == {"title": "Ann gift", "body": "for Ann"}
+        assert len(notes.notes) == 2 and notes.ran("add_note") == 1
+
+
+async def test_a_pinned_argument_cant_be_overridden_and_the_card_shows_the_pinned_value(
+    database_url: str, tmp_path: Path
+) -> None:
+    settings = settings_with(
+        database_url, tmp_path, hooks={"pre": ["tests.hooks_fixture:tag_titles"]},
+        guards={"mcp-notes__add_note": {"pin": {"body": "kept by the operator"}}},
+    )  # fmt: skip
+    # The search result (untrusted) taints the turn, so the write needs a card.
+    steps = (
+        step(("mcp-notes__search_notes", {"query": "milk"})),
+        step(("mcp-notes__add_note", {"title": "exfil", "body": "all your secrets"})),
+        echo,
+    )
+    async with notes_palui(settings, *steps) as (app, chat, _model, notes):
+        await chat.send("find milk and note it")
+        (card,) = approval_cards(chat)
+        assert "body: kept by the operator" in card.text
+        assert "title: [bot] exfil" in card.text
+        assert "all your secrets" not in card.text
+        await chat.tap(labelled(card)["✅ Approve"])
+        await app.chats.wait_idle(chat.chat_id)
+        assert chat.texts()[-1].startswith("Results:")
+        # Approved as shown: pinned, and the pre hook did not run a second time.
+        assert notes.notes["2"] == {"title": "[bot] exfil", "body": "kept by the operator"}
+        assert notes.ran("add_note") == 1
+    assert [c.tool for c in hooks_fixture.SEEN].count("mcp-notes__add_note") == 1

@@ -4,9 +4,11 @@ collaborators, and owns the start/stop order. Nothing below it builds a part or 
 async with Palui(settings) as app:      # database migrated, tool settings loaded
     await app.serve_telegram(stop)      # connectors up, Telegram polled, until `stop` is set
 
-Seams for tests: `Palui(settings, channel=..., model=..., clock=...)` — a given channel replaces
-Telegram (see tests/fakes/memory_channel.py), a given model replaces litellm's, a given clock
-replaces `datetime.now`.
+Seams for tests: `Palui(settings, channel=..., model=..., clock=..., toolsets=...)` — a given
+channel replaces Telegram (see tests/fakes/memory_channel.py), a given model replaces litellm's,
+a given clock replaces `datetime.now`, and given toolsets (`palui.ports.Toolset`, e.g. Python
+functions) sit in the tool registry beside the configured connectors and the built-ins, treated as
+connectors are: classified by the catalog, switched, watched at start and offered to turns.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import asyncio
 import functools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TextIO
@@ -58,7 +60,7 @@ from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
 from palui.memory import Memory
-from palui.ports import Channel, ChatModel
+from palui.ports import Channel, ChatModel, Toolset
 from palui.tools.builtins import BuiltinTools
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
@@ -96,6 +98,7 @@ class Palui:
         channel: Channel | None = None,
         model: ChatModel | None = None,
         clock: Callable[[], datetime] | None = None,
+        toolsets: Sequence[Toolset] = (),
     ) -> None:
         self.settings = settings
         self._channel = channel  # None: Telegram, built when served
@@ -110,7 +113,7 @@ class Palui:
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
             now=self._now,
         )  # fmt: skip
-        self.registry = ToolRegistry([*self.connectors.connectors(), self.builtins])
+        self.registry = ToolRegistry([*self.connectors.connectors(), *toolsets, self.builtins])
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None

@@ -23,6 +23,7 @@ channel; then call `chat.attach(sink)` with the part that accepts inbounds (`Cha
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -31,8 +32,10 @@ from typing import Any, Protocol
 
 from palui.app import Palui
 from palui.config import Settings
+from palui.db.tools import ToolSettingRecord
 from palui.domain import Card, ChatUser, Inbound
-from palui.ports import ChatModel
+from palui.ports import ChatModel, Toolset
+from palui.tools.watch import stored_tool
 
 CHAT_ID = 1001
 USER_ID = 1001
@@ -165,15 +168,35 @@ def in_memory_settings(database_url: str, data_dir: str, **fields: Any) -> Setti
     return Settings(**values)
 
 
+async def switch_on(app: Palui, connector_id: str, *tools: str) -> None:
+    """Switch tools on as a person does on the connector sheet (or palui.toml's `enable`)."""
+    toolset = app.registry.get(connector_id)
+    assert toolset is not None, f"no toolset {connector_id!r}"
+    saved = await app.store.tool_settings.all()
+    for remote in toolset.tools():
+        if remote.name not in tools:
+            continue
+        entry = app.catalog.entry(connector_id, remote)
+        record = saved.get(entry.name) or ToolSettingRecord(
+            entry.name, True, None, entry.classification.definition_hash, False
+        )
+        record = dataclasses.replace(record, enabled=True)
+        await app.store.tool_settings.save(record)
+        app.catalog.remember(entry.name, stored_tool(record))
+
+
 @asynccontextmanager
 async def running_palui(
     settings: Settings,
     model: ChatModel,
     channel: MemoryChannel | None = None,
+    *,
+    toolsets: Sequence[Toolset] = (),
 ) -> AsyncIterator[tuple[Any, MemoryChannel]]:
-    """The real app, serving `channel` instead of Telegram, answering with `model`."""
+    """The real app, serving `channel` instead of Telegram, answering with `model`, with
+    `toolsets` (e.g. `tests.toolkit.FunctionToolset`) beside the configured connectors."""
     chat = channel or MemoryChannel()
-    app = Palui(settings, channel=chat, model=model)
+    app = Palui(settings, channel=chat, model=model, toolsets=toolsets)
     async with app:
         stop = asyncio.Event()
         task = asyncio.create_task(app.serve_telegram(stop))
