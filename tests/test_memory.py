@@ -67,6 +67,10 @@ async def until(app: Any, ready: Callable[[Any], Any]) -> None:
             await asyncio.sleep(0.05)
 
 
+async def no_turn_running(s: Any) -> bool:
+    return await s.scalar(select(Turn.id).where(Turn.status == "running").limit(1)) is None
+
+
 async def checks(app: Any) -> list[str]:
     async with app.db.session() as s:
         return list(await s.scalars(select(RecallCheck.outcome).order_by(RecallCheck.id)))
@@ -134,6 +138,9 @@ async def test_new_saves_the_session_once_even_when_the_save_runs_again(
     palui = await start_palui(**RECALL_ON)
     await say(fake_telegram, "my sister is called Rina")
     await say(fake_telegram, "I drink green tea every morning")
+    # The reply can show (streamed) a moment before its turn ends; /new runs at once, so let
+    # the turn end first: this test is about the save, not about a /new racing a turn.
+    await until(palui.app, no_turn_running)
     assert "saved in memory" in await say(fake_telegram, "/new")
     saved = memories(recall_db)
     assert len(saved) == 2
