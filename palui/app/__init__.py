@@ -61,6 +61,7 @@ from palui.llm import LiteLLMModel
 from palui.logs import get_logger
 from palui.memory import Memory
 from palui.ports import Channel, ChatModel, Toolset
+from palui.sandbox import RunCode
 from palui.tools.builtins import BuiltinTools
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
@@ -111,7 +112,8 @@ class Palui:
         self.builtins = BuiltinTools(
             self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
-            now=self._now,
+            now=self._now, run_code=RunCode(settings.run_code, settings.data_dir)
+            if settings.run_code.enabled else None,
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), *toolsets, self.builtins])
         self.catalog = build_catalog(settings, self.kinds, {})
@@ -126,6 +128,7 @@ class Palui:
         if isinstance(self.model, LiteLLMModel):  # a model given by a test needs no import
             self._warm = asyncio.create_task(self.model.warm_up(), name="litellm-import")
         await self.db.migrate()
+        await self.builtins.probe()
         stored = await load_catalog_state(self.store)
         self.catalog = build_catalog(self.settings, self.kinds, stored)
         return self

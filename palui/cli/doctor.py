@@ -137,6 +137,25 @@ async def _connectors(settings: Settings) -> list[Check]:
     return checks
 
 
+async def _run_code(settings: Settings) -> Check | None:
+    """palui__run_code's sandbox, when it is switched on: the same probe as at start."""
+    from palui.sandbox import probe
+
+    if not settings.run_code.enabled:
+        return None
+    reason = await probe(settings.run_code.bwrap, settings.data_dir)
+    if reason is None:
+        return Check("run_code", True, "the bubblewrap sandbox works; palui__run_code is offered")
+    return Check(
+        "run_code",
+        False,
+        f"palui__run_code is not offered: {reason}",
+        "Install bubblewrap (`apt-get install bubblewrap`) or point `bwrap` under [run_code] at "
+        "it; it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; "
+        "in a container, a seccomp profile that allows them). Or set `enabled = false`.",
+    )
+
+
 async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
     """Print one line per check; return 0 when everything is fine, else 1 (2: config unreadable)."""
     try:
@@ -154,6 +173,8 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
     if settings.telegram_token:
         checks.append(await _telegram(settings))
     checks += await _connectors(settings)
+    if (run_code := await _run_code(settings)) is not None:
+        checks.append(run_code)
     for check in checks:
         mark = "✅" if check.ok else "❌"
         out.write(f"{mark} {check.name}: {check.detail}\n")

@@ -16,6 +16,7 @@ from palui.config.sections import (
     HooksSettings,
     McpServerSettings,
     RecallSettings,
+    RunCodeSettings,
     ToolGuardSettings,
     WebhookSettings,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "HooksSettings",
     "McpServerSettings",
     "RecallSettings",
+    "RunCodeSettings",
     "Settings",
     "ToolGuardSettings",
     "WebhookSettings",

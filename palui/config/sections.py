@@ -148,3 +148,17 @@ class RecallSettings(BaseModel):
         if self.url and not self.url.startswith(("http://", "https://")):
             raise ValueError("url must start with http:// or https://")
         return self
+
+
+class RunCodeSettings(BaseModel):
+    """`[run_code]`: the built-in `palui__run_code`, Python run in a bubblewrap sandbox
+    (palui.sandbox). Off unless `enabled`; not offered where the sandbox can't be set up."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = False
+    bwrap: str = "bwrap"  # bubblewrap: a path, or a name looked up on PATH
+    python: str = "python3"  # the interpreter inside the sandbox (from the read-only /usr)
+    timeout_seconds: float = Field(default=30, gt=0, le=300)
+    memory_mb: int = Field(default=512, ge=64, le=65_536)
+    output_chars: int = Field(default=8_000, ge=200, le=16_000)

@@ -16,6 +16,7 @@ from palui.config.sections import (
     HooksSettings,
     McpServerSettings,
     RecallSettings,
+    RunCodeSettings,
     ToolGuardSettings,
     WebhookSettings,
 )
@@ -109,6 +110,7 @@ class Settings(BaseSettings):
     webhooks: dict[str, WebhookSettings] = Field(default_factory=dict)
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     guards: dict[str, ToolGuardSettings] = Field(default_factory=dict)
+    run_code: RunCodeSettings = Field(default_factory=RunCodeSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -176,6 +176,8 @@ class ToolOutcome:
 
     text: str
     is_error: bool = False
+    # Untrusted content from a connector Palui trusts (palui__run_code's output): it taints too.
+    untrusted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,8 @@ tools: classified by their marks like any tool, so the policy matrix applies unc
   into the outbox, so it is delivered even across a restart.
 - `palui__schedule_job(prompt, schedule, timezone?, daily_token_cap?)`: write.
 - `palui__list_jobs()`: read. `palui__delete_job(job_id)`: destructive.
+- `palui__run_code(language, code)`: destructive; only when switched on in palui.toml and the
+  sandbox works here (palui.sandbox). From inside, the code may call the read tools above.
 
 Jobs belong to the chat of the turn that made them; a turn sees and deletes only its chat's jobs.
 """
@@ -27,6 +29,7 @@ from palui.domain import (
 from palui.jobs.schedule import ScheduleError, check_timezone, parse_schedule
 from palui.jobs.view import job_line, next_run, schedule_words, when
 from palui.logs import get_logger
+from palui.sandbox import RunCode
 
 log = get_logger("palui.builtins")
 
@@ -121,6 +124,7 @@ class BuiltinTools:
         min_interval_s: int = 60,
         job_token_cap: int = 100_000,
         now: Callable[[], datetime] = _now,
+        run_code: RunCode | None = None,
     ) -> None:
         self._store = store
         self._allowed_users = allowed_users
@@ -129,6 +133,7 @@ class BuiltinTools:
         self._min_interval_s = min_interval_s
         self._job_token_cap = job_token_cap
         self._now = now
+        self._run_code = run_code
         self._deliver: Callable[[int], None] = lambda chat_id: None
         self._jobs_changed: Callable[[], Awaitable[None]] | None = None
 
@@ -148,10 +153,18 @@ class BuiltinTools:
         return "trusted"  # its results are Palui's own records
 
     def tools(self) -> Sequence[RemoteTool]:
+        if self._run_code is not None and self._run_code.ready:
+            return (*TOOLS, self._run_code.tool)
         return TOOLS
 
     def status(self) -> ConnectorStatus:
-        return ConnectorStatus(CONNECTOR_ID, ConnectorState.CONNECTED, len(TOOLS), trust="trusted")
+        count = len(self.tools())
+        return ConnectorStatus(CONNECTOR_ID, ConnectorState.CONNECTED, count, trust="trusted")
+
+    async def probe(self) -> None:
+        """At start: can palui__run_code's sandbox be set up here? (Not offered if not.)"""
+        if self._run_code is not None:
+            await self._run_code.probe()
 
     async def call(
         self, tool: str, arguments: dict[str, Any], *, timeout_s: float | None = None
@@ -166,6 +179,7 @@ class BuiltinTools:
             "schedule_job": self._schedule_job,
             "list_jobs": self._list_jobs,
             "delete_job": self._delete_job,
+            "run_code": self._run_code_call,
         }.get(tool)
         if handler is None:
             return _error(f"there is no built-in tool {tool!r}.")
@@ -249,6 +263,22 @@ class BuiltinTools:
         if self._jobs_changed is not None:
             await self._jobs_changed()
         return ToolOutcome(f"Deleted job #{job_id} ({schedule_words(job)}).")
+
+    async def _run_code_call(self, scope: TurnScope, arguments: dict[str, Any]) -> ToolOutcome:
+        if self._run_code is None or not self._run_code.ready:
+            return _error("there is no built-in tool 'run_code' here.")
+
+        async def bridge(name: str, bridge_arguments: dict[str, Any]) -> ToolOutcome:
+            # The code may read through Palui, never change anything: read built-ins only.
+            tool = name.removeprefix(f"{CONNECTOR_ID}__")
+            if tool not in READ_TOOLS or name == tool:
+                return _error(f"{name!r} is not one of Palui's built-in read tools.")
+            return await self.call_scoped(scope, tool, bridge_arguments)
+
+        return await self._run_code.run(arguments, bridge)
+
+
+READ_TOOLS = frozenset(tool.name for tool in TOOLS if tool.annotations == READ)
 
 
 class _BadArgument(ValueError):

@@ -330,7 +330,7 @@ class TurnTools:
         finally:
             # Any result from an untrusted connector (an error or a write's confirmation too)
             # taints the turn; so does an interrupted one, whose content may have arrived.
-            if self.taint is None and taints(tool.toolset.trust):
+            if self.taint is None and (taints(tool.toolset.trust) or outcome.untrusted):
                 connector = (split_name(call.name) or (tool.toolset.id, ""))[0]
                 self.taint = Taint(connector, call.name)
             # Also on cancellation (/stop): the record must say the outcome is unknown.
