@@ -104,7 +104,8 @@ def describe(result: RunResult, limits: SandboxLimits) -> str:
     if MEMORY_NOTE in result.stderr:
         head += f" It ran out of memory (the limit is {limits.memory_mb} MB)."
     if result.bridge_calls:
-        head += f" Palui tool calls: {result.bridge_calls} of {limits.bridge_calls}."
+        calls = "once" if result.bridge_calls == 1 else f"{result.bridge_calls} times"
+        head += f" It asked for Palui's tools {calls} (at most {limits.bridge_calls} run)."
     parts = [head]
     for name, text, more in (
         ("stdout", result.stdout, result.stdout_cut),
