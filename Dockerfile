@@ -13,6 +13,11 @@ ENV PYTHONUNBUFFERED=1 \
     PALUI_CONFIG=/config/palui.toml \
     PALUI_HTTP_HOST=0.0.0.0 \
     PALUI_LOG_FORMAT=json
+# bubblewrap: the sandbox of palui__run_code ([run_code] in palui.toml, off by default). It needs
+# user namespaces, which Docker's default seccomp profile refuses: `palui doctor` says so, and the
+# tool is then not offered.
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=build /install /usr/local
 COPY config/palui.example.toml /config/palui.toml
 RUN useradd --system --uid 10001 --home-dir /data --create-home palui \
