@@ -88,6 +88,16 @@ async def test_only_python_is_run(tmp_path: Path) -> None:
     assert "language must be 'python'" in outcome.text and "nothing was run" in outcome.text
 
 
+def test_changing_the_limits_does_not_change_the_tools_definition(tmp_path: Path) -> None:
+    """Else a new timeout in palui.toml would look like a changed tool and switch it off."""
+    default = RunCode(RunCodeSettings(enabled=True), tmp_path)
+    tighter = RunCode(RunCodeSettings(enabled=True, timeout_seconds=5, memory_mb=128), tmp_path)
+    assert default.tool == tighter.tool
+    assert default.tool.annotations == {
+        "readOnlyHint": False, "destructiveHint": True, "openWorldHint": False
+    }  # fmt: skip
+
+
 @needs_bwrap
 async def test_a_run_past_its_time_limit_is_killed_with_everything_it_started(
     tmp_path: Path,

@@ -15,7 +15,7 @@ from palui.domain import RemoteTool, ToolOutcome
 from palui.logs import get_logger
 from palui.sandbox.bridge import Bridge, Dispatch
 from palui.sandbox.launcher import RunResult, Sandbox, probe
-from palui.sandbox.limits import SandboxLimits, cut
+from palui.sandbox.limits import MAX_BRIDGE_CALLS, SandboxLimits, cut
 
 log = get_logger("palui.sandbox")
 
@@ -25,24 +25,24 @@ LANGUAGES = ("python",)
 MEMORY_NOTE = "went over its memory limit"  # what inside/start.py prints on a MemoryError
 
 
-def definition(limits: SandboxLimits) -> RemoteTool:
-    return RemoteTool(
-        NAME,
-        "Run a short Python program in an isolated sandbox and get what it printed. No network, "
-        "no files of the user's, a fresh empty home; "
-        f"{limits.timeout_s:g} s and {limits.memory_mb} MB at most. Inside, "
-        "`import palui_tools; palui_tools.call('palui__list_jobs', {})` runs one of Palui's "
-        f"built-in read tools (at most {limits.bridge_calls} calls per run).",
-        {
-            "type": "object",
-            "properties": {
-                "language": {"type": "string", "enum": list(LANGUAGES)},
-                "code": {"type": "string", "description": "The program's source code."},
-            },
-            "required": ["language", "code"],
+# Fixed words: the description is part of the tool's definition hash, so limits changed in
+# palui.toml must not make it look like a changed (rug-pulled) tool.
+DEFINITION = RemoteTool(
+    NAME,
+    "Run a short Python program in an isolated sandbox and get what it printed (stdout and "
+    "stderr, cut when long). No network, no files of the user's, a fresh empty home, and limits "
+    "on time and memory. Inside, `import palui_tools; palui_tools.call('palui__list_jobs', {})` "
+    f"runs one of Palui's built-in read tools (at most {MAX_BRIDGE_CALLS} calls per run).",
+    {
+        "type": "object",
+        "properties": {
+            "language": {"type": "string", "enum": list(LANGUAGES)},
+            "code": {"type": "string", "description": "The program's source code."},
         },
-        {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
-    )
+        "required": ["language", "code"],
+    },
+    {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
+)
 
 
 class RunCode:
@@ -61,7 +61,7 @@ class RunCode:
 
     @property
     def tool(self) -> RemoteTool:
-        return definition(self.limits)
+        return DEFINITION
 
     @property
     def ready(self) -> bool:
