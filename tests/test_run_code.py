@@ -301,6 +301,25 @@ async def test_doctor_says_why_run_code_is_not_offered(
     assert "fix: Install bubblewrap (`apt-get install bubblewrap`)" in report
 
 
+async def test_a_bubblewrap_that_refuses_is_named_by_doctor(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    refusing = tmp_path / "bwrap"
+    refusing.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
+    )
+    refusing.chmod(0o755)
+    monkeypatch.setenv("PALUI_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("PALUI_RUN_CODE__ENABLED", "true")
+    monkeypatch.setenv("PALUI_RUN_CODE__BWRAP", str(refusing))
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 1
+    assert (
+        "❌ run_code: palui__run_code is not offered: bubblewrap refused to set up the sandbox: "
+        "bwrap: No permissions to creating new namespace"
+    ) in out.getvalue()
+
+
 @needs_bwrap
 async def test_doctor_passes_run_code_when_the_sandbox_works(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path

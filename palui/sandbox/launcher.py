@@ -201,7 +201,7 @@ class _Run:
             return
         if not isinstance(pid, int):
             return
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(OSError):  # gone already, or no pidfds: the killpg is left
             pidfd = os.pidfd_open(pid)
             if _parent(pid) == self.process.pid:  # still bubblewrap's child, not a reused pid
                 self._pidfd = pidfd
