@@ -353,6 +353,29 @@ async def test_run_code_taints_the_turn_so_a_following_write_asks_naming_it(
         assert await app.store.jobs.all(chat.chat_id) == []  # the write waits for a person
 
 
+@needs_bwrap
+async def test_the_taint_of_run_code_travels_to_the_next_turn(
+    database_url: str, tmp_path: Path
+) -> None:
+    job = {"prompt": "say hi", "schedule": "every 2h"}
+    steps = [
+        code_call("print('hello')"),
+        toolkit.answer("it printed hello"),
+        toolkit.call("palui__schedule_job", job, "c2"),
+        toolkit.answer("waiting for you"),
+    ]
+    model = toolkit.ScriptedModel(steps)
+    async with running_palui(run_code_settings(database_url, tmp_path), model) as (app, chat):
+        await chat.send("run some code")
+        (card,) = approval_cards(chat)
+        await chat.tap(approve(card))
+        await app.chats.wait_idle(chat.chat_id)
+        await chat.send("now schedule a job")
+        _, second = approval_cards(chat)
+        assert "palui__schedule_job" in second.text
+        assert "this conversation includes content from palui, 1 turn ago" in second.text
+
+
 async def test_schedule_job_without_run_code_runs_at_once(
     database_url: str, tmp_path: Path
 ) -> None:
