@@ -9,6 +9,11 @@ import mcp.types as mcp_types
 
 from palui.domain import RemoteTool, ToolOutcome
 
+# A result's `_meta` key for the untrusted origins of what it shows (the bundled recall sets it
+# for memories saved in tainted turns: palui.recall_server.render.ORIGINS_META).
+ORIGINS_META = "palui/untrusted-origins"
+MAX_ORIGINS = 20
+
 
 def remote_tool(tool: mcp_types.Tool) -> RemoteTool:
     annotations = None
@@ -31,7 +36,14 @@ def outcome_text(result: mcp_types.CallToolResult) -> ToolOutcome:
     if result.structured_content is not None and not has_text:
         parts.insert(0, json.dumps(result.structured_content, ensure_ascii=False, indent=2))
     text = "\n".join(part for part in parts if part) or "(no content)"
-    return ToolOutcome(text=text, is_error=bool(result.is_error))
+    return ToolOutcome(text=text, is_error=bool(result.is_error), origins=_origins(result.meta))
+
+
+def _origins(meta: dict[str, Any] | None) -> tuple[str, ...]:
+    found = (meta or {}).get(ORIGINS_META)
+    if not isinstance(found, list):
+        return ()
+    return tuple(str(origin)[:200] for origin in found if origin)[:MAX_ORIGINS]
 
 
 def _block_text(block: Any) -> str:

@@ -7,6 +7,9 @@ from typing import TypedDict
 from palui.recall_server.store import Memory
 
 SNIPPET_CHARS = 80
+# The result `_meta` key listing the untrusted origins of the memories a result shows (the host
+# taints the turn that reads them; DESIGN §1.1). Palui's connector reads the same key.
+ORIGINS_META = "palui/untrusted-origins"
 
 
 class MemoryData(TypedDict):
@@ -16,6 +19,7 @@ class MemoryData(TypedDict):
     tags: list[str]
     kind: str
     created_at: str
+    origin: str | None
 
 
 class Saved(TypedDict):
@@ -45,6 +49,7 @@ def data(memory: Memory) -> MemoryData:
         tags=list(memory.tags),
         kind=str(memory.kind),
         created_at=memory.created_at,
+        origin=memory.origin,
     )
 
 
@@ -53,8 +58,15 @@ def line(memory: Memory) -> str:
     about = memory.created_at[:10]
     if memory.tags:
         about += "; tags: " + ", ".join(memory.tags)
+    if memory.origin:
+        about += f"; saved from untrusted content: {memory.origin}"
     content = memory.content.replace("\n", "\n    ")
     return f"#{memory.id} ({about}) {content}"
+
+
+def origins(memories: list[Memory]) -> list[str]:
+    """The untrusted origins among these memories, each once, in order."""
+    return list(dict.fromkeys(m.origin for m in memories if m.origin))
 
 
 def listing(heading: str, memories: list[Memory]) -> str:

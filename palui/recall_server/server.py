@@ -21,6 +21,7 @@ from palui.recall_server.render import Forgotten, Found, Page, Saved
 from palui.recall_server.store import (
     MAX_CONTENT_CHARS,
     MAX_LIMIT,
+    MAX_ORIGIN_CHARS,
     MAX_TAGS,
     PROFILE_TAG,
     InvalidInput,
@@ -72,9 +73,17 @@ def build_server(store: MemoryStore) -> MCPServer:
                 "person (name, preferences, people around them).",
             ),
         ] = [],  # noqa: B006 - never mutated; pydantic copies it into each call's arguments
+        origin: Annotated[
+            str | None,
+            Field(
+                max_length=MAX_ORIGIN_CHARS,
+                description="Set by the host, not by you (any value you give is replaced): the "
+                "untrusted source this memory's content may come from.",
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Remember something for later conversations."""
-        memory, created = await _off_loop(store.add, content, source_id, tags)
+        memory, created = await _off_loop(store.add, content, source_id, tags, origin)
         if created:
             text = f"Saved memory #{memory.id}."
         else:
@@ -94,7 +103,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if not memories:
             return _result(f"No memory matches {render.quoted(query)}.", _found([]))
         heading = f"{render.count(memories)} for {render.quoted(query)}, best match first:"
-        return _result(render.listing(heading, memories), _found(memories))
+        return _result(render.listing(heading, memories), _found(memories), memories)
 
     @server.tool(annotations=READ.model_copy(update={"title": "Ask memory"}))
     async def ask_memory(
@@ -106,7 +115,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if not memories:
             return _result("No memory matches that question.", _found([]))
         heading = f"Memories that may answer {render.quoted(question)}:"
-        return _result(render.listing(heading, memories), _found(memories))
+        return _result(render.listing(heading, memories), _found(memories), memories)
 
     @server.tool(annotations=READ.model_copy(update={"title": "Get the person's profile"}))
     async def get_profile(
@@ -122,7 +131,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if not memories:
             return _result("Nothing is known about the person yet.", _found([]))
         text = render.listing("What is known about the person:", memories)
-        return _result(text, _found(memories))
+        return _result(text, _found(memories), memories)
 
     @server.tool(annotations=READ.model_copy(update={"title": "List memories"}))
     async def list_memories(
@@ -139,7 +148,7 @@ def build_server(store: MemoryStore) -> MCPServer:
             return _result(text, structured)
         first, last = offset + 1, offset + len(memories)
         heading = f"Memories{tagged} {first}-{last} of {total}, newest first:"
-        return _result(render.listing(heading, memories), structured)
+        return _result(render.listing(heading, memories), structured, memories)
 
     @server.tool(annotations=DESTRUCTIVE.model_copy(update={"title": "Forget a memory"}))
     async def forget_memory(
@@ -150,7 +159,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if memory is None:
             raise ToolError(f"There is no memory #{id} (it may have been forgotten already).")
         text = f"Forgot memory #{memory.id}: {render.short(memory.content)}"
-        return _result(text, Forgotten(memory=render.data(memory)))
+        return _result(text, Forgotten(memory=render.data(memory)), [memory])
 
     return server
 
@@ -167,12 +176,18 @@ def _found(memories: list[Memory]) -> Found:
     return Found(memories=[render.data(memory) for memory in memories])
 
 
-def _result(text: str, structured: Mapping[str, Any]) -> CallToolResult:
-    """Readable text for the model, and the same answer as data for programs.
+def _result(
+    text: str, structured: Mapping[str, Any], shown: list[Memory] | None = None
+) -> CallToolResult:
+    """Readable text for the model, and the same answer as data for programs; the untrusted
+    origins of the memories `shown` go in the result's `_meta` for the host.
 
     The tools publish no output schema on purpose: the SDK's client checks every result against
     one with jsonschema, which costs more than the search itself (~3 ms for 10 memories).
     """
+    origins = render.origins(shown or [])
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=dict(structured)
+        content=[TextContent(type="text", text=text)],
+        structured_content=dict(structured),
+        _meta={render.ORIGINS_META: origins} if origins else None,
     )
