@@ -47,6 +47,6 @@ _CARRIER = {
     TaintVia.JOB: "a job created in a turn that read",
 }
 _CARRIED = {
-    TaintVia.MEMORY: "received a memory saved from a turn that read",
+    TaintVia.MEMORY: "recalled a memory saved from a turn that read",
     TaintVia.JOB: "is a run of a job created in a turn that read",
 }
