@@ -100,7 +100,11 @@ async def test_a_memory_saved_in_a_tainted_turn_taints_the_turn_it_is_recalled_i
     database_url: str, tmp_path: Path
 ) -> None:
     settings = bundled(database_url, tmp_path)
-    steps = (*SAVE_INJECTED, call("mcp-notes__add_note", {"title": "lunch", "body": "soup"}))
+    steps = (
+        *SAVE_INJECTED,
+        call("mcp-notes__add_note", {"title": "lunch", "body": "soup"}),
+        answer("I left your notes alone."),
+    )
     async with memory_palui(settings, *steps) as (app, chat, model, notes):
         await save_injected(app, chat)
         (memory,) = memories(recall_db(tmp_path))  # /new saved nothing of the tainted turn
@@ -112,6 +116,12 @@ async def test_a_memory_saved_in_a_tainted_turn_taints_the_turn_it_is_recalled_i
         card = approval_cards(chat)[-1]
         assert "mcp-notes__add_note" in card.text and FROM_MEMORY in card.text
         assert notes.ran("add_note") == 0
+
+        deny = next(b.data for row in card.keyboard for b in row if b.label == "❌ Deny")
+        await chat.tap(deny)
+        await app.chats.wait_idle(chat.chat_id)
+        await chat.command("new")  # the recalled turn is tainted: auto-save keeps none of it
+        assert [m.content for m in memories(recall_db(tmp_path))] == [INJECTED]
 
 
 async def test_a_memory_tool_result_showing_such_a_memory_taints_the_turn(
