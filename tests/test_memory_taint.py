@@ -89,7 +89,7 @@ async def save_injected(app: Any, chat: MemoryChannel) -> None:
     (card,) = approval_cards(chat)
     assert "recall__add_memory" in card.text
     assert "this turn read untrusted content from mcp-notes" in card.text
-    assert NOTES_ORIGIN in card.text and "trusted" not in card.text.replace("untrusted", "")
+    assert "origin" not in card.text  # the model's "origin" is dropped: Palui sends its own
     await chat.tap(approve(card))
     await app.chats.wait_idle(chat.chat_id)
     assert chat.texts()[-1] == "Saved."
@@ -109,6 +109,9 @@ async def test_a_memory_saved_in_a_tainted_turn_taints_the_turn_it_is_recalled_i
         await save_injected(app, chat)
         (memory,) = memories(recall_db(tmp_path))  # /new saved nothing of the tainted turn
         assert memory.content == INJECTED and memory.origin == NOTES_ORIGIN
+        # The origin travels in the request's `_meta`: the model never sees an argument for it.
+        add_memory = next(t for t in app.registry.get("recall").tools() if t.name == "add_memory")
+        assert add_memory.keeps_origin and "origin" not in add_memory.input_schema["properties"]
 
         await chat.send("please add a note about lunch")
         system = model.calls[-1][0][0].content
@@ -186,7 +189,7 @@ async def test_a_recall_that_cannot_keep_origin_refuses_writes_from_a_tainted_tu
         call("mcp-notes__list_notes"),
         call("recall__add_memory", {"content": INJECTED, "tags": ["profile"]}),
         answer("I could not save that."),
-        call("recall__add_memory", {"content": "The person likes tea.", "origin": "x"}),
+        call("recall__add_memory", {"content": "The person likes tea."}),
         answer("Noted."),
     )
     async with memory_palui(settings, *steps, toolsets=(remote,)) as (app, chat, model, _):

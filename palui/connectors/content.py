@@ -9,8 +9,12 @@ import mcp.types as mcp_types
 
 from palui.domain import RemoteTool, ToolOutcome
 
-# A result's `_meta` key for the untrusted origins of what it shows (the bundled recall sets it
-# for memories saved in tainted turns: palui.recall_server.render.ORIGINS_META).
+# Provenance over MCP `_meta` (DESIGN §1.1; the bundled recall's side: palui.recall_server.render):
+# a tool whose listing has KEEPS_ORIGIN_META stores the ORIGIN_META a request carries (a memory
+# written in a tainted turn); a result lists the untrusted origins of what it shows under
+# ORIGINS_META.
+KEEPS_ORIGIN_META = "palui/keeps-origin"
+ORIGIN_META = "palui/origin"
 ORIGINS_META = "palui/untrusted-origins"
 MAX_ORIGINS = 20
 
@@ -26,6 +30,7 @@ def remote_tool(tool: mcp_types.Tool) -> RemoteTool:
         input_schema=dict(tool.input_schema),
         annotations=annotations,
         title=title,
+        keeps_origin=bool((tool.meta or {}).get(KEEPS_ORIGIN_META)),
     )
 
 

@@ -168,6 +168,9 @@ class RemoteTool:
     input_schema: dict[str, Any] = field(default_factory=dict)
     annotations: dict[str, Any] | None = None  # MCP ToolAnnotations as a plain dict
     title: str | None = None
+    # The server stores the untrusted origin a call carries (the bundled recall's add_memory):
+    # a memory written in a tainted turn keeps it. Not part of the definition's hash.
+    keeps_origin: bool = False
 
 
 @dataclass(frozen=True, slots=True)

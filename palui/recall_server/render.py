@@ -7,8 +7,11 @@ from typing import TypedDict
 from palui.recall_server.store import Memory
 
 SNIPPET_CHARS = 80
-# The result `_meta` key listing the untrusted origins of the memories a result shows (the host
-# taints the turn that reads them; DESIGN §1.1). Palui's connector reads the same key.
+# Provenance over MCP `_meta`, the keys Palui's connector uses too (palui.connectors.content):
+# add_memory's listing says it keeps the origin a request's `_meta` carries; a result lists the
+# untrusted origins of the memories it shows, so the host taints the turn that reads them.
+KEEPS_ORIGIN_META = "palui/keeps-origin"
+ORIGIN_META = "palui/origin"
 ORIGINS_META = "palui/untrusted-origins"
 
 

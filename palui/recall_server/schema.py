@@ -6,8 +6,9 @@ Tables:
   `tags` is a JSON list of strings; `kind` is 'profile' for facts about the person (a memory
   tagged 'profile': name, preferences, people around them) and 'fact' for everything else.
   `origin` is NULL for what the person said; else the untrusted source the memory's content may
-  come from (a turn that read "mcp-web:mcp-web__fetch" saved it), set by the host, never by the
-  model: results that show such a memory report it, so the host taints the turn that reads it.
+  come from (a turn that read "mcp-web:mcp-web__fetch" saved it), set by the host in the call's
+  `_meta`, never by the model: results showing such a memory report it, so the host taints the
+  turn that reads it.
 - `memory_tags`: one row per (tag, memory), so a tag filter is an index lookup, not a JSON scan;
   filled by a trigger from `tags`, emptied by ON DELETE CASCADE.
 - `memories_fts`: an FTS5 index over `memories` (external content, kept in step by triggers).

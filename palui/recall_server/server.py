@@ -11,7 +11,7 @@ from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
@@ -21,7 +21,6 @@ from palui.recall_server.render import Forgotten, Found, Page, Saved
 from palui.recall_server.store import (
     MAX_CONTENT_CHARS,
     MAX_LIMIT,
-    MAX_ORIGIN_CHARS,
     MAX_TAGS,
     PROFILE_TAG,
     InvalidInput,
@@ -53,7 +52,12 @@ def build_server(store: MemoryStore) -> MCPServer:
     # The SDK logs every refused call at INFO, and a stdio server's stderr is the host's log.
     server = MCPServer("recall", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(annotations=WRITE.model_copy(update={"title": "Save a memory"}))
+    # The host, not the model, says where a memory's content came from: in the request's
+    # `_meta` (never an argument, which the model writes), and the listing says it is kept.
+    @server.tool(
+        annotations=WRITE.model_copy(update={"title": "Save a memory"}),
+        meta={render.KEEPS_ORIGIN_META: True},
+    )
     async def add_memory(
         content: Annotated[
             str, Field(min_length=1, max_length=MAX_CONTENT_CHARS, description="What to remember.")
@@ -73,17 +77,10 @@ def build_server(store: MemoryStore) -> MCPServer:
                 "person (name, preferences, people around them).",
             ),
         ] = [],  # noqa: B006 - never mutated; pydantic copies it into each call's arguments
-        origin: Annotated[
-            str | None,
-            Field(
-                max_length=MAX_ORIGIN_CHARS,
-                description="Set by the host, not by you (any value you give is replaced): the "
-                "untrusted source this memory's content may come from.",
-            ),
-        ] = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """Remember something for later conversations."""
-        memory, created = await _off_loop(store.add, content, source_id, tags, origin)
+        memory, created = await _off_loop(store.add, content, source_id, tags, _origin(ctx))
         if created:
             text = f"Saved memory #{memory.id}."
         else:
@@ -170,6 +167,13 @@ async def _off_loop(function: Callable[..., T], *args: object) -> T:
         return await anyio.to_thread.run_sync(partial(function, *args))
     except InvalidInput as exc:
         raise ToolError(str(exc)) from None
+
+
+def _origin(ctx: Context | None) -> str | None:
+    """The untrusted origin the host sent with the call (None: the person's own words)."""
+    meta = ctx.request_context.meta if ctx is not None else None
+    origin = meta.get(render.ORIGIN_META) if isinstance(meta, dict) else None
+    return origin if isinstance(origin, str) and origin.strip() else None
 
 
 def _found(memories: list[Memory]) -> Found:
