@@ -6,6 +6,7 @@ functions, a scripted model)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from palui.policy.taint import describe_taint
 from palui.recall_server import MemoryStore
 from palui.recall_server.schema import _SCHEMA_V1 as SCHEMA_V1
 from palui.recall_server.schema import SCHEMA_VERSION, _statements
+from palui.tools import provenance
 from palui.tools.provenance import result_taint
 from palui.tools.registry import OfferedTool
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui, switch_on
@@ -268,3 +270,38 @@ def test_a_result_reporting_an_untrusted_origin_names_it_as_a_memory() -> None:
         "mcp-notes", "mcp-notes__list_notes", None, TaintVia.MEMORY
     )
     assert result_taint("recall__get_profile", tool, ToolOutcome("#1 …")) is None
+
+
+class KeepingRecall(OriginlessRecall):
+    """A recall that keeps origin: it is sent with the call, beside the arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.origins: list[str] = []
+
+    async def call_with_origin(self, tool: str, arguments: dict[str, Any], origin: str) -> Any:
+        self.origins.append(origin)
+        return await self.call(tool, arguments)
+
+
+def offered(recall: OriginlessRecall, *, keeps_origin: bool) -> OfferedTool:
+    remote = dataclasses.replace(recall.tools()[0], keeps_origin=keeps_origin)
+    return OfferedTool(ToolSpec("recall__add_memory", "", {}), recall, remote)
+
+
+async def test_a_memory_write_carries_the_taint_it_runs_under_even_if_it_came_after_the_card() -> (
+    None
+):
+    taint = Taint("mcp-web", "mcp-web__fetch")
+    keeping, originless = KeepingRecall(), OriginlessRecall()
+    tool = offered(keeping, keeps_origin=True)
+    await provenance.call(tool, {"content": "a"}, None)
+    await provenance.call(tool, {"content": "b", "origin": "trusted"}, taint)
+    assert keeping.saved == [{"content": "a"}, {"content": "b"}]
+    assert keeping.origins == ["mcp-web:mcp-web__fetch"]
+
+    # A recall that only says it keeps origin, but can't be sent one, is refused too.
+    for tool in (offered(originless, keeps_origin=True), offered(originless, keeps_origin=False)):
+        refused = await provenance.call(tool, {"content": "c"}, taint)
+        assert refused.is_error and "can't record where a memory came from" in refused.text
+    assert originless.saved == []

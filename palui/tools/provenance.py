@@ -56,7 +56,7 @@ async def call(tool: OfferedTool, arguments: dict[str, Any], taint: Taint | None
     if not is_memory_write(tool) or taint is None:
         return await tool.toolset.call(tool.remote.name, arguments)
     try:
-        stamped(tool, arguments, taint)
+        arguments = stamped(tool, arguments, taint)
     except GuardRejected as exc:
         return ToolOutcome(f"Error: {tool.remote.name} was not run. {exc.message}", is_error=True)
     assert isinstance(tool.toolset, OriginToolset)  # keeps_origin said so
