@@ -129,6 +129,17 @@ class Toolset(Protocol):
 
 
 @runtime_checkable
+class OriginToolset(Protocol):
+    """A toolset that can send a call with the untrusted origin of what it carries (an MCP
+    connector puts it in the request's `_meta`): how a memory written in a tainted turn keeps
+    its origin (DESIGN §1.1)."""
+
+    async def call_with_origin(
+        self, tool: str, arguments: dict[str, Any], origin: str
+    ) -> ToolOutcome: ...
+
+
+@runtime_checkable
 class ScopedToolset(Protocol):
     """A toolset whose calls need to know their turn (its chat, its kind): Palui's built-ins."""
 

@@ -28,6 +28,7 @@ from palui.domain import (
     RunStatus,
     SaveState,
     SliceReason,
+    TaintVia,
     TurnKind,
     TurnStatus,
     Verdict,
@@ -53,7 +54,7 @@ LIFECYCLES: tuple[type[StrEnum], ...] = (
     Verdict,
 )
 # Enums of palui.domain that are not a lifecycle: their values are no state a row moves through.
-NOT_LIFECYCLES: tuple[type[StrEnum], ...] = (Role, TurnKind)
+NOT_LIFECYCLES: tuple[type[StrEnum], ...] = (Role, TaintVia, TurnKind)
 VALUES = frozenset(member.value for enum in LIFECYCLES for member in enum)
 # A name that holds a lifecycle ends in one of these (status, turn_status, save_state, ...).
 SUFFIXES = ("status", "state", "outcome", "stage", "reason")

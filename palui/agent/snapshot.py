@@ -15,6 +15,7 @@ from palui.domain import (
     Message,
     Role,
     Taint,
+    TaintVia,
     ToolCallRequest,
     ToolOutcome,
     TurnContext,
@@ -57,7 +58,12 @@ def _context_json(context: TurnContext) -> dict[str, Any]:
         "kind": str(context.kind),
         "taint": None
         if taint is None
-        else {"connector": taint.connector, "tool": taint.tool, "ago": taint.turns_ago},
+        else {
+            "connector": taint.connector,
+            "tool": taint.tool,
+            "ago": taint.turns_ago,
+            "via": taint.via,
+        },
         "offer": list(context.offer),
     }
 
@@ -66,9 +72,14 @@ def _context(data: dict[str, Any]) -> TurnContext:
     taint = data.get("taint")
     return TurnContext(
         kind=TurnKind(data.get("kind", TurnKind.CHAT)),
-        taint=Taint(taint["connector"], taint["tool"], taint["ago"]) if taint else None,
+        taint=_taint(taint) if taint else None,
         offer=tuple(data.get("offer", ())),
     )
+
+
+def _taint(data: dict[str, Any]) -> Taint:
+    via = data.get("via")  # snapshots stored before `via` have none
+    return Taint(data["connector"], data["tool"], data["ago"], TaintVia(via) if via else None)
 
 
 def dump_snapshot(snapshot: TurnSnapshot, context: TurnContext) -> str:

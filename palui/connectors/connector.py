@@ -14,7 +14,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp.types as mcp_types
@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
-from palui.connectors.content import outcome_text
+from palui.connectors.content import ORIGIN_META, outcome_text
 from palui.connectors.listing import can_listen_for_tool_changes, list_all_tools
 from palui.connectors.transport import (
     OpenTransport,
@@ -153,7 +153,12 @@ class McpConnector:
     # -- calls ------------------------------------------------------------------------------
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], *, timeout_s: float | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout_s: float | None = None,
+        meta: mcp_types.RequestParamsMeta | None = None,
     ) -> ToolOutcome:
         """Run one tool. Server-side failures come back as error outcomes; a timeout raises
         TimeoutError (the action may have happened); cancellation propagates."""
@@ -164,7 +169,9 @@ class McpConnector:
         late = f"{self.id}__{tool} gave no answer within {limit:g} s"
         try:
             async with asyncio.timeout(limit):
-                result = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
+                result = await client.call_tool(
+                    tool, arguments, read_timeout_seconds=limit, meta=meta
+                )
         except TimeoutError as exc:
             raise TimeoutError(late) from exc
         except MCPError as exc:
@@ -180,6 +187,14 @@ class McpConnector:
             log.warning("connector_call_failed", connector=self.id, tool=tool, error=repr(exc))
             return ToolOutcome(f"{self.id}__{tool} failed: {type(exc).__name__}: {exc}", True)
         return outcome_text(result)
+
+    async def call_with_origin(
+        self, tool: str, arguments: dict[str, Any], origin: str
+    ) -> ToolOutcome:
+        """A call whose content may come from `origin` (untrusted): the server reads it from the
+        request's `_meta` (the bundled recall stores it with the memory)."""
+        meta = cast(mcp_types.RequestParamsMeta, {ORIGIN_META: origin})
+        return await self.call(tool, arguments, meta=meta)
 
     def _why_not_connected(self) -> str:
         if self._state is ConnectorState.PAUSED:

@@ -9,6 +9,15 @@ import mcp.types as mcp_types
 
 from palui.domain import RemoteTool, ToolOutcome
 
+# Provenance over MCP `_meta` (DESIGN §1.1; the bundled recall's side: palui.recall_server.render):
+# a tool whose listing has KEEPS_ORIGIN_META stores the ORIGIN_META a request carries (a memory
+# written in a tainted turn); a result lists the untrusted origins of what it shows under
+# ORIGINS_META.
+KEEPS_ORIGIN_META = "palui/keeps-origin"
+ORIGIN_META = "palui/origin"
+ORIGINS_META = "palui/untrusted-origins"
+MAX_ORIGINS = 20
+
 
 def remote_tool(tool: mcp_types.Tool) -> RemoteTool:
     annotations = None
@@ -21,6 +30,7 @@ def remote_tool(tool: mcp_types.Tool) -> RemoteTool:
         input_schema=dict(tool.input_schema),
         annotations=annotations,
         title=title,
+        keeps_origin=bool((tool.meta or {}).get(KEEPS_ORIGIN_META)),
     )
 
 
@@ -31,7 +41,14 @@ def outcome_text(result: mcp_types.CallToolResult) -> ToolOutcome:
     if result.structured_content is not None and not has_text:
         parts.insert(0, json.dumps(result.structured_content, ensure_ascii=False, indent=2))
     text = "\n".join(part for part in parts if part) or "(no content)"
-    return ToolOutcome(text=text, is_error=bool(result.is_error))
+    return ToolOutcome(text=text, is_error=bool(result.is_error), origins=_origins(result.meta))
+
+
+def _origins(meta: dict[str, Any] | None) -> tuple[str, ...]:
+    found = (meta or {}).get(ORIGINS_META)
+    if not isinstance(found, list):
+        return ()
+    return tuple(str(origin)[:200] for origin in found if origin)[:MAX_ORIGINS]
 
 
 def _block_text(block: Any) -> str:

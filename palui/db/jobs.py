@@ -27,6 +27,7 @@ def _job(row: JobRow) -> JobRecord:
     return JobRecord(
         row.id, row.token, row.chat_id, row.prompt, row.schedule, row.timezone, row.enabled,
         row.daily_token_cap, row.anchor_at, row.created_by, row.created_at, row.updated_at,
+        row.taint_source,
     )  # fmt: skip
 
 
@@ -47,6 +48,7 @@ class JobRepo(Repo):
         daily_token_cap: int,
         created_by: str,
         anchor_at: datetime,
+        taint_source: str | None = None,  # the source of the tainted turn that made it
     ) -> JobRecord:
         now = utcnow()
         async with self._db.session() as s, s.begin():
@@ -54,6 +56,7 @@ class JobRepo(Repo):
                 token=secrets.token_hex(8), chat_id=chat_id, prompt=prompt, schedule=schedule,
                 timezone=timezone, enabled=True, daily_token_cap=daily_token_cap,
                 anchor_at=anchor_at, created_by=created_by[:160], created_at=now, updated_at=now,
+                taint_source=taint_source[:160] if taint_source else None,
             )  # fmt: skip
             s.add(row)
             await s.flush()

@@ -35,6 +35,8 @@ class JobRecord:
     created_by: str
     created_at: datetime
     updated_at: datetime
+    # Made in a tainted turn: that turn's source (a `Taint.origin`); its runs start tainted.
+    taint_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

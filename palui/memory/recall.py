@@ -2,8 +2,9 @@
 
 At most `timeout_s` (1.5 s): a slow or broken recall never holds up the answer. Skipped for
 commands and for messages under 4 words. Every check is recorded (the skip rate on the card and
-in /status). What recall says goes into the turn's context as memory, with recall's trust:
-`palui.turns.taint` decides from it whether the turn starts tainted (DESIGN §1.1).
+in /status). What recall says goes into the turn's context as memory, with recall's trust and
+the origins of memories saved in tainted turns: `palui.turns.taint` decides from them whether
+the turn starts tainted (DESIGN §1.1).
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ NOTHING_KNOWN = "Nothing is known about the person yet."  # the bundled server's
 
 @dataclass(frozen=True, slots=True)
 class Recalled:
-    """What auto-recall adds to a turn: memory text for the context, and the trust of the
-    recall that said it."""
+    """What auto-recall adds to a turn: memory text for the context, the trust of the recall
+    that said it, and the untrusted origins of the memories in it (saved in tainted turns)."""
 
     text: str = ""
     trust: str | None = None
+    origins: tuple[str, ...] = ()
 
 
 def worth_asking(text: str) -> bool:
@@ -84,4 +86,4 @@ async def auto_recall(
         await record(CheckOutcome.EMPTY)
         return Recalled()
     await record(CheckOutcome.USED)
-    return Recalled(found, toolset.trust)
+    return Recalled(found, toolset.trust, outcome.origins)

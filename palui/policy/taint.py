@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from palui.domain import Taint
+from palui.domain import Taint, TaintVia
 
 TRUSTED = "trusted"
 
@@ -28,8 +28,25 @@ def most_recent(sources: Iterable[Taint]) -> Taint | None:
 def describe_taint(source: Taint) -> str:
     """ "this conversation includes content from mcp-web, 2 turns ago; /new starts clean" """
     if not source.turns_ago:
+        if source.via is not None:
+            return f"this turn {_CARRIED[source.via]} {source.connector}"
         tool = f" ({source.tool})" if source.tool else ""
         return f"this turn read untrusted content from {source.connector}{tool}"
     ago = "1 turn ago" if source.turns_ago == 1 else f"{source.turns_ago} turns ago"
-    origin = f"this conversation includes content from {source.connector}, {ago}"
+    where = source.connector
+    if source.via is not None:
+        where = f"{_CARRIER[source.via]} {source.connector}"
+    origin = f"this conversation includes content from {where}, {ago}"
     return f"{origin}; /new starts clean"
+
+
+# What carried untrusted content into a later turn, named by what it came from (DESIGN §1.1):
+# "a memory saved from a turn that read mcp-web".
+_CARRIER = {
+    TaintVia.MEMORY: "a memory saved from a turn that read",
+    TaintVia.JOB: "a job created in a turn that read",
+}
+_CARRIED = {
+    TaintVia.MEMORY: "recalled a memory saved from a turn that read",
+    TaintVia.JOB: "is a run of a job created in a turn that read",
+}

@@ -7,6 +7,12 @@ from typing import TypedDict
 from palui.recall_server.store import Memory
 
 SNIPPET_CHARS = 80
+# Provenance over MCP `_meta`, the keys Palui's connector uses too (palui.connectors.content):
+# add_memory's listing says it keeps the origin a request's `_meta` carries; a result lists the
+# untrusted origins of the memories it shows, so the host taints the turn that reads them.
+KEEPS_ORIGIN_META = "palui/keeps-origin"
+ORIGIN_META = "palui/origin"
+ORIGINS_META = "palui/untrusted-origins"
 
 
 class MemoryData(TypedDict):
@@ -16,6 +22,7 @@ class MemoryData(TypedDict):
     tags: list[str]
     kind: str
     created_at: str
+    origin: str | None
 
 
 class Saved(TypedDict):
@@ -45,6 +52,7 @@ def data(memory: Memory) -> MemoryData:
         tags=list(memory.tags),
         kind=str(memory.kind),
         created_at=memory.created_at,
+        origin=memory.origin,
     )
 
 
@@ -53,8 +61,15 @@ def line(memory: Memory) -> str:
     about = memory.created_at[:10]
     if memory.tags:
         about += "; tags: " + ", ".join(memory.tags)
+    if memory.origin:
+        about += f"; saved from untrusted content: {memory.origin}"
     content = memory.content.replace("\n", "\n    ")
     return f"#{memory.id} ({about}) {content}"
+
+
+def origins(memories: list[Memory]) -> list[str]:
+    """The untrusted origins among these memories, each once, in order."""
+    return list(dict.fromkeys(m.origin for m in memories if m.origin))
 
 
 def listing(heading: str, memories: list[Memory]) -> str:

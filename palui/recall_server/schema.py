@@ -5,6 +5,10 @@ Tables:
   a save that names its source is stored at most once, whichever process or task gets there first.
   `tags` is a JSON list of strings; `kind` is 'profile' for facts about the person (a memory
   tagged 'profile': name, preferences, people around them) and 'fact' for everything else.
+  `origin` is NULL for what the person said; else the untrusted source the memory's content may
+  come from (a turn that read "mcp-web:mcp-web__fetch" saved it), set by the host in the call's
+  `_meta`, never by the model: results showing such a memory report it, so the host taints the
+  turn that reads it.
 - `memory_tags`: one row per (tag, memory), so a tag filter is an index lookup, not a JSON scan;
   filled by a trigger from `tags`, emptied by ON DELETE CASCADE.
 - `memories_fts`: an FTS5 index over `memories` (external content, kept in step by triggers).
@@ -19,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 5000
 
 _SCHEMA_V1 = """
@@ -61,6 +65,12 @@ CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
 END;
 """
 
+# Version 2: where a memory came from (NULL: the person).
+_SCHEMA_V2 = """
+ALTER TABLE memories ADD COLUMN origin TEXT;
+"""
+_STEPS = {1: _SCHEMA_V1, 2: _SCHEMA_V2}  # the script that takes version n-1 to version n
+
 
 class SchemaTooNew(RuntimeError):
     """The file was written by a newer recall server than this one."""
@@ -97,8 +107,8 @@ def _upgrade(conn: sqlite3.Connection) -> None:
                 f"recall database is schema version {version}; this server knows up to "
                 f"{SCHEMA_VERSION}: upgrade Palui"
             )
-        if version == 0:
-            for statement in _statements(_SCHEMA_V1):
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in _statements(_STEPS[step]):
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
@@ -52,7 +52,12 @@ def build_server(store: MemoryStore) -> MCPServer:
     # The SDK logs every refused call at INFO, and a stdio server's stderr is the host's log.
     server = MCPServer("recall", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(annotations=WRITE.model_copy(update={"title": "Save a memory"}))
+    # The host, not the model, says where a memory's content came from: in the request's
+    # `_meta` (never an argument, which the model writes), and the listing says it is kept.
+    @server.tool(
+        annotations=WRITE.model_copy(update={"title": "Save a memory"}),
+        meta={render.KEEPS_ORIGIN_META: True},
+    )
     async def add_memory(
         content: Annotated[
             str, Field(min_length=1, max_length=MAX_CONTENT_CHARS, description="What to remember.")
@@ -72,9 +77,10 @@ def build_server(store: MemoryStore) -> MCPServer:
                 "person (name, preferences, people around them).",
             ),
         ] = [],  # noqa: B006 - never mutated; pydantic copies it into each call's arguments
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """Remember something for later conversations."""
-        memory, created = await _off_loop(store.add, content, source_id, tags)
+        memory, created = await _off_loop(store.add, content, source_id, tags, _origin(ctx))
         if created:
             text = f"Saved memory #{memory.id}."
         else:
@@ -94,7 +100,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if not memories:
             return _result(f"No memory matches {render.quoted(query)}.", _found([]))
         heading = f"{render.count(memories)} for {render.quoted(query)}, best match first:"
-        return _result(render.listing(heading, memories), _found(memories))
+        return _result(render.listing(heading, memories), _found(memories), memories)
 
     @server.tool(annotations=READ.model_copy(update={"title": "Ask memory"}))
     async def ask_memory(
@@ -106,7 +112,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if not memories:
             return _result("No memory matches that question.", _found([]))
         heading = f"Memories that may answer {render.quoted(question)}:"
-        return _result(render.listing(heading, memories), _found(memories))
+        return _result(render.listing(heading, memories), _found(memories), memories)
 
     @server.tool(annotations=READ.model_copy(update={"title": "Get the person's profile"}))
     async def get_profile(
@@ -122,7 +128,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if not memories:
             return _result("Nothing is known about the person yet.", _found([]))
         text = render.listing("What is known about the person:", memories)
-        return _result(text, _found(memories))
+        return _result(text, _found(memories), memories)
 
     @server.tool(annotations=READ.model_copy(update={"title": "List memories"}))
     async def list_memories(
@@ -139,7 +145,7 @@ def build_server(store: MemoryStore) -> MCPServer:
             return _result(text, structured)
         first, last = offset + 1, offset + len(memories)
         heading = f"Memories{tagged} {first}-{last} of {total}, newest first:"
-        return _result(render.listing(heading, memories), structured)
+        return _result(render.listing(heading, memories), structured, memories)
 
     @server.tool(annotations=DESTRUCTIVE.model_copy(update={"title": "Forget a memory"}))
     async def forget_memory(
@@ -150,7 +156,7 @@ def build_server(store: MemoryStore) -> MCPServer:
         if memory is None:
             raise ToolError(f"There is no memory #{id} (it may have been forgotten already).")
         text = f"Forgot memory #{memory.id}: {render.short(memory.content)}"
-        return _result(text, Forgotten(memory=render.data(memory)))
+        return _result(text, Forgotten(memory=render.data(memory)), [memory])
 
     return server
 
@@ -163,16 +169,29 @@ async def _off_loop(function: Callable[..., T], *args: object) -> T:
         raise ToolError(str(exc)) from None
 
 
+def _origin(ctx: Context | None) -> str | None:
+    """The untrusted origin the host sent with the call (None: the person's own words)."""
+    meta = ctx.request_context.meta if ctx is not None else None
+    origin = meta.get(render.ORIGIN_META) if isinstance(meta, dict) else None
+    return origin if isinstance(origin, str) and origin.strip() else None
+
+
 def _found(memories: list[Memory]) -> Found:
     return Found(memories=[render.data(memory) for memory in memories])
 
 
-def _result(text: str, structured: Mapping[str, Any]) -> CallToolResult:
-    """Readable text for the model, and the same answer as data for programs.
+def _result(
+    text: str, structured: Mapping[str, Any], shown: list[Memory] | None = None
+) -> CallToolResult:
+    """Readable text for the model, and the same answer as data for programs; the untrusted
+    origins of the memories `shown` go in the result's `_meta` for the host.
 
     The tools publish no output schema on purpose: the SDK's client checks every result against
     one with jsonschema, which costs more than the search itself (~3 ms for 10 memories).
     """
+    origins = render.origins(shown or [])
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=dict(structured)
+        content=[TextContent(type="text", text=text)],
+        structured_content=dict(structured),
+        _meta={render.ORIGINS_META: origins} if origins else None,
     )

@@ -22,6 +22,7 @@ from palui.recall_server.schema import open_database
 
 MAX_CONTENT_CHARS = 32_000
 MAX_SOURCE_ID_CHARS = 200
+MAX_ORIGIN_CHARS = 200
 MAX_TAGS = 20
 MAX_TAG_CHARS = 50
 MAX_LIMIT = 100
@@ -47,6 +48,7 @@ class Memory:
     tags: tuple[str, ...]
     kind: MemoryKind
     created_at: str  # ISO 8601, UTC
+    origin: str | None = None  # the untrusted source its content may come from; None: the person
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +58,7 @@ class Memory:
             "tags": list(self.tags),
             "kind": str(self.kind),
             "created_at": self.created_at,
+            "origin": self.origin,
         }
 
 
@@ -64,6 +67,7 @@ class NewMemory:
     content: str
     source_id: str | None = None
     tags: tuple[str, ...] = ()
+    origin: str | None = None
 
 
 def utc_now() -> datetime:
@@ -89,11 +93,15 @@ class MemoryStore:
     # -- writing ----------------------------------------------------------------------------
 
     def add(
-        self, content: str, source_id: str | None = None, tags: Iterable[str] = ()
+        self,
+        content: str,
+        source_id: str | None = None,
+        tags: Iterable[str] = (),
+        origin: str | None = None,
     ) -> tuple[Memory, bool]:
         """Save a memory; returns it and whether it is new. A known source_id is a no-op that
-        returns the memory already saved under it (its content is not replaced)."""
-        row = self._row(NewMemory(content, source_id, tuple(tags)))
+        returns the memory already saved under it (its content and origin are not replaced)."""
+        row = self._row(NewMemory(content, source_id, tuple(tags), origin))
         with self._write() as conn:
             if row["source_id"] is not None:
                 existing = conn.execute(
@@ -247,12 +255,16 @@ class MemoryStore:
         if len(tags) > MAX_TAGS:
             raise InvalidInput(f"too many tags: at most {MAX_TAGS}")
         kind = MemoryKind.PROFILE if PROFILE_TAG in tags else MemoryKind.FACT
+        origin = memory.origin.strip() if isinstance(memory.origin, str) else None
+        if origin is not None and len(origin) > MAX_ORIGIN_CHARS:
+            raise InvalidInput(f"origin must be at most {MAX_ORIGIN_CHARS} characters")
         return {
             "content": content,
             "source_id": source_id,
             "tags": json.dumps(tags, ensure_ascii=False),
             "kind": str(kind),
             "created_at": self._clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "origin": origin or None,
         }
 
     @contextmanager
@@ -268,8 +280,8 @@ class MemoryStore:
 
 
 _INSERT = (
-    "INSERT INTO memories (content, source_id, tags, kind, created_at)"
-    " VALUES (:content, :source_id, :tags, :kind, :created_at)"
+    "INSERT INTO memories (content, source_id, tags, kind, created_at, origin)"
+    " VALUES (:content, :source_id, :tags, :kind, :created_at, :origin)"
     " ON CONFLICT (source_id) DO NOTHING"
 )
 # bm25 costs time for every row it scores, so a query scores at most the newest CANDIDATES of
@@ -292,6 +304,7 @@ def _memory(row: sqlite3.Row) -> Memory:
         tags=tuple(json.loads(row["tags"])),
         kind=MemoryKind(row["kind"]),
         created_at=row["created_at"],
+        origin=row["origin"],
     )
 
 

@@ -234,6 +234,7 @@ class BuiltinTools:
         job = await self._store.jobs.create(
             scope.chat_id, prompt, schedule.text, timezone, cap,
             created_by=f"{scope.kind} turn {scope.turn_id}", anchor_at=now.replace(microsecond=0),
+            taint_source=_taint_source(scope),
         )  # fmt: skip
         log.info("job_created", job_id=job.id, schedule=schedule.text, by_turn=scope.turn_id)
         if self._jobs_changed is not None:
@@ -301,3 +302,10 @@ def _text(arguments: dict[str, Any], name: str, limit: int) -> str:
     if len(value) > limit:
         raise _BadArgument(f"'{name}' is too long ({len(value):,} characters; at most {limit:,}).")
     return value.strip()
+
+
+def _taint_source(scope: TurnScope) -> str | None:
+    """What a job made in this turn records, so its runs start tainted (DESIGN §1.1)."""
+    if scope.taint is not None:
+        return scope.taint.origin
+    return "untrusted content" if scope.tainted else None

@@ -29,14 +29,13 @@ from palui.logs import get_logger
 from palui.policy.classes import Classification
 from palui.policy.destinations import refused_destination
 from palui.policy.matrix import Decision
-from palui.policy.taint import taints
 from palui.ports import Ledger, ScopedToolset
+from palui.tools import provenance
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.hooks import ToolCall, ToolResult
-from palui.tools.names import split_name
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
 from palui.tools.rules import Notify, ToolRules, post_hooks, pre_hooks, send_cap_refusal
@@ -158,6 +157,7 @@ class TurnTools:
         guards = self.rules.guards
         try:
             final = guards.apply(call.name, arguments, tool.remote.input_schema or {})
+            final = provenance.stamped(tool, final, self.taint)  # a memory write's origin
         except GuardRejected as exc:
             await self.record.stage(
                 call, step, CallStage.GUARD, "rejected", exc.message, {"arguments": arguments}
@@ -330,9 +330,7 @@ class TurnTools:
         finally:
             # Any result from an untrusted connector (an error or a write's confirmation too)
             # taints the turn; so does an interrupted one, whose content may have arrived.
-            if self.taint is None and (taints(tool.toolset.trust) or outcome.untrusted):
-                connector = (split_name(call.name) or (tool.toolset.id, ""))[0]
-                self.taint = Taint(connector, call.name)
+            self.taint = self.taint or provenance.result_taint(call.name, tool, outcome)
             # Also on cancellation (/stop): the record must say the outcome is unknown.
             del self.in_flight[number]
             text = truncate(outcome.text, self._result_limit)
@@ -384,9 +382,9 @@ class TurnTools:
 
     async def _call_toolset(self, tool: OfferedTool, arguments: dict[str, Any]) -> ToolOutcome:
         if isinstance(tool.toolset, ScopedToolset):  # the built-ins act on this turn's chat
-            scope = TurnScope(self._turn_id, self._chat_id, self.kind, self.tainted)
+            scope = TurnScope(self._turn_id, self._chat_id, self.kind, self.tainted, self.taint)
             return await tool.toolset.call_scoped(scope, tool.remote.name, arguments)
-        return await tool.toolset.call(tool.remote.name, arguments)
+        return await provenance.call(tool, arguments, self.taint)  # memory keeps its origin
 
     async def _repeat(self, call: ToolCallRequest, step: int, action: Any) -> ToolOutcome:
         """An identical call within the window: nothing goes out again."""

@@ -2,16 +2,18 @@
 
 Taint is not laundered through the conversation: a turn whose history holds a message of a
 tainted turn, or whose session summary was built from one, starts tainted and names the latest
-source and how many turns ago it came in. Memory from a recall that is not trusted taints the
-turn it informs; a webhook payload taints its summary turn. A job's run starts clean. During the
-turn `TurnTools` adds taint as untrusted results arrive; this module only decides the start.
+source and how many turns ago it came in. Taint is provenance and travels: memory from a recall
+that is not trusted, or a memory saved in a tainted turn (recall reports its origin), taints the
+turn it informs; a webhook payload taints its summary turn; a job created in a tainted turn
+taints each of its runs. During the turn `TurnTools` adds taint as untrusted results arrive
+(a memory tool's result too); this module only decides the start.
 """
 
 from __future__ import annotations
 
 from palui.db import History
 from palui.db.jobs import JobRecord
-from palui.domain import RECALL_ID, Role, Taint
+from palui.domain import RECALL_ID, Role, Taint, TaintVia
 from palui.memory import Recalled
 from palui.policy.taint import taints
 
@@ -42,10 +44,15 @@ def from_history(history: History) -> Taint | None:
 
 
 def from_recall(recalled: Recalled) -> Taint | None:
-    """Memory recalled into the context taints the turn unless recall is trusted."""
-    if not recalled.text or not taints(recalled.trust):
+    """Memory recalled into the context taints the turn unless recall is trusted and every
+    memory in it was saved from a clean turn; it names the memory's origin."""
+    if not recalled.text:
         return None
-    return Taint(RECALL_ID, f"{RECALL_ID}__get_profile")
+    if taints(recalled.trust):
+        return Taint(RECALL_ID, f"{RECALL_ID}__get_profile")
+    if recalled.origins:
+        return Taint.from_label(recalled.origins[0]).through(TaintVia.MEMORY)
+    return None
 
 
 def chat_turn(history: History, recalled: Recalled) -> Taint | None:
@@ -58,5 +65,8 @@ def webhook_turn(webhook: str) -> Taint:
 
 
 def job_turn(job: JobRecord) -> Taint | None:
-    """A job's run starts clean (its prompt is the person's own words, stored with the job)."""
-    return None
+    """A job's run starts clean when a clean turn created it (its prompt is then the person's
+    words); a job created in a tainted turn taints every run, naming that turn's source."""
+    if job.taint_source is None:
+        return None
+    return Taint.from_label(job.taint_source).through(TaintVia.JOB)

@@ -33,6 +33,8 @@ class JobRow(Base):
     anchor_at: Mapped[datetime] = mapped_column(UTCDateTime)  # an interval counts from here
     created_by: Mapped[str] = mapped_column(String(160))
     cap_notice_day: Mapped[str | None] = mapped_column(String(10))  # told "over its cap" then
+    # Created in a tainted turn: its source ("mcp-web:mcp-web__fetch"); every run starts tainted.
+    taint_source: Mapped[str | None] = mapped_column(String(160))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
