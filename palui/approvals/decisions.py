@@ -88,8 +88,8 @@ class Approvals:
                     digest=call_digest(call.name, arguments, definition_hash(tool.remote)),
                     tool_class=classification.tool_class,
                     sends_out=classification.sends_out,
-                    why=tools.why(call.name),
-                    decision_id=tools.decision_id(call.name, tools.decision(call.name)),
+                    why=tools.why(call),
+                    decision_id=tools.decision_id(call.name, tools.decision(call)),
                     expires_at=self._now() + self._ttl,
                 )
             )
