@@ -124,8 +124,9 @@ class Approvals:
             return TapResult("Only the bot's owner can decide.")
         if action is ApprovalAction.SHOW_ALL:
             arguments, _ = render_arguments(record.arguments, full=True)
+            # In a code block: the values show as they are, never as formatting or links.
             await self._store.outbox.add(
-                record.chat_id, f"All arguments of {record.tool}:\n{arguments}"
+                record.chat_id, f"All arguments of {record.tool}:\n```\n{arguments}\n```"
             )
             return TapResult("Sent below.")
         if record.status != ApprovalStatus.PENDING:
