@@ -115,9 +115,10 @@ def test_argument_names_cant_fake_a_line_either() -> None:
 async def test_show_all_arguments_sends_them_as_a_code_block(settings: Settings) -> None:
     body = "*not bold* [a link](https://evil.example) " * 20
     steps = (toolkit.call("mcp-notes__delete_note", {"id": "1", "reason": body}),)
-    async with running_palui(
-        settings, toolkit.ScriptedModel(steps), toolsets=[NotesToolset()]
-    ) as (app, chat):
+    async with running_palui(settings, toolkit.ScriptedModel(steps), toolsets=[NotesToolset()]) as (
+        app,
+        chat,
+    ):
         await switch_on(app, NOTES_ID, *SWITCHED_ON)
         await chat.send("delete it")
         (card,) = cards(chat)
@@ -152,9 +153,10 @@ async def test_a_card_for_a_tool_whose_class_was_set_in_the_chat_still_says_send
         toolkit.call("mcp-web__fetch", {"url": "https://a.example/"}),
         toolkit.call("mcp-web__check_address", {"email": "a@a.example"}),
     )
-    async with running_palui(
-        settings, toolkit.ScriptedModel(steps), toolsets=[WebToolset()]
-    ) as (app, chat):
+    async with running_palui(settings, toolkit.ScriptedModel(steps), toolsets=[WebToolset()]) as (
+        app,
+        chat,
+    ):
         entry = next(
             app.catalog.entry(WEB_ID, remote)
             for remote in WebToolset().tools()

@@ -56,7 +56,7 @@ async def test_a_tainted_turns_fetch_to_a_host_the_person_never_named_waits_for_
     settings: Settings,
 ) -> None:
     steps = (fetch(NEWS), fetch(EVIL), toolkit.answer("I did not open it."))
-    async with web_palui(settings, *steps) as (app, chat, model, web):
+    async with web_palui(settings, *steps) as (app, chat, _model, web):
         await chat.send(f"what does {NEWS} say?")
         (card,) = cards(chat)
         assert "mcp-web__fetch  (read · sends out)" in card.text
