@@ -3,14 +3,17 @@ operator's allow-list as palui.toml takes it: pure, no app."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from palui.config import Settings, load_settings
+from palui.domain import JobRecord, Taint
 from palui.policy.addresses import Address, AddressKind, address_of, addresses_in
 from palui.policy.destinations import call_destinations
 from palui.policy.named import NamedDestinations, allows
+from palui.turns import words
 
 HOST, EMAIL, PHONE, CHAT = AddressKind.HOST, AddressKind.EMAIL, AddressKind.PHONE, AddressKind.CHAT
 
@@ -105,3 +108,11 @@ def test_limits_allowed_destinations_is_read_from_palui_toml_and_the_environment
     assert load_settings(config).allowed_destinations == ("example.org", "*@mycompany.com")
     monkeypatch.setenv("PALUI_ALLOWED_DESTINATIONS", "corp.example")
     assert load_settings(config).allowed_destinations == ("corp.example",)
+
+
+def test_a_jobs_prompt_counts_as_the_persons_words_only_while_the_job_is_not_tainted() -> None:
+    now = datetime.now(UTC)
+    job = JobRecord(1, "t", 1001, "read https://status.example", "every 1h", "UTC", True,
+                    1000, now, "ana", now, now)  # fmt: skip
+    assert words.of_job(job, None) == ("read https://status.example",)
+    assert words.of_job(job, Taint("mcp-web", "mcp-web__fetch")) == ()
