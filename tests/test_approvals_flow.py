@@ -131,7 +131,8 @@ async def test_a_prompt_injection_gets_a_card_and_runs_only_after_approve_once(
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "find milk")
     card = await wait_for_card(fake_telegram)
     assert "mcp-notes__delete_note  (destructive)" in card["text"]
-    assert "Why: destructive tools always ask first." in card["text"]
+    why = "Why: destructive tools always ask first; this turn read untrusted content"
+    assert why in card["text"]
     assert "id: 1" in card["text"]
     assert "1" in json.loads(with_notes.read_text())  # nothing deleted yet
 

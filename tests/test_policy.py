@@ -126,7 +126,14 @@ EARLIER = Taint("mcp-web", "mcp-web__fetch", turns_ago=2)
     ("tool_class", "kind", "tainted", "taint", "expected"),
     [
         (DESTRUCTIVE, CHAT, False, None, "destructive tools always ask first"),
-        (DESTRUCTIVE, CHAT, True, FETCH, "destructive tools always ask first"),
+        (
+            DESTRUCTIVE,
+            CHAT,
+            True,
+            FETCH,
+            "destructive tools always ask first; "
+            "this turn read untrusted content from mcp-notes (mcp-notes__fetch_page)",
+        ),
         (
             WRITE,
             CHAT,
@@ -143,7 +150,14 @@ EARLIER = Taint("mcp-web", "mcp-web__fetch", turns_ago=2)
         ),
         (WRITE, CHAT, True, None, "this turn read untrusted content"),
         (WRITE, SCHEDULED, False, None, "scheduled jobs ask before any write"),
-        (WRITE, SCHEDULED, True, EARLIER, "scheduled jobs ask before any write"),
+        (
+            WRITE,
+            SCHEDULED,
+            True,
+            EARLIER,
+            "scheduled jobs ask before any write; "
+            "this conversation includes content from mcp-web, 2 turns ago; /new starts clean",
+        ),
         (DESTRUCTIVE, SCHEDULED, False, None, "scheduled jobs are not offered destructive tools"),
         (READ, WEBHOOK, False, None, "webhook summaries run with no tools"),
         (READ, CHAT, True, FETCH, "read tools run without asking"),

@@ -41,7 +41,7 @@ async def test_a_write_runs_at_once_until_the_turn_reads_untrusted_content() -> 
     await tools.run(req("add_note"), 1)  # its confirmation came from an untrusted server
     assert tools.tainted
     assert tools.needs_approval(req("add_note"))
-    assert tools.why("mcp-notes__add_note") == (
+    assert tools.why(req("add_note")) == (
         "this turn read untrusted content from mcp-notes (mcp-notes__add_note)"
     )
     assert [d[2] for d in recorder.decisions] == ["run"]

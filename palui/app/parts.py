@@ -92,5 +92,5 @@ def limits(s: Settings, tool_rules: ToolRules) -> Limits:
         max_steps=s.max_steps, turn_timeout_s=s.turn_timeout_s,
         history_messages=s.history_messages, daily_token_cap=s.daily_token_cap,
         runs_per_hour=s.runs_per_hour, max_tools=s.max_tools, tool_rules=tool_rules,
-        jobs_may_create_jobs=s.jobs_may_create_jobs,
+        jobs_may_create_jobs=s.jobs_may_create_jobs, allowed_destinations=s.allowed_destinations,
     )  # fmt: skip

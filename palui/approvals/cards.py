@@ -1,5 +1,11 @@
 """How an approval card reads: the call, why it waits, its arguments, and how it ended.
 
+No value can fake a line of the card: each argument is one `key: value` line, and a value that
+holds a line break, another invisible or control character, a run of spaces (which could push
+text onto a line of its own) or something that reads like `key: value` is shown quoted, with
+those characters escaped (`"hi\nto: boss@corp"`). Lines the tool or the model wrote (the
+description, the why) are shown the same way where they are not plain.
+
 Also the note the model reads first when a person edited a call's arguments before approving it,
 so it keeps their values.
 """
@@ -7,6 +13,7 @@ so it keeps their values.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,24 +27,54 @@ ARG_VALUE_CHARS = 300
 ARG_TOTAL_CHARS = 1500
 
 
-def _pretty(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+_SPACES = re.compile(r" {3,}")
+_LOOKS_LIKE_A_LINE = re.compile(r"\S:\s")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def visible(text: str) -> str:
+    """`text` with every character that is not plainly visible escaped (line breaks, control
+    and format characters such as bidi overrides) and long runs of spaces counted."""
+    escaped = "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in text)
+    return _SPACES.sub(lambda run: f" [{len(run.group(0))} spaces] ", escaped)
+
+
+def _plain(text: str) -> bool:
+    return (
+        text.isprintable()
+        and not _SPACES.search(text)
+        and not _LOOKS_LIKE_A_LINE.search(text)
+        and not text.startswith('"')
+    )
+
+
+def shown_value(value: Any) -> str:
+    """One argument's value on one line: plain text as it is, anything else quoted and escaped."""
+    if isinstance(value, str):
+        return value if value and _plain(value) else visible(json.dumps(value, ensure_ascii=False))
+    return visible(json.dumps(value, ensure_ascii=False))
+
+
+def _shown_key(key: str) -> str:
+    return key if _PLAIN_KEY.fullmatch(key) else visible(json.dumps(key, ensure_ascii=False))
 
 
 def render_arguments(arguments: str, *, full: bool = False) -> tuple[str, bool]:
-    """Readable `key: value` lines; long values and long lists are cut unless `full`."""
+    """One `key: value` line per argument; long values and long lists are cut unless `full`."""
     try:
         data = json.loads(arguments)
     except json.JSONDecodeError:
         data = {"(raw)": arguments}
+    if not isinstance(data, dict):
+        data = {"(raw)": data}
     if not data:
         return "  (none)", False
     lines, cut = [], False
     for key, value in data.items():
-        text = _pretty(value)
+        text = shown_value(value)
         if not full and len(text) > ARG_VALUE_CHARS:
             text, cut = text[:ARG_VALUE_CHARS] + " …", True
-        lines.append(f"  {key}: {text}")
+        lines.append(f"  {_shown_key(str(key))}: {text}")
     body = "\n".join(lines)
     if not full and len(body) > ARG_TOTAL_CHARS:
         body, cut = body[:ARG_TOTAL_CHARS] + " …", True
@@ -69,7 +106,7 @@ def edited_line(record: ApprovalRecord) -> str | None:
         f"{name} (was {_short(old)})"
         for name, old, _ in changed_arguments(record.model_arguments, record.arguments)
     )
-    return f"✏️ Edited by {record.edited_by}: {changes or 'no change'}"
+    return visible(f"✏️ Edited by {record.edited_by}: {changes or 'no change'}")
 
 
 def edited_note(model_arguments: str, arguments: str) -> str:
@@ -93,7 +130,7 @@ def expires_in(delta: timedelta) -> str:
 
 def _summary(description: str) -> str:
     first = description.strip().split("\n", 1)[0]
-    return first[:200]
+    return visible(first[:200])
 
 
 def outcome_line(record: ApprovalRecord) -> str:
@@ -113,7 +150,7 @@ def card(record: ApprovalRecord, description: str, *, now: datetime, full: bool 
     lines = [f"🔐 Approval needed — {record.tool}  ({label})"]
     if description:
         lines.append(_summary(description))
-    lines.append(f"Why: {record.why}.")
+    lines.append(f"Why: {visible(record.why)}.")
     if edited := edited_line(record):
         lines.append(edited)
     lines += ["Arguments", arguments]

@@ -88,8 +88,8 @@ class Approvals:
                     digest=call_digest(call.name, arguments, definition_hash(tool.remote)),
                     tool_class=classification.tool_class,
                     sends_out=classification.sends_out,
-                    why=tools.why(call.name),
-                    decision_id=tools.decision_id(call.name, tools.decision(call.name)),
+                    why=tools.why(call),
+                    decision_id=tools.decision_id(call.name, tools.decision(call)),
                     expires_at=self._now() + self._ttl,
                 )
             )
@@ -124,8 +124,9 @@ class Approvals:
             return TapResult("Only the bot's owner can decide.")
         if action is ApprovalAction.SHOW_ALL:
             arguments, _ = render_arguments(record.arguments, full=True)
+            # In a code block: the values show as they are, never as formatting or links.
             await self._store.outbox.add(
-                record.chat_id, f"All arguments of {record.tool}:\n{arguments}"
+                record.chat_id, f"All arguments of {record.tool}:\n```\n{arguments}\n```"
             )
             return TapResult("Sent below.")
         if record.status != ApprovalStatus.PENDING:

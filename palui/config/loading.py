@@ -33,6 +33,7 @@ LIMIT_KEYS = (
     "compact_after",
     "webhook_max_bytes",
     "webhook_rate_per_min",
+    "allowed_destinations",
 )
 # Sections read from palui.toml as they are (their own issues give them a schema).
 FILE_SECTIONS = ("mcp", "recall", "webhooks", "hooks", "guards", "run_code")

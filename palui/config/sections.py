@@ -1,6 +1,7 @@
 """The palui.toml sections that only make sense in a file: `[mcp.<slug>]`, `[recall]`,
 `[webhooks.<name>]`, `[hooks]` and `[guards."<tool>"]`. Each is a frozen pydantic model that
-refuses unknown keys, so a typo is a config error rather than a silently ignored setting.
+refuses unknown keys, so a typo is a config error rather than a silently ignored setting. Also
+the check of `[limits] allowed_destinations`.
 """
 
 from __future__ import annotations
@@ -162,3 +163,24 @@ class RunCodeSettings(BaseModel):
     timeout_seconds: float = Field(default=30, gt=0, le=300)
     memory_mb: int = Field(default=512, ge=64, le=65_536)
     output_chars: int = Field(default=8_000, ge=200, le=16_000)
+
+
+DESTINATION_PATTERN_RE = re.compile(r"^[^\s,]+$")
+
+
+def destination_patterns(value: Any) -> tuple[str, ...]:
+    """`[limits] allowed_destinations`: host globs (`example.org`, `*.example.org`), e-mail globs
+    (`*@mycompany.com`), phone numbers or chat ids (`+351*`, `-100123456789`, `@handle`); a
+    comma-separated string in the environment (PALUI_ALLOWED_DESTINATIONS)."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple):
+        raise ValueError('must be a list, e.g. ["example.org", "*@mycompany.com"]')
+    patterns = []
+    for item in value:
+        if not isinstance(item, str) or not DESTINATION_PATTERN_RE.match(item.strip()):
+            raise ValueError(f"{item!r} is not a destination (a host, *@domain, or a number)")
+        if item.strip().strip("*?.@") == "":
+            raise ValueError(f"{item!r} would let everything through; name hosts or domains")
+        patterns.append(item.strip().lower())
+    return tuple(patterns)

@@ -19,6 +19,7 @@ from palui.config.sections import (
     RunCodeSettings,
     ToolGuardSettings,
     WebhookSettings,
+    destination_patterns,
 )
 from palui.errors import ConfigError
 
@@ -104,6 +105,8 @@ class Settings(BaseSettings):
     compact_after: int = Field(default=40, ge=2)  # past this many messages, summarise the rest
     webhook_max_bytes: int = Field(default=1_048_576, ge=1)
     webhook_rate_per_min: int = Field(default=60, ge=0)  # per webhook; 0 = off
+    # Where a tainted turn may send out without a card, beside what the person named.
+    allowed_destinations: Annotated[tuple[str, ...], NoDecode] = ()
 
     mcp: dict[str, McpServerSettings] = Field(default_factory=dict)
     recall: RecallSettings = Field(default_factory=RecallSettings)
@@ -133,6 +136,11 @@ class Settings(BaseSettings):
     @classmethod
     def _split_models(cls, value: Any) -> Any:
         return _comma_list(value)
+
+    @field_validator("allowed_destinations", mode="before")
+    @classmethod
+    def _check_destinations(cls, value: Any) -> Any:
+        return destination_patterns(value)
 
     @field_validator("timezone")
     @classmethod

@@ -99,6 +99,26 @@ class ChatRepo(Repo):
             provenance=tuple(_provenance(r, labels) for r in rows),
         )
 
+    async def persons_words(self, session_id: int, limit: int = 500) -> tuple[str, ...]:
+        """The person's own messages of a session, newest `limit`: not replies, not tool output,
+        nor anything stored as untrusted (other people's words the person brought)."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(MessageRow.content)
+                .where(
+                    MessageRow.session_id == session_id,
+                    MessageRow.role == Role.USER,
+                    MessageRow.tainted.is_(False),
+                )
+                .order_by(MessageRow.id.desc())
+                .limit(limit)
+            )
+            return tuple(rows)
+
+    async def session_of(self, turn_id: str) -> int | None:
+        async with self._db.session() as s:
+            return await s.scalar(select(Turn.session_id).where(Turn.id == turn_id))
+
     async def count_sessions(self, chat_id: int) -> int:
         async with self._db.session() as s:
             return await s.scalar(select(func.count()).where(ChatSession.chat_id == chat_id)) or 0

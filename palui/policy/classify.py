@@ -44,7 +44,9 @@ def classify(
     """Classify `tool`, shown to the model as `full_name`.
 
     `override` is a class set in the connector card. The kinds file wins over it for the tools
-    the file names, as palui.toml's switches win over the chat's.
+    the file names, as palui.toml's switches win over the chat's. The card sets the class only:
+    whether the tool sends out stays as found (its own mark, or inference), so the send cap,
+    the card's "sends out" and the destination guard treat it as before.
     """
     digest = definition_hash(tool)
     inference = infer(tool)
@@ -61,7 +63,10 @@ def classify(
             idempotent=marks.idempotent,
         )
     if override is not None:
-        return replace(override, definition_hash=digest, idempotent=marks.idempotent)
+        sends_out = override.sends_out or inference.sends_out
+        return replace(
+            override, sends_out=sends_out, definition_hash=digest, idempotent=marks.idempotent
+        )
     verdict = weigh(marks, inference)
     if verdict is not None:
         return Classification(

@@ -1,16 +1,19 @@
-"""The destination guard: a tool that is not classed as sending out may not be handed an address.
+"""A call's destinations: what its destination arguments hold, and the guard built on them.
 
-A mislabelled tool (say, the kinds file calls it `sends_out: false`) must not be able to carry
-data away, so a call that puts an e-mail address, a URL, a phone number or a chat id into a
-destination argument of such a tool is refused before it goes out.
+The guard: a mislabelled tool (say, the kinds file calls it `sends_out: false`) must not be able
+to carry data away, so a call that puts an e-mail address, a URL, a phone number or a chat id into
+a destination argument of such a tool is refused before it goes out. For a tool that sends out,
+`call_destinations` reads where the call goes (`palui.policy.named` weighs it in a tainted turn).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from palui.policy.addresses import Address, address_of
 from palui.policy.schema import arguments, destination
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
@@ -49,16 +52,50 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
         yield path, str(value)
 
 
-def refused_destination(input_schema: dict[str, Any], call_arguments: dict[str, Any]) -> str | None:
-    """Why a call to a tool that does not send out must be refused, or None."""
+def _destination_values(
+    input_schema: dict[str, Any], call_arguments: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """(path, value) of every value in an argument the schema or its name makes a destination."""
     declared = {path for path, prop in arguments(input_schema) if destination(path, prop)}
     for path, value in _leaves(call_arguments, ""):
         leaf = path.rsplit(".", 1)[-1].lower()
         if path in declared or leaf in DESTINATION_NAMES:
-            kind = looks_like_address(value)
-            if kind:
-                return (
-                    f"its argument '{path}' holds {kind} ({value[:80]}), but this tool is not "
-                    "allowed to send anything out"
-                )
+            yield path, value
+
+
+def refused_destination(input_schema: dict[str, Any], call_arguments: dict[str, Any]) -> str | None:
+    """Why a call to a tool that does not send out must be refused, or None."""
+    for path, value in _destination_values(input_schema, call_arguments):
+        kind = looks_like_address(value)
+        if kind:
+            return (
+                f"its argument '{path}' holds {kind} ({value[:80]}), but this tool is not "
+                "allowed to send anything out"
+            )
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class CallDestinations:
+    """Where a call of a tool that sends out goes, as far as its arguments tell."""
+
+    addresses: tuple[Address, ...] = ()
+    # A destination argument holds something that is no address Palui reads, or the call names
+    # no destination at all (the tool's own service, say): where it goes can't be told.
+    unknown: bool = False
+
+
+def call_destinations(
+    input_schema: dict[str, Any], call_arguments: dict[str, Any]
+) -> CallDestinations:
+    found: list[Address] = []
+    unknown = False
+    for _, value in _destination_values(input_schema, call_arguments):
+        if not value.strip():
+            continue
+        address = address_of(value)
+        if address is None:
+            unknown = True
+        elif address not in found:
+            found.append(address)
+    return CallDestinations(tuple(found), unknown or not found)

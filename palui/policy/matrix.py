@@ -7,7 +7,9 @@
 | destructive | ask  | ask          | not offered | not offered |
 
 A tainted scheduled turn is treated like any scheduled turn (already as strict). An unknown
-class is destructive; an unknown turn kind gets no tools.
+class is destructive; an unknown turn kind gets no tools. On top of the table: in a tainted turn
+a call that sends out to a destination the person did not give asks first, whatever its class
+(`palui.policy.named` says which destinations those are).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from enum import StrEnum
 
 from palui.domain import Taint, TurnKind
 from palui.policy.classes import ToolClass
+from palui.policy.named import Unnamed
 from palui.policy.taint import describe_taint
 
 
@@ -56,11 +59,20 @@ def decide(tool_class: ToolClass | str | None, kind: TurnKind | str, tainted: bo
 
 
 def decide_call(
-    tool_class: ToolClass | str | None, kind: TurnKind | str, tainted: bool
+    tool_class: ToolClass | str | None,
+    kind: TurnKind | str,
+    tainted: bool,
+    *,
+    unnamed: Unnamed | None = None,
 ) -> Decision:
-    """The decision for a call the model made: a tool that is not offered is refused."""
+    """The decision for a call the model made: a tool that is not offered is refused; in a
+    tainted turn a call that sends to a destination the person did not give (`unnamed`) asks."""
     decision = decide(tool_class, kind, tainted)
-    return Decision.REFUSED if decision is Decision.NOT_OFFERED else decision
+    if decision is Decision.NOT_OFFERED:
+        return Decision.REFUSED
+    if decision is Decision.RUN and tainted and unnamed:
+        return Decision.ASK
+    return decision
 
 
 def decision_id(
@@ -77,20 +89,12 @@ def decision_id(
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def why(
-    tool_class: ToolClass | str | None,
-    kind: TurnKind | str,
-    tainted: bool,
-    *,
-    taint: Taint | None = None,
-    unsure: bool = False,
-) -> str:
-    """The line a card (or a log) shows for the decision."""
-    tool_class, kind = _known_class(tool_class), _known_kind(kind)
-    if kind is TurnKind.WEBHOOK:
-        return "webhook summaries run with no tools"
+def _class_reason(
+    tool_class: ToolClass, kind: TurnKind, tainted: bool, unsure: bool, sends_unnamed: bool
+) -> str | None:
+    """Why the table decides as it does for this class and kind (None: the taint says it)."""
     if tool_class is ToolClass.READ:
-        return "read tools run without asking"
+        return None if sends_unnamed else "read tools run without asking"
     if tool_class is ToolClass.DESTRUCTIVE:
         if kind is TurnKind.SCHEDULED:
             return "scheduled jobs are not offered destructive tools"
@@ -100,5 +104,28 @@ def why(
     if kind is TurnKind.SCHEDULED:
         return "scheduled jobs ask before any write"
     if tainted:
-        return describe_taint(taint) if taint else "this turn read untrusted content"
+        return None
     return "writes run at once in a chat turn with no untrusted content"
+
+
+def why(
+    tool_class: ToolClass | str | None,
+    kind: TurnKind | str,
+    tainted: bool,
+    *,
+    taint: Taint | None = None,
+    unsure: bool = False,
+    unnamed: Unnamed | None = None,
+) -> str:
+    """The line a card (or a log) shows for the decision. Whenever the call asks in a tainted
+    turn it names the taint and its source, whatever the class and the turn's kind."""
+    tool_class, kind = _known_class(tool_class), _known_kind(kind)
+    if kind is TurnKind.WEBHOOK:
+        return "webhook summaries run with no tools"
+    sends_unnamed = bool(tainted and unnamed)
+    reasons = [_class_reason(tool_class, kind, tainted, unsure, sends_unnamed)]
+    if decide_call(tool_class, kind, tainted, unnamed=unnamed) is Decision.ASK and tainted:
+        if sends_unnamed and unnamed is not None:
+            reasons.append(unnamed.words())
+        reasons.append(describe_taint(taint) if taint else "this turn read untrusted content")
+    return "; ".join(reason for reason in reasons if reason)

@@ -13,7 +13,7 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the arguments are not valid JSON ({exc.msg})") from None
+        raise ValueError(f"the arguments were not valid JSON ({exc.msg})") from None
     if not isinstance(value, dict):
         raise ValueError("the arguments must be a JSON object")
     return value

@@ -11,6 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from palui.domain import CallStage, CallStatus, ToolCallRequest, ToolOutcome
+from palui.policy.classes import Classification
+from palui.policy.destinations import refused_destination
 from palui.tools.guards import Guards
 from palui.tools.hooks import (
     DEFAULT_TIMEOUT_S,
@@ -187,3 +189,38 @@ async def send_cap_refusal(
         f"today's limit of {cap} outgoing sends is used up (it resets at 00:00 UTC). Nothing "
         "was sent. Don't retry today; tell the user"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Why a call can't go out: the stage that refused it, in the words of its record."""
+
+    stage: CallStage
+    label: str
+    verb: str
+    reason: str
+
+
+async def outgoing_refusal(
+    rules: ToolRules,
+    store: CallStore | None,
+    notify: Notify | None,
+    chat_id: int,
+    now: datetime,
+    classification: Classification | None,
+    input_schema: dict[str, Any],
+    arguments: dict[str, Any],
+) -> Refused | None:
+    """The destination guard (a tool that does not send out is handed no address) and the
+    daily send cap (for one that does): why the call can't go out, or None."""
+    if classification is None:
+        return None
+    if not classification.sends_out:
+        refusal = refused_destination(input_schema, arguments)
+        if refusal is None:
+            return None
+        return Refused(CallStage.DESTINATION, "destination guard", "was refused", refusal)
+    refusal = await send_cap_refusal(rules, store, notify, chat_id, now)
+    if refusal is None:
+        return None
+    return Refused(CallStage.SEND_CAP, "send cap", "was not run", refusal)

@@ -27,8 +27,8 @@ from palui.domain import (
 )
 from palui.logs import get_logger
 from palui.policy.classes import Classification
-from palui.policy.destinations import refused_destination
 from palui.policy.matrix import Decision
+from palui.policy.named import NamedDestinations
 from palui.ports import Ledger, ScopedToolset
 from palui.tools import provenance
 from palui.tools.arguments import parse_arguments
@@ -38,7 +38,7 @@ from palui.tools.guards import GuardRejected, Guards
 from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
-from palui.tools.rules import Notify, ToolRules, post_hooks, pre_hooks, send_cap_refusal
+from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks, pre_hooks
 from palui.tools.turn_policy import TurnPolicy
 
 __all__ = ["TurnTools", "parse_arguments", "truncate"]
@@ -78,6 +78,7 @@ class TurnTools:
         rules: ToolRules | None = None,
         notify: Notify | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        named: NamedDestinations | None = None,
     ) -> None:
         self.offer = offer
         self.rules = rules or ToolRules()
@@ -92,7 +93,7 @@ class TurnTools:
         self.just_approved = just_approved
         self.kind = kind
         self.catalog = catalog or ToolCatalog(None, {}, {})
-        self.policy = TurnPolicy(offer, self.catalog, kind, just_approved)
+        self.policy = TurnPolicy(offer, self.catalog, kind, just_approved, named)
         self.taint = taint  # set once the turn reads untrusted content; never cleared
         self._turn_id = turn_id
         self._result_limit = result_limit
@@ -111,11 +112,11 @@ class TurnTools:
     def classification(self, name: str) -> Classification | None:
         return self.policy.classification(name)
 
-    def decision(self, name: str) -> Decision:
-        return self.policy.decision(name, self.taint)
+    def decision(self, call: ToolCallRequest) -> Decision:
+        return self.policy.decision(call, self.taint)
 
-    def why(self, name: str) -> str:
-        return self.policy.why(name, self.taint)
+    def why(self, call: ToolCallRequest) -> str:
+        return self.policy.why(call, self.taint)
 
     def decision_id(self, name: str, decision: Decision) -> str:
         return self.policy.decision_id(name, decision)
@@ -125,7 +126,7 @@ class TurnTools:
         return classification is not None and classification.tool_class == "read"
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
-        return self.decision(call.name) is Decision.ASK and not self.policy.idempotent_retry(call)
+        return self.decision(call) is Decision.ASK and not self.policy.idempotent_retry(call)
 
     def _view(
         self, call: ToolCallRequest, tool: OfferedTool, arguments: dict[str, Any]
@@ -147,8 +148,10 @@ class TurnTools:
             return call  # run() refuses it with its reason
         try:
             original = parse_arguments(call.arguments)
-        except ValueError:
-            return call
+        except ValueError as exc:  # settled here: the policy and a card never see it
+            await self.record.stage(call, step, CallStage.GUARD, "rejected", str(exc))
+            await self._rejected(call, step, str(exc))
+            return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
         view = self._view(call, tool, original)
         arguments, settled = await pre_hooks(self.rules, view, self.record, call, step)
         if settled is not None:
@@ -180,17 +183,17 @@ class TurnTools:
     async def record_held(self, held: Sequence[ToolCallRequest], step: int) -> None:
         """The policy held these calls for a person's approval (a card each)."""
         for call in held:
-            decision = self.decision(call.name)
+            decision = self.decision(call)
             classification = self.classification(call.name)
             if classification is None:
                 detail = {"arguments": call.arguments}
                 await self.record.stage(
-                    call, step, CallStage.POLICY, str(decision), self.why(call.name), detail
+                    call, step, CallStage.POLICY, str(decision), self.why(call), detail
                 )
                 continue
             await self.record.decided(
                 call, step, classification.tool_class, str(decision),
-                self.decision_id(call.name, decision), self.why(call.name), held=True,
+                self.decision_id(call.name, decision), self.why(call), held=True,
             )  # fmt: skip
 
     async def record_step(
@@ -213,7 +216,7 @@ class TurnTools:
             if isinstance(prepared, ToolOutcome):
                 return prepared
             call = prepared
-        decision = self.decision(call.name)
+        decision = self.decision(call)
         if decision is Decision.ASK and self.policy.idempotent_retry(call):
             decision = Decision.RUN
         tool = self.offer.tools.get(call.name)
@@ -270,7 +273,7 @@ class TurnTools:
             return
         await self.record.decided(
             call, step, classification.tool_class, str(decision),
-            self.decision_id(name, decision), self.why(name),
+            self.decision_id(name, decision), self.why(call),
         )  # fmt: skip
 
     async def _execute(
@@ -347,22 +350,15 @@ class TurnTools:
         self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]
     ) -> ToolOutcome | None:
         """The destination guard and the daily send cap (DESIGN §1.6): why it can't go out."""
-        classification = self.classification(call.name)
-        if classification is not None and not classification.sends_out:
-            refusal = refused_destination(tool.remote.input_schema or {}, arguments)
-            if refusal is not None:
-                await self.record.stage(call, step, CallStage.DESTINATION, "refused", refusal)
-                await self._rejected(call, step, f"destination guard: {refusal}")
-                return ToolOutcome(f"Error: {call.name} was refused: {refusal}.", is_error=True)
-        if classification is not None and classification.sends_out:
-            refusal = await send_cap_refusal(
-                self.rules, self.record.store, self._notify, self._chat_id, self._now()
-            )
-            if refusal is not None:
-                await self.record.stage(call, step, CallStage.SEND_CAP, "refused", refusal)
-                await self._rejected(call, step, f"send cap: {refusal}")
-                return ToolOutcome(f"Error: {call.name} was not run: {refusal}.", is_error=True)
-        return None
+        refused = await outgoing_refusal(
+            self.rules, self.record.store, self._notify, self._chat_id, self._now(),
+            self.classification(call.name), tool.remote.input_schema or {}, arguments,
+        )  # fmt: skip
+        if refused is None:
+            return None
+        await self.record.stage(call, step, refused.stage, "refused", refused.reason)
+        await self._rejected(call, step, f"{refused.label}: {refused.reason}")
+        return ToolOutcome(f"Error: {call.name} {refused.verb}: {refused.reason}.", is_error=True)
 
     async def _post(
         self,

@@ -1,12 +1,14 @@
 """The policy (DESIGN §1.4) applied to one turn's offered tools: each tool's class, the decision
-for a call right now (the turn's taint may have changed), why, and the decision id it is
-recorded under."""
+for a call right now (the turn's taint may have changed; in a tainted turn, where a call that
+sends out goes counts), why, and the decision id it is recorded under."""
 
 from __future__ import annotations
 
 from palui.domain import Taint, ToolCallRequest, TurnKind
 from palui.policy.classes import Classification
+from palui.policy.destinations import CallDestinations, call_destinations
 from palui.policy.matrix import Decision, decide_call, decision_id, why
+from palui.policy.named import NamedDestinations, Unnamed
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.digest import call_digest
@@ -15,11 +17,18 @@ from palui.tools.registry import ToolOffer
 
 class TurnPolicy:
     def __init__(
-        self, offer: ToolOffer, catalog: ToolCatalog, kind: TurnKind, just_approved: frozenset[str]
+        self,
+        offer: ToolOffer,
+        catalog: ToolCatalog,
+        kind: TurnKind,
+        just_approved: frozenset[str],
+        named: NamedDestinations | None = None,
     ) -> None:
         self._offer = offer
         self._catalog = catalog
         self._kind = kind
+        # The destinations the person gave: a tainted turn sends elsewhere only after a card.
+        self._named = named or NamedDestinations()
         # Digests of calls approved moments ago: an idempotent write may repeat without a card.
         self._just_approved = just_approved
 
@@ -29,17 +38,36 @@ class TurnPolicy:
             return None
         return self._catalog.entry(tool.toolset.id, tool.remote).classification
 
-    def decision(self, name: str, taint: Taint | None) -> Decision:
-        classification = self.classification(name)
+    def unnamed(self, call: ToolCallRequest) -> Unnamed | None:
+        """The destinations of a call that sends out which the person did not give (None for
+        a tool that does not send out). Arguments that can't be read go nowhere known."""
+        classification = self.classification(call.name)
+        tool = self._offer.tools.get(call.name)
+        if classification is None or tool is None or not classification.sends_out:
+            return None
+        try:
+            arguments = parse_arguments(call.arguments)
+        except ValueError:
+            return self._named.unnamed(CallDestinations(unknown=True))
+        found = call_destinations(tool.remote.input_schema or {}, arguments)
+        return self._named.unnamed(found)
+
+    def decision(self, call: ToolCallRequest, taint: Taint | None) -> Decision:
+        classification = self.classification(call.name)
         if classification is None:
             return Decision.REFUSED
-        return decide_call(classification.tool_class, self._kind, taint is not None)
+        unnamed = self.unnamed(call) if taint is not None else None
+        tainted = taint is not None
+        return decide_call(classification.tool_class, self._kind, tainted, unnamed=unnamed)
 
-    def why(self, name: str, taint: Taint | None) -> str:
-        classification = self.classification(name)
+    def why(self, call: ToolCallRequest, taint: Taint | None) -> str:
+        classification = self.classification(call.name)
         tool_class = classification.tool_class if classification else None
         unsure = bool(classification and classification.unsure)
-        return why(tool_class, self._kind, taint is not None, taint=taint, unsure=unsure)
+        unnamed = self.unnamed(call) if taint is not None else None
+        return why(
+            tool_class, self._kind, taint is not None, taint=taint, unsure=unsure, unnamed=unnamed
+        )
 
     def decision_id(self, name: str, decision: Decision) -> str:
         classification = self.classification(name)

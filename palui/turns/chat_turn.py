@@ -13,6 +13,7 @@ from palui.domain import Inbound, TurnKind
 from palui.logs import bound, get_logger
 from palui.memory import Recalled
 from palui.turns import taint as starting
+from palui.turns import words
 from palui.turns.drive import Drive
 from palui.turns.parts import TurnParts
 
@@ -44,7 +45,8 @@ async def run_chat_turn(
         taint = starting.chat_turn(history, recalled)
         recent = history.messages[-RANKING_MESSAGES:]
         offer = parts.offers.for_messages(recent, TurnKind.CHAT, taint is not None)
-        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.CHAT, taint)
+        persons = await words.of_session(store, session_id)
+        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.CHAT, taint, persons)
         deps = parts.deps(turn_id, chat_id, tools)
         stream = parts.channel.streaming_reply(chat_id)
         if stream is not None:

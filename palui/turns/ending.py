@@ -17,6 +17,15 @@ from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
 
+PAUSE_FAILED = (
+    "Something went wrong while I was asking for your approval, so I stopped this request. "
+    "Nothing that needed approval was run. Try again?"
+)
+CARDS_NOT_POSTED = (
+    "I couldn't show an approval card just now. Nothing that needed approval was run; "
+    "/approvals lists what waits."
+)
+
 
 async def end(
     parts: TurnParts,
@@ -40,16 +49,31 @@ async def pause(
     tools: TurnTools,
     update_ids: list[int],
 ) -> None:
-    approvals = await parts.approvals.open(turn_id, chat_id, paused.held, tools)
-    await tools.record_held(paused.held, paused.snapshot.steps)
-    context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
-    await parts.store.approvals.pause_turn(
-        turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
-        update_ids=update_ids, taint=tools.taint,
-    )  # fmt: skip
+    """Store the paused turn with its approvals, then post the cards. A failure before the
+    pause is stored ends the turn as failed (the person is told; the worker goes on); one while
+    posting leaves it paused with its cards stored, and the person is told to look at them."""
+    try:
+        approvals = await parts.approvals.open(turn_id, chat_id, paused.held, tools)
+        await tools.record_held(paused.held, paused.snapshot.steps)
+        context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
+        await parts.store.approvals.pause_turn(
+            turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
+            update_ids=update_ids, taint=tools.taint,
+        )  # fmt: skip
+    except Exception as exc:
+        log.exception("turn_pause_failed")
+        await end(
+            parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=PAUSE_FAILED,
+            remember=False, error=f"pausing failed: {exc!r}",
+        )  # fmt: skip
+        return
     log.info("turn_paused", held=[call.name for call in paused.held])
     descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
-    await parts.approvals.post_cards(turn_id, descriptions)
+    try:
+        await parts.approvals.post_cards(turn_id, descriptions)
+    except Exception:
+        log.exception("cards_not_posted")
+        await parts.store.outbox.add(chat_id, CARDS_NOT_POSTED)
 
 
 async def finish_stream(

@@ -12,6 +12,7 @@ from palui.domain import Message, Role, TurnKind
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
 from palui.turns import taint as starting
+from palui.turns import words
 from palui.turns.drive import Drive, headed
 from palui.turns.parts import TurnParts
 
@@ -34,7 +35,8 @@ async def run_job_turn(parts: TurnParts, drive: Drive, run: RunRecord, job: JobR
         messages = build_context([prompt], now=parts.now())
         taint = starting.job_turn(job)
         offer = parts.offers.for_messages([prompt], TurnKind.SCHEDULED, taint is not None)
-        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, taint)
+        said = words.of_job(job, taint)
+        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, taint, said)
         deps = parts.deps(turn_id, chat_id, tools)
         log.info("turn_started", kind="scheduled", tools=len(offer.tools))
         loop = headed(run_turn(deps, messages), job_heading(job.id))

@@ -20,3 +20,5 @@ class Limits:
     # Hooks, guards and the daily send cap (palui.tools.rules).
     tool_rules: ToolRules = dataclasses.field(default_factory=ToolRules)
     jobs_may_create_jobs: bool = False  # offer palui__schedule_job to a job's own run
+    # `[limits] allowed_destinations`: a tainted turn sends out there without a card too.
+    allowed_destinations: tuple[str, ...] = ()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -12,6 +12,7 @@ from palui.approvals.decisions import Approvals
 from palui.db import Store
 from palui.domain import Completion, Taint, TurnKind
 from palui.memory import Memory
+from palui.policy.named import NamedDestinations
 from palui.ports import Channel, ChatModel
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer
@@ -37,8 +38,17 @@ class TurnParts:
     memory: Memory | None = None
 
     async def tools(
-        self, offer: ToolOffer, turn_id: str, chat_id: int, kind: TurnKind, taint: Taint | None
+        self,
+        offer: ToolOffer,
+        turn_id: str,
+        chat_id: int,
+        kind: TurnKind,
+        taint: Taint | None,
+        words: Sequence[str] = (),
     ) -> TurnTools:
+        """The turn's tools; `words` are the person's own (`palui.turns.words`): once tainted,
+        the turn sends out without a card only to what they name or the operator allows."""
+        named = NamedDestinations.of(words, self.limits.allowed_destinations)
         since = self.now() - IDEMPOTENT_RETRY_WINDOW
         recent = await self.store.approvals.recent_executed_digests(chat_id, since)
         return TurnTools(
@@ -46,7 +56,7 @@ class TurnParts:
             taint=taint, result_limit=self.limits.tool_result_chars,
             just_approved=frozenset(recent), ledger=self.store.actions, chat_id=chat_id,
             rules=self.limits.tool_rules,
-            notify=self.store.outbox.add, now=self.now,
+            notify=self.store.outbox.add, now=self.now, named=named,
         )  # fmt: skip
 
     def deps(self, turn_id: str, chat_id: int, tools: TurnTools) -> TurnDeps:

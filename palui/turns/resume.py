@@ -7,6 +7,7 @@ from __future__ import annotations
 from palui.agent.snapshot import load_snapshot
 from palui.agent.turn import resume_turn
 from palui.logs import bound, get_logger
+from palui.turns import words
 from palui.turns.drive import Drive, headed
 from palui.turns.job_turn import job_heading
 from palui.turns.parts import TurnParts
@@ -26,7 +27,8 @@ async def resume(
         snapshot, context = load_snapshot(state)
         tainted = context.taint is not None
         offer = parts.offers.named(context.offer, context.kind, tainted)
-        tools = await parts.tools(offer, turn_id, chat_id, context.kind, context.taint)
+        said = await words.of_paused_turn(parts.store, turn_id, context.kind)
+        tools = await parts.tools(offer, turn_id, chat_id, context.kind, context.taint, said)
         log.info("turn_resumed")
         held = {call.id for call in snapshot.step_calls} - set(snapshot.outcomes)
         decisions = await parts.approvals.decisions(turn_id, held, tools.offer)
