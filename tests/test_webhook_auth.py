@@ -8,6 +8,7 @@ a second sender's own address is 127.0.0.2, which Linux routes on loopback like 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import time
@@ -60,12 +61,17 @@ def signed(body: bytes = BODY, at: int | None = None, secret: str = SECRET) -> d
 
 
 async def post(
-    url: str, headers: dict[str, str], body: bytes = BODY, *, source: str = "127.0.0.1"
+    url: str,
+    headers: dict[str, str],
+    body: Any = BODY,
+    *,
+    source: str = "127.0.0.1",
+    expect100: bool = False,
 ) -> Answer:
     connector = aiohttp.TCPConnector(local_addr=(source, 0))
     async with (
         aiohttp.ClientSession(connector=connector) as session,
-        session.post(url, data=body, headers=headers) as response,
+        session.post(url, data=body, headers=headers, expect100=expect100) as response,
     ):
         return Answer(response.status, await response.json(), dict(response.headers))
 
@@ -203,6 +209,48 @@ async def test_wrong_secrets_from_one_address_get_429_and_the_real_sender_elsewh
     assert (await post(f"{http.url}/webhooks/ci", signed())).status == 202
     assert await http.store.webhooks.count() == 2
     assert http.stored == [OWNER_CHAT, OWNER_CHAT]
+
+
+class WatchedThrottle(FailureThrottle):
+    """Tells when `expected` requests have been looked at (their first look, before the body)."""
+
+    def __init__(self, expected: int) -> None:
+        super().__init__()
+        self.looks = 0
+        self.expected = expected
+        self.all_looked = asyncio.Event()
+
+    def retry_after(self, endpoint: str, peer: str | None) -> int | None:
+        self.looks += 1
+        if self.looks >= self.expected:
+            self.all_looked.set()
+        return super().retry_after(endpoint, peer)
+
+
+async def test_concurrent_guesses_with_slow_bodies_get_only_the_allowed_number_of_401s(
+    store: Store,
+) -> None:
+    burst = 3 * MAX_FAILURES
+    throttle = WatchedThrottle(expected=burst)
+    release = asyncio.Event()
+
+    async def slow_body() -> AsyncIterator[bytes]:
+        await release.wait()  # every request is past its first look before any body arrives
+        yield BODY
+
+    async with serve(store, throttle) as http:
+        url = f"{http.url}/webhooks/github"
+        wrong = {"X-Palui-Secret": "not-the-secret-at-all"}
+        # Expect: 100-continue makes the client send its headers before the body is ready.
+        sent = [
+            asyncio.create_task(post(url, wrong, slow_body(), expect100=True)) for _ in range(burst)
+        ]
+        await throttle.all_looked.wait()
+        release.set()
+        answers = await asyncio.gather(*sent)
+    statuses = sorted(answer.status for answer in answers)
+    assert statuses == [401] * MAX_FAILURES + [429] * (burst - MAX_FAILURES)
+    assert await store.webhooks.count() == 0
 
 
 async def test_wrong_telegram_secret_tokens_are_throttled_per_address(http: Served) -> None:

@@ -225,6 +225,10 @@ class HttpServer:
         if body is None:
             limit = f"the body is over the limit of {self._max_bytes:,} bytes"
             return self._refuse(request, 413, limit, "too large")
+        # Again, now that the body is in: no await lies between this look and the failure being
+        # counted, so a burst of concurrent guesses gets `limit` answers, not one per request.
+        if (wait := self._throttle.retry_after(endpoint, request.remote)) is not None:
+            return _throttled(wait)
         try:
             verdict = authenticate(spec, request.headers, body, self._clock())
         except Exception:  # fail closed: a header no check foresaw is a refusal, not a 500
