@@ -60,7 +60,10 @@ class FailureThrottle:
         self._clock = clock
         self._failures: OrderedDict[Key, deque[float]] = OrderedDict()  # least recent first
 
-    def __len__(self) -> int:
+    @property
+    def tracked(self) -> int:
+        """How many (endpoint, address) keys are remembered (old ones are dropped first)."""
+        self._expire(self._clock())
         return len(self._failures)
 
     def retry_after(self, endpoint: str, peer: str | None) -> int | None:
@@ -70,7 +73,8 @@ class FailureThrottle:
         failures = self._failures.get((endpoint, remote_key(peer)))
         if failures is None or len(failures) < self._limit:
             return None
-        return max(1, math.ceil(failures[0] + self._window_s - now))
+        wait = failures[0] + self._window_s - now  # until the oldest of them leaves the window
+        return max(1, math.ceil(wait)) if wait > 0 else None
 
     def failed(self, endpoint: str, peer: str | None) -> bool:
         """Count one failure; True when it is the one that starts the throttle."""
