@@ -117,7 +117,7 @@ def test_binding_beyond_loopback_with_a_short_secret_is_refused(
     monkeypatch.setenv("PALUI_HTTP_HOST", "0.0.0.0")
     assert main(["run"]) == 2
     error = capsys.readouterr().err
-    assert "PALUI_HTTP_HOST is 0.0.0.0" in error and "'ci'" in error
+    assert "[webhooks.ci] secret_env" in error and "at least 16" in error
     assert "short1" not in error
 
 

@@ -162,7 +162,8 @@ async def test_a_webhook_over_its_rate_is_refused_with_429(
     fake_model.reply("summary")
     app, base = await started(start_palui, fake_telegram, PALUI_WEBHOOK_RATE_PER_MIN="2")
     url = f"{base}/webhooks/github"
-    statuses = [(await post(url, PUSH, signed(PUSH)))[0] for _ in range(3)]
+    now = int(time.time())  # a signature is accepted once: each delivery is signed anew
+    statuses = [(await post(url, PUSH, signed(PUSH, at=now - n)))[0] for n in range(3)]
     assert statuses == [202, 202, 429]
     await fake_telegram.wait_for_messages(OWNER_CHAT, 2)
     assert await count(app.db, WebhookDelivery) == 2

@@ -5,6 +5,10 @@ deliveries in the last minute and the insert run in one transaction, and on Post
 transaction-scoped advisory lock per webhook name makes that count-then-insert atomic across
 processes (SQLite serves one process), so every process shares the one rate.
 
+A signed delivery carries its signature as a replay key, unique per webhook: the same delivery
+sent again (a replay inside its ±5 min window) is refused by that index, in every process, and
+nothing more is stored. The rows outlive the window (retention keeps days), so the key does too.
+
 A delivery is claimed by writing the summarising turn's id on it (compare-and-set, so two workers
 never both take it) and handled once that turn has ended. A delivery whose turn was left unfinished
 by a process that died is taken again; one whose turn is done is only marked handled.
@@ -16,6 +20,8 @@ import zlib
 from datetime import timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.models import Turn, WebhookDelivery, utcnow
 from palui.db.repo import Repo
@@ -26,7 +32,11 @@ LOCK_SPACE = 0x5A1D  # keeps our advisory-lock keys apart from anyone else's on 
 
 
 # Delivery is re-exported from its old home, so imports of it keep working.
-__all__ = ["Delivery", "WebhookRepo"]
+__all__ = ["Delivery", "Replayed", "WebhookRepo"]
+
+
+class Replayed(Exception):
+    """A delivery with this replay key is already stored: nothing was stored."""
 
 
 def _delivery(row: WebhookDelivery) -> Delivery:
@@ -46,29 +56,38 @@ class WebhookRepo(Repo):
         content_type: str,
         instructions: str,
         per_minute: int = 0,
+        replay_key: str | None = None,
     ) -> int | None:
         """Store a delivery unless `per_minute` of the webhook's are already stored within the
-        last 60 s (0 = no limit). Its id, or None when over the rate (nothing stored)."""
-        async with self._db.session() as s, s.begin():
-            if per_minute > 0:
-                if not self._db.is_sqlite:
-                    key = zlib.crc32(webhook.encode()) & 0x7FFFFFFF  # an int4
-                    await s.execute(select(func.pg_advisory_xact_lock(LOCK_SPACE, key)))
-                recent = await s.scalar(
-                    select(func.count()).where(
-                        WebhookDelivery.webhook == webhook,
-                        WebhookDelivery.received_at > utcnow() - RATE_WINDOW,
-                    )
-                )
-                if int(recent or 0) >= per_minute:
+        last 60 s (0 = no limit). Its id, or None when over the rate (nothing stored).
+        Raises Replayed when the webhook already has a delivery with this `replay_key`."""
+        try:
+            async with self._db.session() as s, s.begin():
+                if per_minute > 0 and await self._over_rate(s, webhook, per_minute):
                     return None
-            row = WebhookDelivery(
-                webhook=webhook, chat_id=chat_id, body=body, content_type=content_type,
-                instructions=instructions, received_at=utcnow(),
-            )  # fmt: skip
-            s.add(row)
-            await s.flush()
-            return row.id
+                row = WebhookDelivery(
+                    webhook=webhook, chat_id=chat_id, body=body, content_type=content_type,
+                    instructions=instructions, received_at=utcnow(), replay_key=replay_key,
+                )  # fmt: skip
+                s.add(row)
+                await s.flush()
+                return row.id
+        except IntegrityError:
+            if replay_key is None:
+                raise
+            raise Replayed(webhook) from None
+
+    async def _over_rate(self, s: AsyncSession, webhook: str, per_minute: int) -> bool:
+        if not self._db.is_sqlite:
+            key = zlib.crc32(webhook.encode()) & 0x7FFFFFFF  # an int4
+            await s.execute(select(func.pg_advisory_xact_lock(LOCK_SPACE, key)))
+        recent = await s.scalar(
+            select(func.count()).where(
+                WebhookDelivery.webhook == webhook,
+                WebhookDelivery.received_at > utcnow() - RATE_WINDOW,
+            )
+        )
+        return int(recent or 0) >= per_minute
 
     async def pending(self, chat_id: int) -> list[Delivery]:
         """The chat's deliveries still to summarise, oldest first.

@@ -2,7 +2,13 @@
 
 Rules it keeps (DESIGN §1.9, §3):
 - a webhook delivery is answered 202 only once it is stored; every refusal (401, 404, 413, 400,
-  429) stores nothing, runs nothing, leaves one audit log line and answers `{"error": "..."}`;
+  409, 429) stores nothing, runs nothing, leaves one audit log line and answers
+  `{"error": "..."}` (a throttled request leaves none: the failure that started the throttle
+  has its line, and a flood of guesses must not flood the log);
+- failed authentications are throttled per remote address and endpoint (`palui.http.throttle`):
+  a throttled address gets 429 with Retry-After before its secret is looked at;
+- a signed delivery is accepted once: a replay gets 409 (the database refuses its signature);
+- a header no check foresaw is a 401, never a 500 (authentication fails closed);
 - no body is read past its limit;
 - in Telegram webhook mode an update is answered 200 only once it is in the inbox (a 5xx makes
   Telegram deliver it again; a redelivered update_id is dropped by the inbox);
@@ -12,7 +18,6 @@ Rules it keeps (DESIGN §1.9, §3):
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -22,10 +27,12 @@ from typing import Any
 from aiohttp import web
 
 from palui.db import Store
+from palui.db.webhooks import Replayed
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.errors import ConfigError, PaluiError
+from palui.http.throttle import FailureThrottle
 from palui.logs import get_logger
-from palui.webhooks.auth import authenticate
+from palui.webhooks.auth import Authentication, authenticate, same_secret
 from palui.webhooks.specs import WebhookSpec
 
 log = get_logger("palui.http")
@@ -50,8 +57,14 @@ class TelegramWebhook:
     feed: TelegramFeed  # raises BadPayload for an update that can't be read
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+def _error(status: int, message: str, *, retry_after: int | None = None) -> web.Response:
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return web.json_response({"error": message}, status=status, headers=headers)
+
+
+def _throttled(retry_after: int) -> web.Response:
+    message = f"too many failed authentications; try again in {retry_after} s"
+    return _error(429, message, retry_after=retry_after)
 
 
 def _is_json(content_type: str) -> bool:
@@ -115,6 +128,7 @@ class HttpServer:
         max_bytes: int = 1_048_576,
         rate_per_min: int = 60,
         clock: Callable[[], float] = time.time,
+        throttle: FailureThrottle | None = None,
     ) -> None:
         self._store = store
         self._host = host
@@ -126,6 +140,7 @@ class HttpServer:
         self._max_bytes = max_bytes
         self._rate_per_min = rate_per_min  # counted in the database: shared by all processes
         self._clock = clock
+        self._throttle = throttle if throttle is not None else FailureThrottle()
         self._runner: web.AppRunner | None = None
         self.port = port
 
@@ -184,26 +199,44 @@ class HttpServer:
 
     # -- POST /webhooks/<name> --------------------------------------------------------------------
 
-    def _refuse(self, request: web.Request, status: int, error: str, reason: str) -> web.Response:
+    def _refuse(
+        self, request: web.Request, status: int, error: str, reason: str, **extra: Any
+    ) -> web.Response:
         log.warning(
             "webhook_refused", webhook=request.match_info.get("name"), status=status,
             reason=reason, remote=request.remote,
         )  # fmt: skip
-        return _error(status, error)
+        return _error(status, error, **extra)
+
+    def _auth_failed(self, request: web.Request, endpoint: str) -> None:
+        if self._throttle.failed(endpoint, request.remote):
+            log.warning("auth_throttled", endpoint=endpoint, remote=request.remote)
 
     async def _webhook(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         spec = self._webhooks.get(name)
         if spec is None:
             return self._refuse(request, 404, f"no webhook named {name!r}", "unknown name")
+        endpoint = f"webhook:{name}"
+        wait = self._throttle.retry_after(endpoint, request.remote)
+        if wait is not None:
+            return _throttled(wait)
         body = await read_limited(request, self._max_bytes)
         if body is None:
             limit = f"the body is over the limit of {self._max_bytes:,} bytes"
             return self._refuse(request, 413, limit, "too large")
-        reason = authenticate(spec, request.headers, body, self._clock())
-        if reason is not None:
+        # Again, now that the body is in: no await lies between this look and the failure being
+        # counted, so a burst of concurrent guesses gets `limit` answers, not one per request.
+        if (wait := self._throttle.retry_after(endpoint, request.remote)) is not None:
+            return _throttled(wait)
+        try:
+            verdict = authenticate(spec, request.headers, body, self._clock())
+        except Exception:  # fail closed: a header no check foresaw is a refusal, not a 500
+            verdict = Authentication("unreadable authentication header")
+        if verdict.refusal is not None:
+            self._auth_failed(request, endpoint)
             error = "unauthorized: missing or wrong secret, or a bad or stale signature"
-            return self._refuse(request, 401, error, reason)
+            return self._refuse(request, 401, error, verdict.refusal)
         try:
             text = decode_payload(request.content_type, body)
         except BadPayload as exc:
@@ -212,12 +245,17 @@ class HttpServer:
             delivery_id = await self._store.webhooks.add(
                 name, spec.chat_id, text, content_type=request.content_type,
                 instructions=spec.instructions, per_minute=self._rate_per_min,
+                replay_key=verdict.replay_key,
             )  # fmt: skip
+        except Replayed:
+            error = "this signed delivery was already accepted; sign each one with a new timestamp"
+            return self._refuse(request, 409, error, "replay")
         except Exception:
             log.exception("webhook_not_stored", webhook=name)
             return _error(503, "the delivery could not be stored; send it again later")
         if delivery_id is None:
-            return self._refuse(request, 429, "too many deliveries; try again in a minute", "rate")
+            error = "too many deliveries; try again in a minute"
+            return self._refuse(request, 429, error, "rate", retry_after=60)
         log.info("webhook_stored", webhook=name, delivery_id=delivery_id, size=len(body))
         self._on_stored(spec.chat_id)
         return web.json_response({"accepted": True, "delivery_id": delivery_id}, status=202)
@@ -227,11 +265,15 @@ class HttpServer:
     async def _telegram_update(self, request: web.Request) -> web.Response:
         if self._telegram is None:
             return _error(404, "Telegram webhook mode is off")
+        wait = self._throttle.retry_after("telegram", request.remote)
+        if wait is not None:
+            return _throttled(wait)
         given = request.headers.get(TELEGRAM_SECRET_HEADER, "")
-        if not hmac.compare_digest(given.encode(), self._telegram.secret.encode()):
+        if not same_secret(given, self._telegram.secret):
             log.warning(
                 "telegram_update_refused", reason="wrong secret token", remote=request.remote
             )
+            self._auth_failed(request, "telegram")
             return _error(401, "unauthorized")
         body = await read_limited(request, TELEGRAM_MAX_BYTES)
         if body is None:

@@ -19,7 +19,9 @@ from palui.db.models.base import Base, UTCDateTime, utcnow
 class WebhookDelivery(Base):
     """An inbound webhook's payload, stored before the sender gets its 202 (untrusted data).
 
-    `turn_id` is the turn summarising it; `handled_at` is set once that turn has ended."""
+    `turn_id` is the turn summarising it; `handled_at` is set once that turn has ended.
+    `replay_key` is a signed delivery's signature: unique per webhook, so a replay is refused by
+    the database whichever process it reaches (NULL for a delivery sent with the plain secret)."""
 
     __tablename__ = "webhook_deliveries"
 
@@ -32,9 +34,11 @@ class WebhookDelivery(Base):
     turn_id: Mapped[str | None] = mapped_column(String(32))
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     handled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    replay_key: Mapped[str | None] = mapped_column(String(80))
 
     __table_args__ = (
         Index("ix_webhook_deliveries_chat_id_handled_at", "chat_id", "handled_at"),
         # The per-webhook rate limit counts stored deliveries by webhook and time.
         Index("ix_webhook_deliveries_webhook_received_at", "webhook", "received_at"),
+        Index("ix_webhook_deliveries_webhook_replay_key", "webhook", "replay_key", unique=True),
     )
