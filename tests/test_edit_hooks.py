@@ -26,6 +26,11 @@ def block_secrets(call: ToolCall) -> Block | None:
     return None
 
 
+def explode_on_zero(call: ToolCall) -> None:
+    if call.arguments.get("body") == "0":
+        raise RuntimeError("the notes quota service is down")
+
+
 def tag_titles(call: ToolCall) -> Rewrite | None:
     title = str(call.arguments.get("title", ""))
     if call.tool.endswith("__add_note") and not title.startswith("[bot] "):
@@ -141,3 +146,19 @@ async def test_a_hooks_rewrite_is_what_the_edited_card_shows_and_what_runs(
         assert chat.texts()[-1] == "Added your note."
         assert notes.notes["2"] == {"title": "[bot] bacon", "body": "12"}
         assert notes.ran("add_note") == 1
+
+
+async def test_a_hook_that_fails_on_the_edited_value_refuses_it(
+    database_url: str, tmp_path: Path
+) -> None:
+    steps = tainted_add_note("eggs", "12")
+    async with edit_palui(database_url, tmp_path, "explode_on_zero", *steps) as (
+        _app, chat, _model, notes,
+    ):  # fmt: skip
+        await chat.send("add eggs")
+        await chat.tap(labelled(approval_cards(chat)[0])["✏️ Edit"])
+        await chat.send("0")
+        asked = questions(chat)[-1]
+        assert "⚠️ Not allowed: a safety check failed" in asked.text
+        assert "the notes quota service is down" in asked.text and "1 of 2" in asked.text
+        assert len(approval_cards(chat)) == 1 and notes.ran("add_note") == 0
