@@ -16,8 +16,9 @@ from sqlalchemy import func, select
 from palui.chat.background import Background
 from palui.chat.strangers import REFUSALS_PER_MINUTE, StrangerRefusals
 from palui.config import Settings
-from palui.db.models import StrangerNotice
-from palui.domain import ChatUser, Inbound
+from palui.db.models import InboxUpdate, StrangerNotice
+from palui.domain import ChatUser, Inbound, InboxStatus
+from palui.interact.commands import not_for_me_text
 from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
@@ -104,6 +105,20 @@ def test_only_new_messages_addressed_to_this_bot_are_commands() -> None:
     # A channel that doesn't know the bot's name: any `@name` may be someone else's.
     assert _inbound("/new@mybot").command is None
     assert _inbound("/home/me").command is None and _inbound("/home/me").addressed_elsewhere is None
+
+
+async def test_a_command_for_another_bot_gets_a_note_in_private_and_silence_in_a_group(
+    settings: Settings,
+) -> None:
+    async with running_palui(settings, toolkit.ScriptedModel()) as (app, chat):
+        await chat.send("/new@SomeOtherBot")
+        assert chat.texts() == [not_for_me_text("SomeOtherBot")]
+        group = dataclasses.replace(chat.inbound(text="/new@SomeOtherBot"), chat_id=-100123)
+        await chat.push(group)
+        assert chat.texts(-100123) == [] and len(chat.parts) == 1
+        async with app.db.session() as s:  # both are handled, neither waits for a turn
+            statuses = list(await s.scalars(select(InboxUpdate.status)))
+        assert statuses == [InboxStatus.DONE, InboxStatus.DONE]
 
 
 # -- strangers ---------------------------------------------------------------------------------

@@ -123,10 +123,12 @@ class Commands:
     async def handle(self, inbound: Inbound) -> bool:
         elsewhere = inbound.addressed_elsewhere
         if elsewhere is not None:
-            # Telegram hands a private chat's `/cmd@OtherBot` to this bot too: say why nothing ran.
             log.info("command_for_another_bot", bot=elsewhere)
             await self._store.inbox.mark_done([inbound.update_id])
-            await self._store.outbox.add(inbound.chat_id, not_for_me_text(elsewhere))
+            # In a private chat (its id is the person's) say why nothing ran; in a group the
+            # other bot answers, and Palui stays quiet.
+            if inbound.chat_id == inbound.user.id:
+                await self._store.outbox.add(inbound.chat_id, not_for_me_text(elsewhere))
             return False
         command = inbound.command or ""
         log.info("command", command=command)
