@@ -2,10 +2,11 @@
 
 Tapping ✏️ Edit asks about one argument per message, the model's value prefilled; the person
 sends a new value or `.` to keep it. Answers are parsed against the tool's input schema and
-checked by the parameter guards (a refusal asks the same question again); pinned arguments are
-shown and never asked. After the last answer the approval is bound to the edited arguments
-under a new token, so the original card goes stale, and a fresh card is posted: its Approve runs
-the edited call once, through the usual claim.
+checked by the operator's pre hooks (palui.approvals.edit_hooks) and the parameter guards (a
+refusal asks the same question again); pinned arguments are shown and never asked. After the
+last answer the whole call goes through the hooks (a rewrite is applied) and the guards, and the
+approval is bound to the result under a new token, so the original card goes stale, and a fresh
+card is posted: it shows exactly what its Approve runs, once, through the usual claim.
 
 While an edit is open, the person's text messages in that chat are its answers, not a new turn
 (`take_answers`). Everything lives in the database (palui.db.approval_edits): an edit survives a
@@ -24,6 +25,7 @@ from typing import Any
 
 from palui.approvals.answers import BadValue, parse_value, person_message, show
 from palui.approvals.decisions import Approvals
+from palui.approvals.edit_hooks import EditHooks, EditRefused
 from palui.approvals.edit_questions import (
     CANCELLED,
     KEEP,
@@ -44,6 +46,7 @@ from palui.ports import Channel
 from palui.tools.digest import call_digest, canonical
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.registry import ToolRegistry
+from palui.tools.rules import ToolRules
 
 log = get_logger("palui.approvals.edits")
 
@@ -57,7 +60,7 @@ class EditFlow:
         channel: Channel,
         approvals: Approvals,
         registry: ToolRegistry,
-        guards: Guards,
+        rules: ToolRules,
         *,
         now: Callable[[], datetime],
     ) -> None:
@@ -66,9 +69,10 @@ class EditFlow:
         self._channel = channel
         self._approvals = approvals
         self._registry = registry
-        self._guards = guards
+        self._guards: Guards = rules.guards
+        self._hooks = EditHooks(rules, store.turns)
         self._now = now
-        self._questions = EditQuestions(store, channel, registry, guards)
+        self._questions = EditQuestions(store, channel, registry, rules.guards)
 
     # -- taps ----------------------------------------------------------------------------------
 
@@ -178,9 +182,13 @@ class EditFlow:
             spec = properties(tool).get(name, {})
             try:
                 value = parse_value(text, spec, working.get(name))
+                if edit.position + 1 < len(edit.fields):  # the last is checked with the call
+                    await self._check_hooks(record, {**working, name: value}, working)
                 self._check(record.tool, {**working, name: value}, working, schema)
             except BadValue as exc:
                 return await self._reask(edit, update_id, str(exc))
+            except EditRefused as exc:
+                return await self._reask(edit, update_id, f"Not allowed: {exc.message}")
             except GuardRejected as exc:
                 return await self._reask(edit, update_id, f"Not allowed: {person_message(exc)}")
             working[name] = value
@@ -213,6 +221,21 @@ class EditFlow:
                     return
             raise
 
+    async def _check_hooks(
+        self, record: ApprovalRecord, candidate: dict[str, Any], before: dict[str, Any]
+    ) -> None:
+        """The pre hooks' verdict on the new value, the same way (their rewrites are applied to
+        the whole call at the end)."""
+        try:
+            await self._hooks.apply(record, candidate)
+        except EditRefused as exc:
+            try:
+                await self._hooks.apply(record, before)
+            except EditRefused as earlier:
+                if earlier.message == exc.message:
+                    return
+            raise
+
     async def _reask(self, edit: EditRecord, update_id: int | None, problem: str) -> bool:
         moved = await self._edits.move(
             edit.id, seq=edit.seq, position=edit.position, arguments=edit.arguments,
@@ -231,10 +254,29 @@ class EditFlow:
         working: dict[str, Any],
         update_id: int | None,
     ) -> bool:
-        """All answered: check the whole call, then bind the approval to it and show it again."""
+        """All answered: the whole call through the pre hooks and the guards, then bind the
+        approval to the result and show it again."""
         schema = tool.input_schema or {}
+        if canonical(working) == canonical(json.loads(record.arguments)):
+            # Kept as the card shows it: the hooks already saw these values (and a rewrite that
+            # is not idempotent must not make an unchanged call look edited).
+            await self._end(
+                edit, update_id, "Nothing was changed. The card above still waits.", "unchanged"
+            )
+            return True
         try:
-            final = self._guards.apply(record.tool, working, schema)
+            final = self._guards.apply(
+                record.tool, await self._hooks.apply(record, working), schema
+            )
+        except EditRefused as exc:  # the last answer is asked again; nothing is bound or run
+            await self._questions.close(edit, f"✏️ {edit.fields[edit.position]}: not accepted")
+            moved = await self._edits.move(
+                edit.id, seq=edit.seq, position=edit.position, arguments=edit.arguments,
+                update_id=update_id,
+            )  # fmt: skip
+            if moved:
+                await self._questions.ask_next(edit.id, f"Not allowed: {exc.message}")
+            return moved
         except GuardRejected as exc:
             problem = f"Not allowed: {person_message(exc)}"
             named = [i for i, field in enumerate(edit.fields) if repr(field) in exc.message]

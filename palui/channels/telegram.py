@@ -67,8 +67,11 @@ def _retry_seconds(exc: RetryAfter) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
-def to_inbound(update: Update) -> Inbound | None:
-    """The channel-neutral view of an update; None for updates Palui does not handle."""
+def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | None:
+    """The channel-neutral view of an update; None for updates Palui does not handle.
+
+    An `edited_message` becomes an edited inbound (it runs no command); `bot_username` lets a
+    `/cmd@name` count as a command only when `name` is this bot."""
     if update.callback_query is not None:
         query = update.callback_query
         message = query.message
@@ -93,6 +96,7 @@ def to_inbound(update: Update) -> Inbound | None:
         message_id=message.message_id,
         edited=update.edited_message is not None,
         received_at=message.date,
+        bot_username=bot_username,
     )
 
 
@@ -160,9 +164,16 @@ class TelegramChannel:
             update = Update.de_json(data, self.bot)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a Telegram update ({type(exc).__name__})") from None
-        inbound = to_inbound(update)
+        inbound = to_inbound(update, self._username())
         if inbound is not None:
             await sink.accept(inbound)
+
+    def _username(self) -> str | None:
+        """This bot's username (known once `initialize` asked Telegram)."""
+        try:
+            return self.bot.username
+        except RuntimeError:  # not initialized: every `/cmd@name` then counts as another bot's
+            return None
 
     async def close(self) -> None:
         if self._poller is not None:
@@ -183,7 +194,7 @@ class TelegramChannel:
                     allowed_updates=list(ALLOWED_UPDATES),
                 )
                 for update in updates:
-                    inbound = to_inbound(update)
+                    inbound = to_inbound(update, self._username())
                     if inbound is not None:
                         await sink.accept(inbound)
                     # Only now may the next getUpdates confirm this update.

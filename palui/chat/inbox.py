@@ -1,6 +1,7 @@
 """Inbox intake: what a channel receives is stored before it is acknowledged, then dispatched.
 
-- a stranger's event is answered with one polite refusal a day and not stored;
+- a stranger's event is not stored; its polite refusal (one a day) goes out in the background,
+  under a global budget (palui.chat.strangers), so strangers never hold up the intake;
 - an event already stored (Telegram re-delivers after a crash) is not dispatched again;
 - commands and taps go to the interactions (palui.interact) at once, never to the model;
   anything else wakes the chat's worker, which answers what waits in the inbox together.
@@ -16,10 +17,10 @@ from datetime import datetime
 from palui.chat.background import Background
 from palui.chat.outbox import Outbox
 from palui.chat.stored_inbound import inbound_from_json, inbound_to_json
+from palui.chat.strangers import StrangerRefusals
 from palui.chat.workers import ChatWorkers
 from palui.db import InboxItem, Store
 from palui.domain import Inbound
-from palui.errors import ChannelError
 from palui.logs import bound, get_logger
 from palui.ports import Channel, Interactions
 
@@ -38,6 +39,7 @@ class Inbox:
         *,
         allowed_users: frozenset[int],
         now: Callable[[], datetime],
+        refusals: StrangerRefusals | None = None,
     ) -> None:
         self._store = store
         self._channel = channel
@@ -47,6 +49,7 @@ class Inbox:
         self._background = background
         self._allowed = allowed_users
         self._now = now
+        self.refusals = refusals or StrangerRefusals(store, channel, background, now=now)
 
     def is_allowed(self, user_id: int) -> bool:
         return user_id in self._allowed
@@ -55,8 +58,7 @@ class Inbox:
         """Take one event from the channel. Returns once it is safe to acknowledge it."""
         if not self.is_allowed(inbound.user.id):
             log.warning("stranger_refused", user_id=inbound.user.id, chat_id=inbound.chat_id)
-            if await self._store.strangers.first_today(inbound.user.id, self._now()):
-                await self._refuse(inbound)
+            self.refusals.offer(inbound)
             return False
         payload = inbound_to_json(inbound)
         stored = await self._store.inbox.add(
@@ -81,18 +83,3 @@ class Inbox:
             if await self._interactions.handle(inbound):
                 self._workers.kick(inbound.chat_id)  # a decided card: its turn goes on
             await self._outbox.deliver(inbound.chat_id)  # the answer, if it left one
-
-    async def _refuse(self, inbound: Inbound) -> None:
-        text = (
-            "This is a private assistant. Ask its owner to add your user id "
-            f"({inbound.user.id}) to PALUI_ALLOWED_USERS."
-        )
-        try:
-            if inbound.callback_query_id:
-                await self._channel.answer_callback(
-                    inbound.callback_query_id, "Only the bot's owner can decide."
-                )
-            else:
-                await self._channel.send_notice(inbound.chat_id, text)
-        except ChannelError as exc:
-            log.warning("stranger_notice_failed", error=str(exc))

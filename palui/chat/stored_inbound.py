@@ -24,6 +24,10 @@ def inbound_from_json(data: dict[str, Any]) -> Inbound:
 
 
 def for_a_turn(inbound: Inbound) -> bool:
-    """A message the chat's next turn answers; commands and taps are answered at once
-    (palui.interact) and never reach the model."""
-    return inbound.command is None and not inbound.callback_query_id
+    """A message the chat's next turn answers; commands (this bot's or another's) and taps
+    are answered at once (palui.interact) and never reach the model."""
+    return (
+        inbound.command is None
+        and inbound.addressed_elsewhere is None
+        and not inbound.callback_query_id
+    )

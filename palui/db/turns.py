@@ -145,3 +145,9 @@ class TurnRepo(Repo):
         async with self._db.session() as s:
             count = await s.scalar(select(func.count()).where(Turn.started_at >= since))
         return int(count or 0)
+
+    async def kind_and_taint(self, turn_id: str) -> tuple[TurnKind, bool] | None:
+        """A turn's kind and whether it is tainted so far (None for an unknown turn)."""
+        async with self._db.session() as s:
+            turn = await s.get(Turn, turn_id)
+        return None if turn is None else (TurnKind(turn.kind), bool(turn.tainted))

@@ -42,7 +42,7 @@ from palui.domain.webhooks import Delivery as Delivery
 RECALL_ID = "recall"  # the long-term memory connector's id (DESIGN §1.7): recall__search_memories
 
 # Telegram's bot_command shape: /name or /name@bot, then a space or the end.
-COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@\w+)?(?:\s|$)")
+COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@(\w+))?(?:\s|$)")
 
 
 class Role(StrEnum):
@@ -134,12 +134,35 @@ class Inbound:
     callback_query_id: str | None = None
     callback_data: str | None = None
     received_at: datetime | None = None
+    bot_username: str | None = None  # this bot's, where the channel knows it (see `command`)
 
     @property
     def command(self) -> str | None:
-        """`/status@MyBot args` -> "status"; None for plain text (also for "/home/me")."""
-        match = COMMAND_RE.match(self.text or "")
-        return match.group(1).lower() if match else None
+        """`/status args` or `/status@ThisBot args` in a new message -> "status". None for plain
+        text (also for "/home/me"), for an edit (commands run only from new messages) and for a
+        command addressed to another bot (`addressed_elsewhere`)."""
+        match = self._command_match()
+        if match is None or self._elsewhere(match) is not None:
+            return None
+        return match.group(1).lower()
+
+    @property
+    def addressed_elsewhere(self) -> str | None:
+        """The bot a new message's `/cmd@name` is addressed to when it is not this one, e.g.
+        "SomeOtherBot". Where the channel doesn't know this bot's name, every `@name` is."""
+        match = self._command_match()
+        return self._elsewhere(match) if match is not None else None
+
+    def _command_match(self) -> re.Match[str] | None:
+        if self.edited or self.callback_query_id:
+            return None
+        return COMMAND_RE.match(self.text or "")
+
+    def _elsewhere(self, match: re.Match[str]) -> str | None:
+        name = match.group(2)
+        if name is None or (self.bot_username and name.lower() == self.bot_username.lower()):
+            return None
+        return name
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,10 @@ def new_session_text(saved: SaveResult | None) -> str:
     )
 
 
+def not_for_me_text(bot: str) -> str:
+    return f"That command is for @{bot}, not for me, so I didn't run it. Send /help for mine."
+
+
 class Commands:
     """The handler of every `/command` (implements `palui.interact.router.Handler`)."""
 
@@ -112,9 +116,20 @@ class Commands:
         return "\n".join([INTRO, "", "Commands:", *lines])
 
     def owns(self, inbound: Inbound) -> bool:
-        return not inbound.callback_query_id and inbound.command is not None
+        return not inbound.callback_query_id and (
+            inbound.command is not None or inbound.addressed_elsewhere is not None
+        )
 
     async def handle(self, inbound: Inbound) -> bool:
+        elsewhere = inbound.addressed_elsewhere
+        if elsewhere is not None:
+            log.info("command_for_another_bot", bot=elsewhere)
+            await self._store.inbox.mark_done([inbound.update_id])
+            # In a private chat (its id is the person's) say why nothing ran; in a group the
+            # other bot answers, and Palui stays quiet.
+            if inbound.chat_id == inbound.user.id:
+                await self._store.outbox.add(inbound.chat_id, not_for_me_text(elsewhere))
+            return False
         command = inbound.command or ""
         log.info("command", command=command)
         await self._memory.command_seen(inbound.chat_id)

@@ -30,6 +30,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, bad_request
+from tests.fakes.telegram_entities import command_entities
 
 __all__ = ["DEFAULT_TOKEN", "AnsweredCallback", "FakeTelegram", "RecordedRequest"]
 
@@ -176,6 +177,18 @@ class FakeTelegram:
         if edited:
             message["edit_date"] = message["date"]
         return self.push_update({"edited_message" if edited else "message": message})
+
+    def push_edit(self, update_id: int, text: str) -> int:
+        """Queue the `edited_message` Telegram sends when a user edits the message of update
+        `update_id` to `text`: the same message id and date, new text and entities, and an
+        `edit_date`. Returns the new update_id."""
+        message = copy.deepcopy(self._pushed[update_id]["message"])
+        message["text"] = text
+        message.pop("entities", None)
+        if entities := command_entities(text):
+            message["entities"] = entities
+        message["edit_date"] = max(int(time.time()), message["date"])
+        return self.push_update({"edited_message": message})
 
     @property
     def last_update_id(self) -> int:
