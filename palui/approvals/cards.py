@@ -106,9 +106,18 @@ def outcome_line(record: ApprovalRecord) -> str:
     return f"✅ Approved by {record.decided_by} at {at} UTC"
 
 
-def card(record: ApprovalRecord, description: str, *, now: datetime, full: bool = False) -> Card:
-    """The card a person decides on."""
+def card(
+    record: ApprovalRecord,
+    description: str,
+    *,
+    now: datetime,
+    full: bool = False,
+    off_site: bool = False,
+) -> Card:
+    """The card a person decides on. `off_site`: the tool reaches beyond its server's own
+    application (openWorldHint true or unset); a badge only, it changes no question."""
     label = record.tool_class + (" · sends out" if record.sends_out else "")
+    label += " · off-site" if off_site else ""
     arguments, cut = render_arguments(record.arguments, full=full)
     lines = [f"🔐 Approval needed — {record.tool}  ({label})"]
     if description:

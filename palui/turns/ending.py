@@ -12,6 +12,7 @@ from palui.domain import TurnContext, TurnStatus
 from palui.errors import ChannelError, ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.ports import ReplyStream
+from palui.tools.catalog import off_site
 from palui.tools.runner import TurnTools
 from palui.turns.parts import TurnParts
 
@@ -49,7 +50,8 @@ async def pause(
     )  # fmt: skip
     log.info("turn_paused", held=[call.name for call in paused.held])
     descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
-    await parts.approvals.post_cards(turn_id, descriptions)
+    off = {name for name, t in tools.offer.tools.items() if off_site(t.toolset.id, t.remote)}
+    await parts.approvals.post_cards(turn_id, descriptions, off)
 
 
 async def finish_stream(
