@@ -18,6 +18,7 @@ from palui.tools.digest import canonical
 
 ARG_VALUE_CHARS = 300
 ARG_TOTAL_CHARS = 1500
+OFF_SITE_LINE = "🌐 off-site: it reaches beyond its own server's application"
 
 
 def _pretty(value: Any) -> str:
@@ -117,9 +118,10 @@ def card(
     """The card a person decides on. `off_site`: the tool reaches beyond its server's own
     application (openWorldHint true or unset); a badge only, it changes no question."""
     label = record.tool_class + (" · sends out" if record.sends_out else "")
-    label += " · off-site" if off_site else ""
     arguments, cut = render_arguments(record.arguments, full=full)
     lines = [f"🔐 Approval needed — {record.tool}  ({label})"]
+    if off_site:
+        lines.append(OFF_SITE_LINE)
     if description:
         lines.append(_summary(description))
     lines.append(f"Why: {record.why}.")
