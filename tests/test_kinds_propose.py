@@ -19,7 +19,7 @@ from palui.cli.main import main
 from palui.domain import RemoteTool
 from palui.policy import Classification, ClassSource, ToolClass, classify, parse_kinds_file
 from tests.fakes.model_server import ModelRequest, Script
-from tests.test_kinds_cli import configure, json_lines, server_section
+from tests.test_kinds_cli import configure, json_lines, kinds, server_section
 
 __all__ = ["configure"]  # the fixture, shared with tests/test_kinds_cli.py
 
@@ -211,6 +211,19 @@ async def test_without_a_model_propose_exits_2_and_asks_nothing(
     assert code == 2
     assert "PALUI_MODEL is not set" in err
     assert fake_model.requests == [] and no_kinds_file()
+
+
+def test_explain_says_an_unconfirmed_proposal_decides_nothing_by_itself(configure, capsys) -> None:
+    configure(server_section("odd", ODD_SERVER), "[recall]\nenabled = false\n")
+    write_kinds(
+        "tools:\n  mcp-odd__frobnicate:\n    kind: read\n    source: assistant\n"
+        "    reason: audited\n"
+    )
+    code, out, err = kinds(capsys, "explain", "mcp-odd__frobnicate")
+    assert code == 0, err
+    assert out.startswith("mcp-odd__frobnicate: destructive (source: unsure)")
+    assert "An assistant's proposal, not confirmed" in out
+    assert "5. Otherwise destructive (fail closed).  <- decided here" in out
 
 
 # -- the stricter-only rule and the answer, in this process ------------------------------------

@@ -94,7 +94,8 @@ def _summary(proposals: list[Proposal], path: Path) -> str:
     lines += [
         "Until you confirm one, it can only make a class stricter: these tools still count as",
         "destructive. Read each; to confirm one, change its source to you (or set the class",
-        "on the /connectors card). `palui kinds list` shows them first.",
+        "on the /connectors card). `palui kinds list` shows them first; Palui reads the file",
+        "at its next start.",
     ]
     return "\n".join(lines) + "\n"
 

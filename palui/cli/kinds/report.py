@@ -31,9 +31,12 @@ def ordered(entries: list[CatalogEntry]) -> list[CatalogEntry]:
 
 
 def proposal(found: Survey, entry: CatalogEntry) -> KindEntry | None:
-    """An assistant's proposal for the tool in the kinds file, not yet confirmed by a person."""
+    """An assistant's proposal for the tool in the kinds file, not yet confirmed by a person
+    (a class a person set on the connector card decides instead: the proposal waits no more)."""
     named = found.kinds.tools.get(entry.name) if found.kinds is not None else None
-    return named if named is not None and named.source is ClassSource.ASSISTANT else None
+    if named is None or named.source is not ClassSource.ASSISTANT:
+        return None
+    return None if entry.classification.source is ClassSource.YOU else named
 
 
 def report_failures(survey_: Survey, err: TextIO) -> None:
