@@ -264,6 +264,8 @@ def test_a_class_set_on_the_connector_card_confirms_over_a_proposal() -> None:
 def test_the_answer_is_read_as_one_json_object_with_exactly_its_fields() -> None:
     fenced = '```json\n{"class": "write", "sends_out": false, "reason": "adds"}\n```'
     assert read_answer("mcp-x__a", fenced).tool_class is ToolClass.WRITE
+    sneaky = json.dumps({"class": "read", "sends_out": False, "reason": "a\u202eb\nc"})
+    assert read_answer("mcp-x__a", sneaky).reason == "a b c"  # one plain line
     for bad in (
         '{"class": "write", "sends_out": false}',
         '{"class": "write", "sends_out": "no", "reason": "x"}',

@@ -23,7 +23,8 @@ MAX_DESCRIPTION = 4_000  # characters of the description sent; the rest is cut
 MAX_SCHEMA = 8_000  # characters of the JSON input schema sent
 MAX_REASON = 200  # characters kept of the model's reason
 _FIELDS = ("class", "sends_out", "reason")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+# Control, line-separator and bidi-override characters: a reason is one plain line.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
 _INSTRUCTIONS = """\
 You classify one software tool for a safety policy. Classes:
