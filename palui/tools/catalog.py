@@ -3,7 +3,8 @@
 Pure: the tool watch (`palui.tools.watch`) loads the stored settings and saves what changes.
 Rules (DESIGN §1.3):
 - a class comes from the kinds file, else a class the person set (source `you`), else the
-  tool's marks and inference (`palui.policy.classify`);
+  tool's marks and inference (`palui.policy.classify`); an assistant's unconfirmed proposal in
+  the file only makes that stricter;
 - a tool whose definition changed since it was first seen loses a class that came from its
   marks or inference (it is destructive until someone looks at it again) and is switched off
   unless it is still read;
