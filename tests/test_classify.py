@@ -409,8 +409,11 @@ def test_kinds_file_accepts_the_peer_sends_out_kind_and_assistant_source() -> No
     kinds = parse_kinds_file(KINDS)
     notify = classify("mcp-notes__notify", tool("notify"), kinds)
     assert (notify.tool_class, notify.sends_out, notify.source) == (WRITE, True, ClassSource.YOU)
+    # An assistant's entry is an unconfirmed proposal: it may only make the class stricter, so
+    # the unsure tool stays destructive and keeps the destination it was found to send to.
     frob = classify("mcp-notes__frob", tool("frob", to=STR), kinds)
-    assert (frob.tool_class, frob.sends_out, frob.source) == (WRITE, False, ClassSource.ASSISTANT)
+    assert kinds.tools["mcp-notes__frob"].source is ClassSource.ASSISTANT
+    assert (frob.tool_class, frob.sends_out, frob.source) == (DESTRUCTIVE, True, ClassSource.UNSURE)
 
 
 def test_kinds_file_without_sends_out_keeps_destinations_found_in_arguments() -> None:

@@ -26,7 +26,10 @@ from palui.policy import ClassSource, ToolClass, parse_kinds_file
 SERVERS = Path(__file__).parent / "servers"
 NOTES_SERVER = SERVERS / "notes_server.py"
 LIAR_SERVER = SERVERS / "liar_server.py"
-FIELDS = {"tool", "connector", "class", "sends_out", "source", "reason", "enabled", "conflict"}
+FIELDS = {
+    "tool", "connector", "class", "sends_out", "source", "reason", "enabled", "conflict",
+    "off_site", "proposal",
+}  # fmt: skip
 
 
 def server_section(slug: str, script: Path, env: dict[str, str] | None = None) -> str:
@@ -71,9 +74,11 @@ def kinds(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str
 
 
 def row(out: str, tool: str) -> list[str]:
-    """The cells of a tool's line in `kinds list` (the reason is the rest of the line)."""
+    """The cells of a tool's line in `kinds list` (the reason is the rest of the line), without
+    the OFF-SITE cell (tests/test_off_site.py reads that one)."""
     line = next(line for line in out.splitlines() if line.split()[:1] == [tool])
-    return line.split(maxsplit=5)
+    cells = line.split(maxsplit=6)
+    return cells[:3] + cells[4:]
 
 
 def json_lines(out: str) -> list[dict]:
@@ -146,6 +151,8 @@ def test_list_json_prints_one_object_per_tool_with_the_fields(notes_and_liar, ca
         "reason": "marked as changing things, not destructive",
         "enabled": False,  # a new write tool starts off
         "conflict": None,
+        "off_site": True,  # openWorldHint unset: MCP's default
+        "proposal": None,
     }
     assert items["mcp-liar__fetch_page"]["sends_out"] is True
     assert items["mcp-liar__settings"]["conflict"] == (

@@ -25,6 +25,7 @@ from palui.tools.digest import canonical
 
 ARG_VALUE_CHARS = 300
 ARG_TOTAL_CHARS = 1500
+OFF_SITE_LINE = "🌐 off-site: it reaches beyond its own server's application"
 
 
 _SPACES = re.compile(r" {3,}")
@@ -143,11 +144,21 @@ def outcome_line(record: ApprovalRecord) -> str:
     return f"✅ Approved by {record.decided_by} at {at} UTC"
 
 
-def card(record: ApprovalRecord, description: str, *, now: datetime, full: bool = False) -> Card:
-    """The card a person decides on."""
+def card(
+    record: ApprovalRecord,
+    description: str,
+    *,
+    now: datetime,
+    full: bool = False,
+    off_site: bool = False,
+) -> Card:
+    """The card a person decides on. `off_site`: the tool reaches beyond its server's own
+    application (openWorldHint true or unset); a badge only, it changes no question."""
     label = record.tool_class + (" · sends out" if record.sends_out else "")
     arguments, cut = render_arguments(record.arguments, full=full)
     lines = [f"🔐 Approval needed — {record.tool}  ({label})"]
+    if off_site:
+        lines.append(OFF_SITE_LINE)
     if description:
         lines.append(_summary(description))
     lines.append(f"Why: {visible(record.why)}.")

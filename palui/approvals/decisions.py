@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -95,11 +95,15 @@ class Approvals:
             )
         return approvals
 
-    async def post_cards(self, turn_id: str, descriptions: dict[str, str]) -> None:
+    async def post_cards(
+        self, turn_id: str, descriptions: dict[str, str], off_site: Collection[str] = ()
+    ) -> None:
+        """Send the turn's unsent cards; `off_site` names the tools whose cards show the badge."""
         for record in await self._store.approvals.for_turn(turn_id):
             if record.status != ApprovalStatus.PENDING or record.message_id is not None:
                 continue
-            shown = card(record, descriptions.get(record.tool, ""), now=self._now())
+            description = descriptions.get(record.tool, "")
+            shown = card(record, description, now=self._now(), off_site=record.tool in off_site)
             message_id = await self._channel.send_card(record.chat_id, shown)
             await self._store.approvals.set_message(record.id, message_id)
             # A quick tap may have been decided before the card's id was stored: close it now.

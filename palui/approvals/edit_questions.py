@@ -24,6 +24,7 @@ from palui.domain import Button, Card, EditStatus, RemoteTool
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.ports import Channel
+from palui.tools.catalog import off_site
 from palui.tools.guards import Guards
 from palui.tools.names import full_name, split_name
 from palui.tools.registry import ToolRegistry
@@ -53,6 +54,16 @@ def descriptions(registry: ToolRegistry) -> dict[str, str]:
         full_name(toolset.id, remote.name): remote.description
         for toolset in registry.toolsets
         for remote in toolset.tools()
+    }
+
+
+def off_site_tools(registry: ToolRegistry) -> set[str]:
+    """The tools whose cards show "off-site" (palui.tools.catalog.off_site)."""
+    return {
+        full_name(toolset.id, remote.name)
+        for toolset in registry.toolsets
+        for remote in toolset.tools()
+        if off_site(toolset.id, remote)
     }
 
 

@@ -31,6 +31,7 @@ from palui.approvals.edit_questions import (
     KEEP,
     EditQuestions,
     descriptions,
+    off_site_tools,
     properties,
     tool_now,
 )
@@ -320,7 +321,10 @@ class EditFlow:
 
     async def _post_edited(self, turn_id: str) -> None:
         try:
-            await self._approvals.post_cards(turn_id, descriptions(self._registry))
+            registry = self._registry
+            await self._approvals.post_cards(
+                turn_id, descriptions(registry), off_site_tools(registry)
+            )
         except ChannelError as exc:  # the card is stored unsent: posted again at the next start
             log.warning("edited_card_not_sent", error=str(exc))
 

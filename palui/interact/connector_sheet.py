@@ -80,7 +80,8 @@ class ConnectorSheet:
             c = entry.classification
             source = f"(class from: {c.source}{' — unsure' if c.unsure else ''})"
             switch = "on" if entry.enabled else "off"
-            lines.append(f" {c.tool_class:<11} {entry.remote.name}  [{switch}]  {source}")
+            off_site = " · off-site" if entry.off_site else ""  # a badge: it asks nothing
+            lines.append(f" {c.tool_class:<11} {entry.remote.name}  [{switch}]  {source}{off_site}")
             mark = "✅" if entry.enabled else "⬜"
             toggle = Button(
                 f"{mark} {entry.remote.name}", callbacks.connector("t", short(entry.name))

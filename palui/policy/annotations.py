@@ -5,6 +5,9 @@ never laxer: `readOnlyHint: true` stands only while inference sees no sign of ch
 annotations object without readOnlyHint, destructiveHint or consequentialHint (a title, or only
 openWorldHint) is no mark at all. A hint that is present but not true/false can't be read and
 counts as destructive.
+
+`openWorldHint` sets no class: it says whether the tool reaches beyond the server's own
+application, which Palui shows as "off-site" beside the class and never asks about by itself.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ _NAMES = {
     "consequential": ("consequentialHint", "consequential_hint"),
     "idempotent": ("idempotentHint", "idempotent_hint"),
 }
+_OPEN_WORLD = ("openWorldHint", "open_world_hint")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,14 @@ class Marks:
         if self.read_only is False:
             return ToolClass.DESTRUCTIVE  # MCP's default for destructiveHint
         return None
+
+    @property
+    def defaulted(self) -> bool:
+        """Destructive only by a default: an unreadable hint, or readOnlyHint false with
+        destructiveHint unset (MCP's default), not a hint that says it destroys."""
+        if self.destructive or self.consequential:
+            return False
+        return bool(self.unreadable) or self.tool_class is ToolClass.DESTRUCTIVE
 
     @property
     def reason(self) -> str:
@@ -88,6 +100,15 @@ def read_marks(annotations: Mapping[str, Any] | None) -> Marks:
         idempotent=found["idempotent"] is True,
         unreadable=unreadable,
     )
+
+
+def open_world(annotations: Mapping[str, Any] | None) -> bool | None:
+    """What the tool's `openWorldHint` says; None when it says nothing readable (MCP's default
+    is then true: the tool reaches beyond its server's application)."""
+    if not isinstance(annotations, Mapping):
+        return None
+    value = next((annotations[n] for n in _OPEN_WORLD if annotations.get(n) is not None), None)
+    return value if isinstance(value, bool) else None
 
 
 @dataclass(frozen=True, slots=True)

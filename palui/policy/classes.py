@@ -24,7 +24,7 @@ def stricter(first: ToolClass, second: ToolClass) -> ToolClass:
 
 class ClassSource(StrEnum):
     YOU = "you"  # the operator: kinds file or connector card
-    ASSISTANT = "assistant"  # an AI assistant proposed it; the operator kept it
+    ASSISTANT = "assistant"  # a model proposed it, unconfirmed: it may only make a class stricter
     ANNOTATION = "annotation"  # the connector's own MCP hints
     INFERRED = "inferred"  # read from the tool's name, description and arguments
     UNSURE = "unsure"  # nothing could tell: destructive, to fail closed

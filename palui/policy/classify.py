@@ -4,6 +4,15 @@ With `infer: false` inference no longer sets a class on its own, but the server'
 count, and they still stand only while the tool shows no sign of change: that check can only make
 a class stricter, so keeping it is the fail-closed choice. A tool that is neither named in the
 file, nor set in its card, nor marked, is destructive (source `unsure`).
+
+An entry with `source: assistant` is a model's proposal that no person has confirmed yet
+(`palui kinds propose`). It is believed only where it is stricter: the class is the stricter of
+the proposal and what the tool would be without it (a class set in the card, marks, inference,
+fail closed), and it can add *sends out* but never take it away. So a proposal can never make a
+tool `read`, nor a write out of the destructive fallback: the model read the tool's own
+description, which may be written to talk it into a laxer class. A person confirms a proposal
+by changing its source to `you` (then the file decides, as for any entry) or by setting the
+class on the connector card (a person's class, which an unconfirmed proposal does not override).
 """
 
 from __future__ import annotations
@@ -14,9 +23,9 @@ from dataclasses import replace
 
 from palui.domain import RemoteTool
 from palui.policy.annotations import read_marks, weigh
-from palui.policy.classes import Classification, ClassSource, ToolClass
+from palui.policy.classes import Classification, ClassSource, ToolClass, stricter
 from palui.policy.inference import infer
-from palui.policy.kinds_file import KindsFile
+from palui.policy.kinds_file import KindEntry, KindsFile
 
 
 def definition_hash(tool: RemoteTool) -> str:
@@ -44,14 +53,18 @@ def classify(
     """Classify `tool`, shown to the model as `full_name`.
 
     `override` is a class set in the connector card. The kinds file wins over it for the tools
-    the file names, as palui.toml's switches win over the chat's. The card sets the class only:
-    whether the tool sends out stays as found (its own mark, or inference), so the send cap,
-    the card's "sends out" and the destination guard treat it as before.
+    the file names, as palui.toml's switches win over the chat's; but an assistant's proposal
+    does not, as the card is where a person may confirm (or correct) one. The card sets the
+    class only: whether the tool sends out stays as found (its own mark, or inference), so the
+    send cap, the card's "sends out" and the destination guard treat it as before.
     """
+    entry = kinds.tools.get(full_name) if kinds is not None else None
+    if kinds is not None and entry is not None and entry.source is ClassSource.ASSISTANT:
+        found = classify(full_name, tool, kinds.without(full_name), override=override)
+        return found if override is not None else _proposed(found, entry)
     digest = definition_hash(tool)
     inference = infer(tool)
     marks = read_marks(tool.annotations)
-    entry = kinds.tools.get(full_name) if kinds is not None else None
     if kinds is not None and entry is not None:
         sends_out = inference.sends_out if entry.sends_out is None else entry.sends_out
         return Classification(
@@ -99,16 +112,30 @@ def classify(
     )
 
 
+def _proposed(found: Classification, proposal: KindEntry) -> Classification:
+    """An unconfirmed proposal over what the tool is without it: stricter only (module doc)."""
+    tool_class = stricter(found.tool_class, proposal.tool_class)
+    sends_out = found.sends_out or proposal.sends_out is True
+    if (tool_class, sends_out) == (found.tool_class, found.sends_out):
+        return found  # it changes nothing: the class keeps its own source and reason
+    said = f"{proposal.tool_class}{', sends out' if proposal.sends_out else ''}"
+    reason = f"an assistant proposed {said} (not confirmed): {proposal.reason or 'no reason'}"
+    return replace(
+        found, tool_class=tool_class, sends_out=sends_out, source=ClassSource.ASSISTANT,
+        reason=reason,
+    )  # fmt: skip
+
+
 def recheck(stored: Classification, tool: RemoteTool) -> Classification:
     """A stored classification against the tool's current definition.
 
     A class that came from marks or inference does not survive a change of definition: the
-    tool is destructive (unsure) until someone looks at it again. A person's or an assistant's
-    class stays; compare `definition_hash` to report the change.
+    tool is destructive (unsure) until someone looks at it again, and so does an assistant's
+    unconfirmed proposal, which was about the old definition. A person's class stays; compare
+    `definition_hash` to report the change.
     """
     digest = definition_hash(tool)
-    decided_by_someone = stored.source in (ClassSource.YOU, ClassSource.ASSISTANT)
-    if digest == stored.definition_hash or decided_by_someone:
+    if digest == stored.definition_hash or stored.source is ClassSource.YOU:
         return stored
     return Classification(
         tool_class=ToolClass.DESTRUCTIVE,

@@ -6,7 +6,8 @@ tools:
   mcp-notes__add_note:       # full name: <connectorId>__<tool>
     kind: write              # read | write | destructive | sends_out (= write that sends out)
     sends_out: false         # left out: Palui looks for destination arguments itself
-    source: you              # who decided; default you
+    source: you              # who decided; default you. assistant: a model's proposal, which
+                             # counts only where stricter until you change it to you
     reason: "adds a note"
 ```
 The caller reads the file; this module only parses text, so it stays pure.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -45,6 +46,11 @@ class KindsFile:
     tools: Mapping[str, KindEntry]
     digest: str  # sha256 of the parsed content: comments and layout don't change it
     path: str = DEFAULT_PATH
+
+    def without(self, name: str) -> KindsFile:
+        """The file as if it did not name `name` (its digest stays the file's own)."""
+        rest = {key: entry for key, entry in self.tools.items() if key != name}
+        return replace(self, tools=MappingProxyType(rest))
 
 
 def parse_kinds_file(text: str, path: str = DEFAULT_PATH) -> KindsFile:

@@ -3,7 +3,8 @@
 Pure: the tool watch (`palui.tools.watch`) loads the stored settings and saves what changes.
 Rules (DESIGN §1.3):
 - a class comes from the kinds file, else a class the person set (source `you`), else the
-  tool's marks and inference (`palui.policy.classify`);
+  tool's marks and inference (`palui.policy.classify`); an assistant's unconfirmed proposal in
+  the file only makes that stricter;
 - a tool whose definition changed since it was first seen loses a class that came from its
   marks or inference (it is destructive until someone looks at it again) and is switched off
   unless it is still read;
@@ -19,6 +20,7 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from palui.domain import RemoteTool
+from palui.policy.annotations import open_world
 from palui.policy.classes import Classification, ClassSource, ToolClass
 from palui.policy.classify import classify, definition_hash
 from palui.policy.kinds_file import KindsFile
@@ -58,6 +60,20 @@ class CatalogEntry:
     enabled: bool
     first_seen: bool
     changed: bool  # the definition changed since the stored classification
+
+    @property
+    def off_site(self) -> bool:
+        return off_site(self.connector_id, self.remote)
+
+
+def off_site(connector_id: str, remote: RemoteTool) -> bool:
+    """Whether a tool reaches beyond its server's own application: the "off-site" badge, which
+    changes no question. An MCP tool that does not say is off-site (MCP's default for
+    openWorldHint); Palui's own tools are its application, off-site only where they say so."""
+    said = open_world(remote.annotations)
+    if said is not None:
+        return said
+    return connector_id not in BUILTIN_IDS
 
 
 class ToolCatalog:
@@ -104,10 +120,12 @@ class ToolCatalog:
         classification = classify(name, remote, self.kinds, override=override)
         changed = bool(stored and stored.definition_hash and stored.definition_hash != digest)
         changed = changed or bool(stored and stored.changed)
-        # Only a class the tool gave itself is lost; one a person chose still stands.
+        # Only a class the tool gave itself, or an assistant's unconfirmed proposal about its
+        # old definition, is lost; one a person chose still stands.
         changed = changed and classification.source in (
             ClassSource.ANNOTATION,
             ClassSource.INFERRED,
+            ClassSource.ASSISTANT,
         )
         if changed:
             classification = replace(

@@ -12,6 +12,7 @@ from palui.domain import TurnContext, TurnStatus
 from palui.errors import ChannelError, ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.ports import ReplyStream
+from palui.tools.catalog import off_site
 from palui.tools.runner import TurnTools
 from palui.turns.parts import TurnParts
 
@@ -69,8 +70,9 @@ async def pause(
         return
     log.info("turn_paused", held=[call.name for call in paused.held])
     descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
+    off = {name for name, t in tools.offer.tools.items() if off_site(t.toolset.id, t.remote)}
     try:
-        await parts.approvals.post_cards(turn_id, descriptions)
+        await parts.approvals.post_cards(turn_id, descriptions, off)
     except Exception:
         log.exception("cards_not_posted")
         await parts.store.outbox.add(chat_id, CARDS_NOT_POSTED)

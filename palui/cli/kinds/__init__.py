@@ -1,8 +1,10 @@
-"""`palui kinds list|explain|draft`: every tool's class, where it came from, and a kinds file draft.
+"""`palui kinds list|explain|draft|propose`: every tool's class, where it came from, a kinds file
+draft, and the configured model's proposals for the tools Palui could not tell.
 
 These commands connect to the configured connectors themselves (every `[mcp.*]` server and
 recall, built as `palui.app` builds them) and add Palui's built-in tools: no running daemon, no
-Telegram token and no model are needed. The bundled recall server runs on an in-memory file, so
+Telegram token and no model are needed (`propose` alone asks the model, configured as for
+`palui run`). The bundled recall server runs on an in-memory file, so
 its real file is neither created nor upgraded. The database is optional: when it exists and is
 migrated, the switches and classes set in the chat are read from it (never written); otherwise
 the tools are classified without them and each tool shows the switch it would start with.
@@ -21,6 +23,7 @@ from typing import TextIO
 
 from palui.cli.kinds.draft import DEFAULT_DRAFT_PATH, kinds_draft
 from palui.cli.kinds.explain import explain_text, kinds_explain
+from palui.cli.kinds.propose import kinds_propose
 from palui.cli.kinds.report import entry_json, kinds_list
 from palui.cli.kinds.survey import ConnectorReport, Survey, connector_ids, stored_tools, survey
 from palui.config import load_settings
@@ -32,7 +35,8 @@ def add_kinds_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     kinds = sub.add_parser(
         "kinds",
         help="show each tool's class and where it came from; draft a kinds file",
-        description="Connects to the configured connectors (no daemon, token or model needed).",
+        description="Connects to the configured connectors (no daemon or token needed; only "
+        "`propose` asks the model).",
     )
     commands = kinds.add_subparsers(dest="kinds_command", required=True)
     listing = commands.add_parser("list", help="every tool with its class, source and switch")
@@ -48,6 +52,12 @@ def add_kinds_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help=f"where to write it (default {DEFAULT_DRAFT_PATH})",
     )
     draft.add_argument("--force", action="store_true", help="overwrite the file if it exists")
+    commands.add_parser(
+        "propose",
+        help="ask the model to propose kinds for unsure tools (written as source: assistant)",
+        description="Asks the configured model about each tool Palui could not tell and writes "
+        "its proposals to the kinds file; they count only where stricter until you confirm them.",
+    )
 
 
 def run_kinds(
@@ -62,6 +72,8 @@ def run_kinds(
     configure_logging(settings.log_format, level, settings.secrets())
     if args.kinds_command == "draft":
         return asyncio.run(kinds_draft(settings, args.output, args.force, out, err))
+    if args.kinds_command == "propose":
+        return asyncio.run(kinds_propose(settings, out, err))
     if args.kinds_command == "list":
         return asyncio.run(kinds_list(settings, out, err, as_json=args.json))
     return asyncio.run(kinds_explain(settings, args.tool, out, err))
@@ -77,6 +89,7 @@ __all__ = [
     "kinds_draft",
     "kinds_explain",
     "kinds_list",
+    "kinds_propose",
     "run_kinds",
     "stored_tools",
     "survey",

@@ -9,7 +9,7 @@ from typing import TextIO
 from palui.cli.kinds.steps import gather, step_lines
 from palui.cli.kinds.survey import Survey, connector_ids, survey
 from palui.config import Settings
-from palui.policy.classes import ToolClass
+from palui.policy.classes import ClassSource, ToolClass
 from palui.policy.inference import Inference
 from palui.policy.kinds_file import KindEntry
 from palui.tools.builtins import CONNECTOR_ID as BUILTIN_ID
@@ -110,9 +110,12 @@ def explain_text(entry: CatalogEntry, found: Survey, settings: Settings) -> str:
 
 
 def _sends_out_why(kinds_entry: KindEntry | None, inference: Inference) -> str:
-    if kinds_entry is not None and kinds_entry.sends_out is not None:
+    assistant = kinds_entry is not None and kinds_entry.source is ClassSource.ASSISTANT
+    if kinds_entry is not None and kinds_entry.sends_out is not None and not assistant:
         return "the kinds file says so"
     reasons = list(inference.destinations)
+    if assistant and kinds_entry is not None and kinds_entry.sends_out:
+        reasons.append("an assistant proposed it (a proposal may add sending out)")
     reasons += [s.text for s in inference.signals if str(s.effect) == "send"]
     if reasons:
         return "; ".join(reasons)

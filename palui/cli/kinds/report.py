@@ -8,6 +8,8 @@ from typing import Any, TextIO
 from palui.cli.kinds.survey import Survey, survey
 from palui.config import Settings
 from palui.domain import ConnectorState
+from palui.policy.classes import ClassSource
+from palui.policy.kinds_file import KindEntry
 from palui.tools.catalog import CatalogEntry
 
 
@@ -28,6 +30,15 @@ def ordered(entries: list[CatalogEntry]) -> list[CatalogEntry]:
     return sorted(entries, key=lambda e: (not e.classification.unsure, e.connector_id, e.name))
 
 
+def proposal(found: Survey, entry: CatalogEntry) -> KindEntry | None:
+    """An assistant's proposal for the tool in the kinds file, not yet confirmed by a person
+    (a class a person set on the connector card decides instead: the proposal waits no more)."""
+    named = found.kinds.tools.get(entry.name) if found.kinds is not None else None
+    if named is None or named.source is not ClassSource.ASSISTANT:
+        return None
+    return None if entry.classification.source is ClassSource.YOU else named
+
+
 def report_failures(survey_: Survey, err: TextIO) -> None:
     for report in survey_.failed:
         err.write(
@@ -37,8 +48,15 @@ def report_failures(survey_: Survey, err: TextIO) -> None:
         err.write(f"palui kinds: {survey_.database.note}\n")
 
 
-def entry_json(entry: CatalogEntry) -> dict[str, Any]:
+def entry_json(entry: CatalogEntry, proposed: KindEntry | None = None) -> dict[str, Any]:
     c = entry.classification
+    said = None
+    if proposed is not None:
+        said = {
+            "class": str(proposed.tool_class),
+            "sends_out": proposed.sends_out,
+            "reason": proposed.reason,
+        }
     return {
         "tool": entry.name,
         "connector": entry.connector_id,
@@ -48,6 +66,8 @@ def entry_json(entry: CatalogEntry) -> dict[str, Any]:
         "reason": c.reason,
         "enabled": entry.enabled,
         "conflict": c.conflict,
+        "off_site": entry.off_site,  # reaches beyond its server's application; asks nothing
+        "proposal": said,  # an assistant's unconfirmed proposal (source: assistant in the file)
     }
 
 
@@ -57,15 +77,18 @@ async def kinds_list(settings: Settings, out: TextIO, err: TextIO, *, as_json: b
     found = await survey(settings)
     entries = ordered(found.entries)
     if as_json:
+        # Proposals first, as in the text: they wait for a person.
+        entries.sort(key=lambda e: proposal(found, e) is None)
         for entry in entries:
-            out.write(json.dumps(entry_json(entry), ensure_ascii=False) + "\n")
+            line = json.dumps(entry_json(entry, proposal(found, entry)), ensure_ascii=False)
+            out.write(line + "\n")
         report_failures(found, err)
         return found.exit_code
     out.write(_list_text(found, entries))
     return found.exit_code
 
 
-_HEADER = ("TOOL", "CLASS", "SENDS OUT", "SWITCH", "SOURCE", "REASON")
+_HEADER = ("TOOL", "CLASS", "SENDS OUT", "OFF-SITE", "SWITCH", "SOURCE", "REASON")
 
 
 def _row(entry: CatalogEntry) -> tuple[str, ...]:
@@ -74,6 +97,7 @@ def _row(entry: CatalogEntry) -> tuple[str, ...]:
         entry.name,
         str(c.tool_class),
         "yes" if c.sends_out else "no",
+        "yes" if entry.off_site else "no",
         "on" if entry.enabled else "off",
         str(c.source),
         c.reason,
@@ -83,6 +107,7 @@ def _row(entry: CatalogEntry) -> tuple[str, ...]:
 def _list_text(found: Survey, entries: list[CatalogEntry]) -> str:
     lines = [_kinds_line(found), f"Switches: {found.database.note}.", ""]
     groups: list[tuple[str, list[CatalogEntry]]] = []
+    lines += _proposal_lines(found, entries)
     unsure = [e for e in entries if e.classification.unsure]
     if unsure:
         groups.append(
@@ -126,6 +151,24 @@ def _list_text(found: Survey, entries: list[CatalogEntry]) -> str:
         lines += [f"  {r.id}: {r.problem}" for r in found.failed]
     lines += ["", _summary(found, entries)]
     return "\n".join(lines) + "\n"
+
+
+def _proposal_lines(found: Survey, entries: list[CatalogEntry]) -> list[str]:
+    """The assistant's proposals, apart and first: each waits for a person to confirm it."""
+    proposed = [(e, p) for e in entries if (p := proposal(found, e)) is not None]
+    if not proposed:
+        return []
+    lines = [
+        f"Proposed by an assistant, not confirmed ({len(proposed)}). Until you confirm one it "
+        "can only make a class stricter:",
+        f"confirm it in {found.kinds_path} by changing its source to you, or set the class on "
+        "the /connectors card.",
+    ]
+    for entry, said in proposed:
+        sends = ", sends out" if said.sends_out else ""
+        now = f"now {entry.classification.tool_class}"
+        lines.append(f"  {entry.name}: proposed {said.tool_class}{sends} ({now}): {said.reason}")
+    return [*lines, ""]
 
 
 def _kinds_line(found: Survey) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from palui.cli.kinds.survey import Survey
 from palui.policy.annotations import Marks, Verdict, read_marks, weigh
-from palui.policy.classes import ToolClass
+from palui.policy.classes import ClassSource, ToolClass
 from palui.policy.inference import Inference, infer
 from palui.policy.kinds_file import KindEntry
 from palui.tools.catalog import CatalogEntry, StoredTool
@@ -38,13 +38,18 @@ class Evidence:
     infer_on: bool
 
     @property
+    def proposal(self) -> bool:
+        return self.kinds_entry is not None and self.kinds_entry.source is ClassSource.ASSISTANT
+
+    @property
     def chat_class(self) -> ToolClass | None:
         return self.stored.tool_class if self.stored is not None else None
 
     @property
     def decided(self) -> int:
-        """The step that gave the class."""
-        if self.kinds_entry is not None:
+        """The step that gave the class (an assistant's unconfirmed proposal gives none by itself:
+        it can only make the class found further down stricter)."""
+        if self.kinds_entry is not None and not self.proposal:
             return 1
         if self.chat_class is not None:
             return 2
@@ -98,6 +103,11 @@ def step_lines(entry: CatalogEntry, found: Survey, evidence: Evidence) -> list[s
             says += f", reason {kinds_entry.reason!r}"
         step1 = f"{kinds.path} names it: {says}"
     lines.append(f"  1. Kinds file: {step1}.{mark(1)}")
+    if evidence.proposal:
+        lines.append(
+            "     An assistant's proposal, not confirmed: it can only make the class found below "
+            "stricter (change its source to you to confirm it)."
+        )
 
     # 2. a class set in the chat (connector card)
     if not found.database.read:
