@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import structlog
 
+from palui.cli.doctor import run_doctor
 from palui.config import McpServerSettings, Settings
 from palui.connectors import McpConnector
 from palui.logs import REDACTED, Redactor, configure_logging, get_logger
@@ -229,3 +230,21 @@ async def test_a_stdio_servers_stderr_lines_reach_the_log_redacted() -> None:
     ]
     assert key not in stream.getvalue()
     assert "tok3nValue9" not in stream.getvalue()
+
+
+async def test_doctor_prints_no_secret_a_server_wrote_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = "chatty-api-key-9e8d7c6b"
+    config = tmp_path / "palui.toml"
+    config.write_text(
+        f'[mcp.chatty]\ncommand = "{sys.executable}"\nargs = ["{CHATTY_SERVER}"]\n'
+        f'env = {{ CHATTY_API_KEY = "{key}" }}\n\n[recall]\nenabled = false\n',
+        encoding="utf-8",
+    )
+    out = io.StringIO()
+    await run_doctor(config, out)
+    assert "✅ mcp-chatty: connected, 1 tools" in out.getvalue()
+    captured = capsys.readouterr()
+    assert key not in captured.out + captured.err + out.getvalue()
+    assert "tok3nValue9" not in captured.out + captured.err

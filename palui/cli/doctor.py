@@ -9,6 +9,7 @@ from typing import TextIO
 
 from palui.config import Settings, load_settings
 from palui.errors import ConfigError, PaluiError
+from palui.logs import configure_logging
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,9 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
     except ConfigError as exc:
         out.write(f"❌ config: {exc}\n")
         return 2
+    # The connectors it starts log too (their servers' stderr included): redacted, to stderr,
+    # and only what is worse than info, so the checks stay readable.
+    configure_logging(settings.log_format, "warning", settings.secrets())
     where = settings.config or "no palui.toml (environment only)"
     checks = [Check("config", True, f"read from {where}")]
     checks += _required(settings)
