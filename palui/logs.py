@@ -16,14 +16,50 @@ import structlog
 
 REDACTED = "[redacted]"
 
-# Shapes of secrets that may reach a log line even when we never configured them.
-SECRET_PATTERNS = (
-    re.compile(r"(?<!\d)\d{5,}:[A-Za-z0-9_-]{30,}"),  # bot token, also inside /bot<token>/
-    re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b"),  # OpenAI-style API key
-    re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"(?i)\b(api[_-]?key|token|secret|password)=([^&\s]+)"),
+_NAME = r"(?:[a-z0-9]+[_-])*"  # a prefix such as access_, client_, x-
+# Shapes of secrets that may reach a log line even when we never configured them, each with what
+# it is replaced by (the name before a value stays, so the line still says what was there).
+SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<!\d)\d{5,}:[A-Za-z0-9_-]{30,}"), REDACTED),  # bot token, also in /bot<token>/
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),  # OpenAI / Anthropic API keys
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),  # Slack
+    (re.compile(r"\b(?:AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})\b"), REDACTED),  # AWS, Google
+    # postgresql://user:password@host: the password, whatever its length
+    (
+        re.compile(r"(?i)\b(?P<keep>[a-z][a-z0-9+.-]*://[^\s/:@]*:)[^\s/@]+@"),
+        rf"\g<keep>{REDACTED}@",
+    ),
+    # Authorization: Bearer <token> / Basic <...> / <token>, as a header or a dict's repr
+    (
+        re.compile(
+            r"(?i)\b(?P<keep>(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+            r"(?:(?:bearer|basic|token|bot|digest)\s+)?)[^\s\"',;]+"
+        ),
+        rf"\g<keep>{REDACTED}",
+    ),
+    (re.compile(r"(?i)\b(?P<keep>bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\g<keep>{REDACTED}"),
+    # access_token=..., key=..., api_key=..., password=... (query strings, key=value lines)
+    (
+        re.compile(
+            rf"(?i)\b(?P<keep>{_NAME}(?:api[_-]?key|key|token|secret|password|passwd|pwd|pass"
+            r"|signature|sig|credentials?|auth)[\"']?\s*=\s*[\"']?)[^&\s\"',;]+"
+        ),
+        rf"\g<keep>{REDACTED}",
+    ),
+    # "api_key": "...", X-Api-Key: ..., password: ... (JSON, headers)
+    (
+        re.compile(
+            rf"(?i)(?P<keep>\b{_NAME}(?:api[_-]?key|token|secret|password|passwd|credentials?)"
+            r"[\"']?\s*:\s*[\"']?)[^\s\"',;}]+"
+        ),
+        rf"\g<keep>{REDACTED}",
+    ),
 )
 SECRET_KEYS = re.compile(r"(?i)(token|api_?key|secret|password|authorization)")
+# What structlog adds itself: never a secret, and a short configured value (an env value that
+# happens to read "warning") must not blank it.
+STRUCTURAL_KEYS = frozenset({"level", "logger", "timestamp", "log_level"})
 
 
 class Redactor:
@@ -35,17 +71,14 @@ class Redactor:
     def scrub(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
-        for pattern in SECRET_PATTERNS:
-            if pattern.groups == 2:
-                text = pattern.sub(lambda m: f"{m.group(1)}={REDACTED}", text)
-            elif pattern.groups == 1:
-                text = pattern.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-            else:
-                text = pattern.sub(REDACTED, text)
+        for pattern, replacement in SECRET_PATTERNS:
+            text = pattern.sub(replacement, text)
         return text
 
     def _clean(self, key: str, value: Any) -> Any:
         if isinstance(value, str):
+            if key in STRUCTURAL_KEYS:
+                return value
             if SECRET_KEYS.search(key) and key not in {"token_usage", "tokens"}:
                 return REDACTED
             return self.scrub(value)

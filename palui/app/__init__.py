@@ -47,7 +47,7 @@ from palui.chat.wakeups import Wakeups
 from palui.chat.workers import ChatWorkers
 from palui.config import Settings
 from palui.db import Database, Store
-from palui.domain import ChatUser, Inbound
+from palui.domain import EVERY_CHAT, ChatScope, ChatUser, Inbound
 from palui.http.server import HttpServer, TelegramWebhook
 from palui.interact.commands import Commands
 from palui.interact.connector_sheet import ConnectorSheet
@@ -144,8 +144,11 @@ class Palui:
         if self._watch is not None and toolset is not None:
             await self._watch.sync([toolset])
 
-    def _assemble(self, channel: Channel, allowed_users: frozenset[int]) -> Running:
-        """Every part that talks to a chat, built in dependency order for one channel."""
+    def _assemble(
+        self, channel: Channel, allowed_users: frozenset[int], scope: ChatScope = EVERY_CHAT
+    ) -> Running:
+        """Every part that talks to a chat, built in dependency order for one channel; the
+        senders, workers, recovery and jobs only for the chats of `scope`."""
         s, store, now, registry = self.settings, self.store, self._now, self.registry
         turn_limits = limits(s, self.tool_rules)
         approvals = Approvals(store, channel, ttl_s=s.approval_ttl_s, now=now)
@@ -156,8 +159,8 @@ class Palui:
         leases = ChatLeases(store.leases)
         # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
         senders = ChatLeases(store.delivery_leases)
-        recovery = Recovery(store.recovery, leases, senders)
-        outbox = Outbox(store, channel, senders, background)
+        recovery = Recovery(store.recovery, leases, senders, scope=scope)
+        outbox = Outbox(store, channel, senders, background, scope=scope)
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
@@ -168,12 +171,13 @@ class Palui:
             now=now,
         )  # fmt: skip
         workers = ChatWorkers(
-            store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now
-        )
+            store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
+            scope=scope,
+        )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(
             store, on_due=wakeups.job_due, misfire_grace_s=s.job_misfire_grace_s,
-            sync_every_s=s.job_sync_s, now=now,
+            sync_every_s=s.job_sync_s, now=now, scope=scope,
         )  # fmt: skip
         # The built-ins are part of the registry the turns were built with, and the scheduler
         # wakes those turns' workers: the one cycle among the parts, closed here.
@@ -209,7 +213,7 @@ class Palui:
         )  # fmt: skip
         chats = Chats(
             store, inbox, workers, outbox, background, recovery,
-            approvals=approvals, edits=edits, owners=allowed_users,
+            approvals=approvals, edits=edits, owners=allowed_users, scope=scope,
         )  # fmt: skip
         return Running(chats, wakeups, scheduler, paused, commands.menu())
 
@@ -295,9 +299,12 @@ class Palui:
 
     async def chat_console(self, read_line: Callable[[str], str], out: TextIO = sys.stdout) -> None:
         """The same engine in a terminal: one line in, the reply out, until EOF or /quit.
-        Approval cards become y/n questions."""
-        channel = ConsoleChannel(out)
-        running = self._assemble(channel, frozenset({CONSOLE_USER.id}))
+        Approval cards become y/n questions. It serves the console chat alone: on the daemon's
+        database, Telegram chats' replies, messages, jobs and webhooks wait for the daemon."""
+        channel = ConsoleChannel(out, CONSOLE_CHAT_ID)
+        running = self._assemble(
+            channel, frozenset({CONSOLE_USER.id}), ChatScope(only=CONSOLE_CHAT_ID)
+        )
         chats = running.chats
         await self._start(running)
         out.write("Palui in the terminal. Type a message; /help for commands, /quit to leave.\n")

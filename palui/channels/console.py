@@ -8,13 +8,15 @@ from typing import Any, TextIO
 from palui import callbacks
 from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.domain import Card
+from palui.errors import ChannelError
 
 
 class ConsoleChannel:
     """Implements the `Channel` port on a text stream."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, chat_id: int = 0) -> None:
         self._out = out
+        self._chat_id = chat_id  # the console's chat: nothing of another chat is printed
         self.pending_cards: list[Card] = []  # approval cards shown and not yet asked about
         self._cards = 0
 
@@ -24,7 +26,13 @@ class ConsoleChannel:
     def render(self, text: str) -> Sequence[str]:
         return [text]
 
+    def _only_mine(self, chat_id: int) -> None:
+        if chat_id != self._chat_id:
+            # Not permanent: whatever it was stays pending for the process serving that chat.
+            raise ChannelError(f"chat {chat_id} is not the console's")
+
     async def send_part(self, chat_id: int, part: Any) -> None:
+        self._only_mine(chat_id)
         self._out.write(f"\npalui> {part}\n\n")
         self._out.flush()
 
@@ -36,6 +44,7 @@ class ConsoleChannel:
 
     async def send_card(self, chat_id: int, card: Card) -> int:
         """Print the card; `palui chat` then asks the question as a y/n prompt."""
+        self._only_mine(chat_id)
         self._out.write(f"\n{card.text}\n")
         self._out.flush()
         buttons = tuple(b for row in card.keyboard for b in row)
@@ -46,6 +55,7 @@ class ConsoleChannel:
         return self._cards
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
+        self._only_mine(chat_id)
         last_line = card.text.rsplit("\n", 1)[-1]
         self._out.write(f"{last_line}\n")
         self._out.flush()

@@ -25,7 +25,7 @@ from palui.chat.recovery import Recovery
 from palui.chat.sweepers import sweep_approvals, sweep_outbox
 from palui.chat.workers import ChatWorkers
 from palui.db import Store
-from palui.domain import Inbound
+from palui.domain import EVERY_CHAT, ChatScope, Inbound
 from palui.logs import get_logger
 
 log = get_logger("palui.chat")
@@ -44,8 +44,10 @@ class Chats:
         approvals: Approvals,
         edits: EditFlow,
         owners: frozenset[int],
+        scope: ChatScope = EVERY_CHAT,
     ) -> None:
         self._store = store
+        self._scope = scope
         self.inbox = inbox
         self._workers = workers
         self._outbox = outbox
@@ -59,7 +61,7 @@ class Chats:
         """Pick up where a previous process stopped: re-run its unfinished work."""
         # Only chats no live process holds: another process's turns here go on (chat.recovery).
         abandoned = (await self._recovery.at_start()).turns
-        pending = await self._store.inbox.pending()
+        pending = [i for i in await self._store.inbox.pending() if self._scope.serves(i.chat_id)]
         log.info("service_started", abandoned_turns=abandoned, pending_updates=len(pending))
         for item in pending:
             self.inbox.dispatch(item)
@@ -74,9 +76,12 @@ class Chats:
             kick(chat_id)  # webhook deliveries stored but not yet summarised
         for chat_id in {run.chat_id for run in await self._store.jobs.queued()}:
             kick(chat_id)  # job runs claimed but not started
-        spawn(self._edits.recover())  # card edits a crash kept from being shown
+        if self._scope.only is None:
+            # Both go over every chat's cards: a process serving one chat leaves them to the
+            # daemon (the console asks its own cards at once, as y/n questions).
+            spawn(self._edits.recover())  # card edits a crash kept from being shown
+            spawn(sweep_approvals(self._approvals, kick))
         spawn(sweep_outbox(self._store, self._outbox))
-        spawn(sweep_approvals(self._approvals, kick))
         spawn(self._recovery.sweep(kick))  # chats whose process died elsewhere
 
     async def close(self) -> None:

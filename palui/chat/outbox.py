@@ -14,6 +14,7 @@ import asyncio
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
 from palui.db import Store
+from palui.domain import EVERY_CHAT, ChatScope
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.ports import Channel
@@ -23,9 +24,16 @@ log = get_logger("palui.chat.outbox")
 
 class Outbox:
     def __init__(
-        self, store: Store, channel: Channel, senders: ChatLeases, background: Background
+        self,
+        store: Store,
+        channel: Channel,
+        senders: ChatLeases,
+        background: Background,
+        *,
+        scope: ChatScope = EVERY_CHAT,
     ) -> None:
         self._store = store
+        self._scope = scope  # a chat outside it is another process's to send
         self._channel = channel
         self._senders = senders  # who sends a chat's outbox: one process at a time
         self._background = background
@@ -53,6 +61,8 @@ class Outbox:
 
     async def deliver(self, chat_id: int) -> None:
         """Send the chat's undelivered replies in order, recording each part as it goes out."""
+        if not self._scope.serves(chat_id):
+            return  # its replies stay pending for the process that serves the chat
         async with self.lock(chat_id), self._senders.hold(chat_id) as sending:
             if not sending:
                 return  # another process sends this chat's outbox, reading it until it is empty

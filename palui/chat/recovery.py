@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 from palui.chat.leases import ChatLeases
 from palui.db.recovery import Recovered, RecoveryRepo
+from palui.domain import EVERY_CHAT, ChatScope
 from palui.logs import get_logger
 
 log = get_logger("palui.chat.recovery")
@@ -38,9 +39,15 @@ SWEEP_EVERY_S = 30.0
 
 class Recovery:
     def __init__(
-        self, repo: RecoveryRepo, leases: ChatLeases, senders: ChatLeases | None = None
+        self,
+        repo: RecoveryRepo,
+        leases: ChatLeases,
+        senders: ChatLeases | None = None,
+        *,
+        scope: ChatScope = EVERY_CHAT,
     ) -> None:
         self._repo = repo
+        self._scope = scope  # chats outside it are left to the process that serves them
         self._leases = leases
         self._senders = senders
 
@@ -53,7 +60,7 @@ class Recovery:
         """Settle every chat whose work a dead process left in flight; skip those held live."""
         await self._clear_dead()
         total = Recovered()
-        for chat_id in await self._repo.unfinished_chats():
+        for chat_id in filter(self._scope.serves, await self._repo.unfinished_chats()):
             async with self._leases.hold(chat_id) as held:
                 if held:
                     total += await self.chat_taken(chat_id)
@@ -72,7 +79,8 @@ class Recovery:
     async def orphaned(self) -> list[int]:
         """Chats with work in flight that no live process holds."""
         await self._clear_dead()
-        return await self._repo.unheld(await self._repo.unfinished_chats())
+        unfinished = filter(self._scope.serves, await self._repo.unfinished_chats())
+        return await self._repo.unheld(list(unfinished))
 
     async def sweep(self, kick: Callable[[int], None], every_s: float = SWEEP_EVERY_S) -> None:
         """Forever: kick each orphaned chat; its worker takes the lease and recovers it."""

@@ -24,7 +24,7 @@ from palui.chat.pauses import CapPauses
 from palui.chat.recovery import Recovery
 from palui.chat.stored_inbound import for_a_turn, inbound_from_json
 from palui.db import Store
-from palui.domain import Inbound
+from palui.domain import EVERY_CHAT, ChatScope, Inbound
 from palui.jobs.runs import admit_run
 from palui.memory import Memory
 from palui.turns.runner import TurnRunner
@@ -53,8 +53,10 @@ class ChatWorkers:
         edits: EditFlow,
         memory: Memory,
         now: Callable[[], datetime],
+        scope: ChatScope = EVERY_CHAT,
     ) -> None:
         self._store = store
+        self._scope = scope  # a chat outside it is never run here, whatever wakes it
         self._turns = turns
         self._outbox = outbox
         self._pauses = pauses
@@ -76,6 +78,8 @@ class ChatWorkers:
         return self._worker(chat_id).task
 
     def kick(self, chat_id: int) -> None:
+        if not self._scope.serves(chat_id):
+            return
         worker = self._worker(chat_id)
         worker.rekick = True
         if self._closed or (worker.task is not None and not worker.task.done()):

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from palui.config import Settings, load_settings
 from palui.errors import ConfigError, PaluiError
+from palui.logs import configure_logging
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,22 @@ async def _database(settings: Settings) -> Check:
             "Run `palui migrate` (`palui run` also migrates on start).",
         )
     return Check("database", True, f"{db.kind} reachable, schema up to date ({head})")
+
+
+def _file_modes(settings: Settings) -> Check:
+    """The data dir 0700 and the database files 0600: nobody else reads the conversations."""
+    from palui.db.files import loose_files, sqlite_path
+
+    databases = [path for path in (sqlite_path(settings.resolved_database_url),) if path]
+    if settings.recall.enabled and not (settings.recall.url or settings.recall.command):
+        databases.append(settings.data_dir / "recall.db")  # the bundled recall's file
+    fixes = loose_files(settings.data_dir, databases)
+    if fixes:
+        return Check(
+            "files", False, "the data dir or a database file can be read by other users",
+            " && ".join(fixes),
+        )  # fmt: skip
+    return Check("files", True, "data dir 0700, database files 0600")
 
 
 async def _model(settings: Settings) -> Check:
@@ -163,10 +180,14 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
     except ConfigError as exc:
         out.write(f"❌ config: {exc}\n")
         return 2
+    # The connectors it starts log too (their servers' stderr included): redacted, to stderr,
+    # and only what is worse than info, so the checks stay readable.
+    configure_logging(settings.log_format, "warning", settings.secrets())
     where = settings.config or "no palui.toml (environment only)"
     checks = [Check("config", True, f"read from {where}")]
     checks += _required(settings)
     checks.append(_http(settings))
+    checks.append(_file_modes(settings))
     checks.append(await _database(settings))
     if settings.model:
         checks.append(await _model(settings))

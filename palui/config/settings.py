@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
+from palui.config.secrets import configured_secrets
 from palui.config.sections import (
     HooksSettings,
     McpServerSettings,
@@ -208,12 +209,8 @@ class Settings(BaseSettings):
                 )
 
     def secrets(self) -> list[str]:
-        """Every secret value, for log redaction."""
-        found = [s.get_secret_value() for s in (self.telegram_token, self.model_api_key) if s]
-        if self.telegram_webhook_secret:
-            found.append(self.telegram_webhook_secret.get_secret_value())
-        found += [secret for hook in self.webhooks.values() if (secret := hook.secret())]
-        return [s for s in found if len(s) >= 6]
+        """Every secret value, for log redaction (palui.config.secrets says which)."""
+        return configured_secrets(self)
 
 
 def normalise_database_url(url: str) -> str:

@@ -35,7 +35,7 @@ from palui.connectors.transport import (
     open_transport,
 )
 from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
-from palui.logs import get_logger
+from palui.logs import bound, get_logger
 
 log = get_logger(__name__)
 
@@ -206,7 +206,7 @@ class McpConnector:
     # -- the supervising task ---------------------------------------------------------------
 
     async def _supervise(self, scope: anyio.CancelScope) -> None:
-        with scope:
+        with scope, bound(connector=self.id):  # its server's stderr lines say whose they are
             while True:
                 reason = await self._connect_once()
                 was_connected = self._state is ConnectorState.CONNECTED

@@ -4,14 +4,17 @@ A connector reaches its server through an `OpenTransport`, called once per conne
 `open_transport` (stdio or streamable HTTP, from the server's settings) is the one Palui runs
 with, and a test may hand back an in-process server instead. The SDK's stdio transport reports a
 server's death only by closing its read stream, which its session does not surface;
-`open_transport` wraps that stream so the connector hears about it.
+`open_transport` wraps that stream so the connector hears about it. A stdio server's stderr is
+read line by line into Palui's log (`ServerStderr`), so its lines pass the same redactor as
+Palui's own: a server that prints its API key on stderr does not print it into the log.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import socket
-import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import metadata
@@ -29,12 +32,17 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
 from pydantic import ValidationError
 
 from palui.config import McpServerSettings
+from palui.logs import get_logger
+
+log = get_logger("palui.connectors.stderr")
 
 # Besides the SDK's own minimal set (HOME, LOGNAME, PATH, SHELL, TERM, USER): locale and temp
 # dir, so servers decode text and write scratch files as they would in a shell.
 EXTRA_INHERITED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
 REASON_LIMIT = 200
+STDERR_LINE_LIMIT = 2000  # a server's stderr line in the log, at most
+STDERR_DRAIN_S = 2.0  # after the server is gone, how long its last lines may take to be logged
 
 ServerTarget = Transport | Server[Any] | MCPServer
 """What `mcp.Client` connects to: a transport's streams, or a server in this process."""
@@ -80,11 +88,50 @@ async def open_transport(
         ):
             yield ClosingWatch(read, on_closed), write
     else:
-        # The server's stderr goes to the process's real stderr (the SDK's default is whatever
-        # sys.stderr was when it was imported, which may be a capture without a file number).
-        errlog = sys.__stderr__ or sys.stderr
-        async with stdio_client(stdio_parameters(settings), errlog=errlog) as (read, write):
-            yield ClosingWatch(read, on_closed), write
+        stderr = ServerStderr()
+        try:
+            async with stdio_client(stdio_parameters(settings), errlog=stderr.file) as (
+                read,
+                write,
+            ):
+                stderr.spawned()
+                yield ClosingWatch(read, on_closed), write
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stderr.finish()
+
+
+class ServerStderr:
+    """A pipe for one stdio server's stderr: the server writes its end, a thread logs each line
+    as `mcp_server_stderr` (with the connector's id from the log context), redacted like every
+    other line. A thread, not a task: it needs no event loop, and it lives as long as the pipe."""
+
+    def __init__(self) -> None:
+        read_fd, write_fd = os.pipe()
+        self.file = os.fdopen(write_fd, "w")  # the SDK hands its file number to the process
+        self._lines = os.fdopen(read_fd, "rb")
+        context = contextvars.copy_context()  # the connector's ids, bound in its task
+        self._thread = threading.Thread(
+            target=context.run, args=(self._pump,), name="mcp-stderr", daemon=True
+        )
+        self._thread.start()
+
+    def spawned(self) -> None:
+        """The server has its own copy of the write end: close ours, so its exit ends the pipe."""
+        if not self.file.closed:
+            self.file.close()
+
+    async def finish(self) -> None:
+        """The server is gone (or never started): log what it wrote last."""
+        self.spawned()
+        await anyio.to_thread.run_sync(self._thread.join, STDERR_DRAIN_S)
+
+    def _pump(self) -> None:
+        with self._lines:
+            for raw in self._lines:
+                line = raw.decode("utf-8", "replace").rstrip()
+                if line:
+                    log.info("mcp_server_stderr", line=line[:STDERR_LINE_LIMIT])
 
 
 class ClosingWatch:

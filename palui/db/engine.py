@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from palui.db.files import create_private_file, private_dir, sqlite_path, tighten_sqlite
 from palui.errors import DatabaseError
 
 
@@ -55,14 +56,21 @@ class Database:
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         self.kind = "SQLite" if self.is_sqlite else "PostgreSQL"
-        if self.is_sqlite and parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        self.file = sqlite_path(url)  # created 0600 in a 0700 dir
+        if self.file is not None:
+            private_dir(self.file.parent)
         options: dict[str, Any] = {}
         if not self.is_sqlite:
             options = {"pool_pre_ping": True, "pool_size": 5, "max_overflow": 5}
         self.engine: AsyncEngine = create_async_engine(url, **options)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        if self.file is not None:
+            file = self.file
+            # Right before SQLite would create the file (0644 under the usual umask).
+            event.listen(
+                self.engine.sync_engine, "do_connect", lambda *_: create_private_file(file)
+            )
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
 
     def session(self) -> AsyncSession:
@@ -74,6 +82,8 @@ class Database:
     async def migrate(self, revision: str = "head") -> None:
         """Bring the schema to `revision` (Alembic upgrade) on this engine's connection."""
         cfg = alembic_config(self.url)
+        if self.file is not None and self.file.exists():
+            tighten_sqlite(self.file)  # one created before Palui made it 0600
 
         def upgrade(connection: Any) -> None:
             cfg.attributes["connection"] = connection

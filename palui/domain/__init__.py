@@ -21,6 +21,8 @@ from palui.domain.approvals import EditRecord as EditRecord
 from palui.domain.approvals import EditStatus as EditStatus
 from palui.domain.approvals import NewApproval as NewApproval
 from palui.domain.approvals import NewEdit as NewEdit
+from palui.domain.chat import EVERY_CHAT as EVERY_CHAT
+from palui.domain.chat import ChatScope as ChatScope
 from palui.domain.chat import InboxItem as InboxItem
 from palui.domain.chat import InboxStatus as InboxStatus
 from palui.domain.chat import OutboxItem as OutboxItem

@@ -39,3 +39,19 @@ class OutboxItem:
     chat_id: int
     text: str
     parts_sent: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChatScope:
+    """The chats one process serves. `palui run` serves every chat; `palui chat` serves its
+    console chat alone, so on the daemon's database it never sends another chat's replies,
+    answers its messages, or runs its jobs, webhooks and paused turns (they wait for the daemon).
+    """
+
+    only: int | None = None  # None: every chat
+
+    def serves(self, chat_id: int | None) -> bool:
+        return self.only is None or chat_id == self.only
+
+
+EVERY_CHAT = ChatScope()

@@ -19,7 +19,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from palui.db import Store
-from palui.domain import JobRecord, RunStatus
+from palui.domain import EVERY_CHAT, ChatScope, JobRecord, RunStatus
 from palui.jobs.schedule import ScheduleKind, due_times, latest_due, load_schedule, trigger
 from palui.jobs.view import next_run, when
 from palui.logs import get_logger
@@ -54,8 +54,10 @@ class JobScheduler:
         misfire_grace_s: float = 3600,
         sync_every_s: float = 30,
         now: Callable[[], datetime] = _now,
+        scope: ChatScope = EVERY_CHAT,
     ) -> None:
         self._store = store
+        self._scope = scope  # jobs of chats outside it are never claimed here
         self._on_due = on_due  # a run of this chat is queued: wake its worker
         self._grace_s = misfire_grace_s
         self._sync_every_s = sync_every_s
@@ -86,7 +88,7 @@ class JobScheduler:
     async def sync(self) -> None:
         """Follow the jobs table: add new and changed jobs, drop paused and deleted ones."""
         try:
-            jobs = {job.id: job for job in await self._store.jobs.all() if job.enabled}
+            jobs = {job.id: job for job in await self._served_jobs() if job.enabled}
         except Exception:
             log.exception("jobs_sync_failed")
             return
@@ -132,9 +134,12 @@ class JobScheduler:
     async def catch_up(self) -> None:
         """Runs missed while Palui was down: one run for them all, or a note that they're lost."""
         now = self._now()
-        for job in await self._store.jobs.all():
+        for job in await self._served_jobs():
             if job.enabled:
                 await self._catch_up_job(job, now)
+
+    async def _served_jobs(self) -> list[JobRecord]:
+        return [job for job in await self._store.jobs.all() if self._scope.serves(job.chat_id)]
 
     async def _catch_up_job(self, job: JobRecord, now: datetime) -> None:
         schedule = load_schedule(job.schedule, job.timezone)

@@ -20,6 +20,7 @@ to `_upgrade` that takes a file of the previous version to the new one in one tr
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -83,7 +84,10 @@ def open_database(path: Path | str) -> sqlite3.Connection:
     explicitly with BEGIN IMMEDIATE, so two writers never deadlock on a lock upgrade.
     """
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # Private, as palui.db is (palui.db.files; this server imports nothing of Palui):
+        # the dir 0700, the file 0600 before SQLite opens it (its -wal and -shm follow it).
+        Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
