@@ -400,3 +400,13 @@ def with_notes(tmp_path: Path, notes_file: Path, monkeypatch) -> Path:
     )
     monkeypatch.setenv("PALUI_CONFIG", str(config))
     return notes_file
+
+
+@pytest.fixture
+def mcp_in_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The notes and bundled recall servers run in this process, through the connectors'
+    transport seam, instead of as stdio subprocesses (tests/fakes/in_process_mcp.py). For
+    tests about Palui's handling of those servers' tools rather than about stdio."""
+    from tests.fakes.in_process_mcp import serve_in_process
+
+    yield from serve_in_process(monkeypatch)

@@ -23,6 +23,11 @@ EDITED = "✏️ Edited by User1001"
 WAIT_S = 30  # generous: the machine may be busy; a pass never waits this long
 
 
+# The notes server runs in this process (the same server and MCP session, no stdio process):
+# these tests are about the edit flow, not the transport.
+pytestmark = pytest.mark.usefixtures("mcp_in_process")
+
+
 def _says(text: str) -> Callable[[dict[str, Any]], bool]:
     return lambda params: text in str(params.get("text", ""))
 
