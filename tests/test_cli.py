@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from palui.app import Palui
 from palui.cli.doctor import run_doctor
+from palui.config import load_settings
 from palui.db import Database
+from tests.fakes.cli import palui_main
 from tests.fakes.model_server import Script
 
 
@@ -95,7 +98,7 @@ async def test_doctor_exits_2_on_unreadable_config(monkeypatch) -> None:
 async def test_migrate_brings_an_empty_database_to_the_newest_schema(
     settings_env, tmp_path
 ) -> None:
-    code, out, err = await run_cli(["migrate"], palui_env(settings_env), tmp_path)
+    code, out, err = await palui_main("migrate")  # in this process: the command, not the process
     assert code == 0, err
     db = Database(settings_env["PALUI_DATABASE_URL"])
     try:
@@ -125,7 +128,7 @@ async def test_doctor_checks_each_connector(
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_palui_chat_asks_approval_as_a_yes_no_question(
-    settings_env, fake_model, with_notes, tmp_path
+    settings_env, fake_model, with_notes, mcp_in_process, tmp_path
 ) -> None:
     import json
 
@@ -134,12 +137,17 @@ async def test_palui_chat_asks_approval_as_a_yes_no_question(
         Script(text="Gone."),
     ]
     fake_model.brain = lambda request: steps.pop(0)
-    env = {
-        **palui_env(settings_env),
-        **{k: v for k, v in os.environ.items() if k.startswith("PALUI_")},
-    }
-    code, out, err = await run_cli(["chat"], env, tmp_path, stdin="delete note 1\ny\n/quit\n")
-    assert code == 0, err
+    # The terminal's engine in this process (`palui chat` as a process is the test above).
+    lines = iter(["delete note 1", "y", "/quit"])
+
+    def read_line(prompt: str) -> str:
+        terminal.write(prompt)
+        return next(lines)
+
+    terminal = io.StringIO()
+    async with Palui(load_settings()) as app:
+        await app.chat_console(read_line, terminal)
+    out = terminal.getvalue()
     assert "🔐 Approval needed — mcp-notes__delete_note  (destructive)" in out
     assert "Approve? [y/N]" in out
     assert "palui> Gone." in out
