@@ -1,12 +1,9 @@
-"""`palui chat`, `palui doctor` and `palui migrate` as a person runs them."""
+"""`palui chat`, `palui doctor` and `palui migrate` as a person runs them (their `main` in this
+process: `palui` as a process is tested where the process matters, e.g. tests/test_kinds_cli.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import io
-import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,32 +15,15 @@ from tests.fakes.cli import palui_main
 from tests.fakes.model_server import Script
 
 
-def palui_env(settings_env: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
-    return {**env, **settings_env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-
-
-async def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str = "") -> tuple:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "palui.cli.main", *args,
-        env=env, cwd=cwd,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
-    return proc.returncode, out.decode(), err.decode()
-
-
 # The terminal is a channel like Telegram; the databases are covered by the rest of the suite,
-# so these subprocess tests (each pays litellm's import) run on SQLite only.
+# so these terminal tests run on SQLite only.
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_palui_chat_answers_in_the_terminal_with_the_same_engine(
     settings_env, fake_model, tmp_path
 ) -> None:
     fake_model.queue(Script(text="Hi from the model", usage=(5, 5)))
-    code, out, err = await run_cli(
-        ["chat"], palui_env(settings_env), tmp_path, stdin="hello there\n/status\n/quit\n"
-    )
+    # `palui chat` in this process (its main, stdin and stdout): the command, not the process.
+    code, out, err = await palui_main("chat", stdin="hello there\n/status\n/quit\n")
     assert code == 0, err
     assert "palui> Hi from the model" in out
     assert "Tokens today: 10" in out  # /status ran through the same service

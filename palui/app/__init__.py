@@ -290,9 +290,12 @@ class Palui:
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
         )  # fmt: skip
 
-    async def chat_console(self, read_line: Callable[[str], str], out: TextIO = sys.stdout) -> None:
-        """The same engine in a terminal: one line in, the reply out, until EOF or /quit.
-        Approval cards become y/n questions."""
+    async def chat_console(
+        self, read_line: Callable[[str], str], out: TextIO | None = None
+    ) -> None:
+        """The same engine in a terminal: one line in, the reply out (to stdout unless `out`),
+        until EOF or /quit. Approval cards become y/n questions."""
+        out = out or sys.stdout  # looked up now, not at import: a redirected stdout is used
         channel = ConsoleChannel(out)
         running = self._assemble(channel, frozenset({CONSOLE_USER.id}))
         chats = running.chats
