@@ -190,7 +190,7 @@ async def test_a_turn_that_read_an_untrusted_connector_is_never_saved(
 
 
 async def test_slow_auto_recall_is_abandoned_and_short_messages_and_commands_are_skipped(
-    start_palui, fake_telegram, fake_model, recall_db, tmp_path, monkeypatch
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process, tmp_path, monkeypatch
 ) -> None:
     config = tmp_path / "palui.toml"
     config.write_text(

@@ -24,9 +24,10 @@ from palui.connectors import manager
 from palui.connectors.transport import ServerTarget, open_transport
 from palui.recall_server.server import build_server as build_recall_server
 from palui.recall_server.store import MemoryStore
-from tests.servers import notes_server
+from tests.servers import notes_server, slow_recall
 
 NOTES_SERVER = Path(notes_server.__file__)
+SLOW_RECALL = Path(slow_recall.__file__)
 
 
 class InProcessServers:
@@ -53,6 +54,12 @@ class InProcessServers:
             self._stores.append(store)
             self.started.append("recall")
             return build_recall_server(store)
+        if len(args) == 2 and args[0] == str(SLOW_RECALL):
+            if not set(settings.env) <= {"RECALL_PROFILE_DELAY_S"}:
+                return None
+            delay = float(settings.env.get("RECALL_PROFILE_DELAY_S", "3"))
+            self.started.append("slow recall")
+            return slow_recall.build_slow_server(args[1], delay)
         return None
 
     def close(self) -> None:
