@@ -32,6 +32,30 @@ def pytest_configure(config: pytest.Config) -> None:
     # would still wait for it, past the tests' waits. Pay it once per test process, up front.
     import litellm  # noqa: F401
 
+    _share_the_default_ssl_context()
+
+
+def _share_the_default_ssl_context() -> None:
+    """Every httpx transport with default verification shares one SSL context.
+
+    Each transport otherwise loads certifi's CA bundle into a context of its own (about 20 ms of
+    CPU), and every Palui a test starts builds two (the Bot API client's); no test speaks TLS
+    (the network is off), and a shared, unchanged default context verifies as a fresh one does."""
+    import httpx._transports.default as transports
+
+    create = transports.create_ssl_context
+    shared: list[Any] = []
+
+    def create_once(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+        custom = trust_env and (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"))
+        if verify is not True or cert is not None or custom:
+            return create(verify=verify, cert=cert, trust_env=trust_env)
+        if not shared:
+            shared.append(create())
+        return shared[0]
+
+    transports.create_ssl_context = create_once  # type: ignore[assignment]
+
 
 POSTGRES_ADMIN_DSN = os.environ.get(
     "PALUI_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
@@ -400,3 +424,13 @@ def with_notes(tmp_path: Path, notes_file: Path, monkeypatch) -> Path:
     )
     monkeypatch.setenv("PALUI_CONFIG", str(config))
     return notes_file
+
+
+@pytest.fixture
+def mcp_in_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The notes and bundled recall servers run in this process, through the connectors'
+    transport seam, instead of as stdio subprocesses (tests/fakes/in_process_mcp.py). For
+    tests about Palui's handling of those servers' tools rather than about stdio."""
+    from tests.fakes.in_process_mcp import serve_in_process
+
+    yield from serve_in_process(monkeypatch)

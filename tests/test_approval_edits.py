@@ -15,12 +15,17 @@ from sqlalchemy import select
 from palui.approvals.answers import BadValue, parse_value
 from palui.db.models import ApprovalRow
 from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.cli import palui_main
 from tests.fakes.model_server import Script
 from tests.test_approvals_flow import _until_tool_running, buttons, call, scripted, tool_results
-from tests.test_tool_pipeline import palui_cli
 
 EDITED = "✏️ Edited by User1001"
 WAIT_S = 30  # generous: the machine may be busy; a pass never waits this long
+
+
+# The notes server runs in this process (the same server and MCP session, no stdio process):
+# these tests are about the edit flow, not the transport.
+pytestmark = pytest.mark.usefixtures("mcp_in_process")
 
 
 def _says(text: str) -> Callable[[dict[str, Any]], bool]:
@@ -115,7 +120,7 @@ async def test_edit_one_argument_keep_another_and_the_edited_call_runs_once(
     assert json.loads(row.model_arguments or "") == {"title": "eggs", "body": "12"}
     assert json.loads(row.arguments) == {"title": "bacon", "body": "12"}
     assert (row.edited_by, row.status) == ("User1001", "executed")
-    code, out = await palui_cli("runs", "show", row.turn_id, "--json")
+    code, out, _ = await palui_main("runs", "show", row.turn_id, "--json")
     [approval] = [s for s in json.loads(out)["steps"] if s["stage"] == "approval"]
     assert code == 0 and "edited the arguments" in approval["reason"]
     assert approval["detail"]["before"] == {"title": "eggs", "body": "12"}

@@ -1,46 +1,29 @@
-"""`palui chat`, `palui doctor` and `palui migrate` as a person runs them."""
+"""`palui chat`, `palui doctor` and `palui migrate` as a person runs them (their `main` in this
+process: `palui` as a process is tested where the process matters, e.g. tests/test_kinds_cli.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import io
-import os
-import sys
-from pathlib import Path
 
 import pytest
 
+from palui.app import Palui
 from palui.cli.doctor import run_doctor
+from palui.config import load_settings
 from palui.db import Database
+from tests.fakes.cli import palui_main
 from tests.fakes.model_server import Script
 
 
-def palui_env(settings_env: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
-    return {**env, **settings_env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-
-
-async def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str = "") -> tuple:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "palui.cli.main", *args,
-        env=env, cwd=cwd,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
-    return proc.returncode, out.decode(), err.decode()
-
-
 # The terminal is a channel like Telegram; the databases are covered by the rest of the suite,
-# so these subprocess tests (each pays litellm's import) run on SQLite only.
+# so these terminal tests run on SQLite only.
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_palui_chat_answers_in_the_terminal_with_the_same_engine(
     settings_env, fake_model, tmp_path
 ) -> None:
     fake_model.queue(Script(text="Hi from the model", usage=(5, 5)))
-    code, out, err = await run_cli(
-        ["chat"], palui_env(settings_env), tmp_path, stdin="hello there\n/status\n/quit\n"
-    )
+    # `palui chat` in this process (its main, stdin and stdout): the command, not the process.
+    code, out, err = await palui_main("chat", stdin="hello there\n/status\n/quit\n")
     assert code == 0, err
     assert "palui> Hi from the model" in out
     assert "Tokens today: 10" in out  # /status ran through the same service
@@ -95,7 +78,7 @@ async def test_doctor_exits_2_on_unreadable_config(monkeypatch) -> None:
 async def test_migrate_brings_an_empty_database_to_the_newest_schema(
     settings_env, tmp_path
 ) -> None:
-    code, out, err = await run_cli(["migrate"], palui_env(settings_env), tmp_path)
+    code, out, err = await palui_main("migrate")  # in this process: the command, not the process
     assert code == 0, err
     db = Database(settings_env["PALUI_DATABASE_URL"])
     try:
@@ -125,7 +108,7 @@ async def test_doctor_checks_each_connector(
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_palui_chat_asks_approval_as_a_yes_no_question(
-    settings_env, fake_model, with_notes, tmp_path
+    settings_env, fake_model, with_notes, mcp_in_process, tmp_path
 ) -> None:
     import json
 
@@ -134,12 +117,17 @@ async def test_palui_chat_asks_approval_as_a_yes_no_question(
         Script(text="Gone."),
     ]
     fake_model.brain = lambda request: steps.pop(0)
-    env = {
-        **palui_env(settings_env),
-        **{k: v for k, v in os.environ.items() if k.startswith("PALUI_")},
-    }
-    code, out, err = await run_cli(["chat"], env, tmp_path, stdin="delete note 1\ny\n/quit\n")
-    assert code == 0, err
+    # The terminal's engine in this process (`palui chat` as a process is the test above).
+    lines = iter(["delete note 1", "y", "/quit"])
+
+    def read_line(prompt: str) -> str:
+        terminal.write(prompt)
+        return next(lines)
+
+    terminal = io.StringIO()
+    async with Palui(load_settings()) as app:
+        await app.chat_console(read_line, terminal)
+    out = terminal.getvalue()
     assert "🔐 Approval needed — mcp-notes__delete_note  (destructive)" in out
     assert "Approve? [y/N]" in out
     assert "palui> Gone." in out

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
+
+# The notes server runs in this process (the same server and MCP session, no stdio process):
+# these tests are about the sheet, not the transport.
+pytestmark = pytest.mark.usefixtures("mcp_in_process")
 
 
 def keyboard(message: dict) -> dict[str, str]:

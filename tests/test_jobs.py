@@ -20,6 +20,11 @@ from tests.test_approvals_flow import buttons, call, tool_results, wait_for_card
 FAST = {"PALUI_MIN_JOB_INTERVAL_S": "1"}
 
 
+# The notes server runs in this process (the same server and MCP session, no stdio process):
+# these tests are about jobs, not the transport.
+pytestmark = pytest.mark.usefixtures("mcp_in_process")
+
+
 def is_job_run(request: ModelRequest) -> bool:
     return "scheduled job #" in request.last_user_text
 

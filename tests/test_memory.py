@@ -24,6 +24,9 @@ from tests.test_connector_sheet import tap
 SLOW_RECALL = Path(__file__).parent / "servers" / "slow_recall.py"
 SUMMARY = "SUMMARY: the person keeps numbered notes."
 RECALL_ON = {"PALUI_RECALL__ENABLED": "true"}
+# Tests asking for `mcp_in_process` run the bundled recall server (and the notes server) in this
+# process: the same server over the same file and MCP session, without a stdio process each. The
+# memory tools' test keeps the bundled server over stdio, as Palui runs it.
 
 
 @pytest.fixture
@@ -104,7 +107,7 @@ async def seed_turns(app: Any, count: int) -> None:
 
 
 async def test_the_41st_message_compacts_and_the_next_turn_sees_summary_and_last_30(
-    start_palui, fake_telegram, fake_model, recall_db
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
@@ -132,7 +135,7 @@ async def test_the_41st_message_compacts_and_the_next_turn_sees_summary_and_last
 
 
 async def test_new_saves_the_session_once_even_when_the_save_runs_again(
-    start_palui, fake_telegram, fake_model, recall_db
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
@@ -165,7 +168,7 @@ async def test_new_saves_the_session_once_even_when_the_save_runs_again(
 
 
 async def test_a_turn_that_read_an_untrusted_connector_is_never_saved(
-    with_notes, start_palui, fake_telegram, fake_model, recall_db
+    with_notes, start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     def brain(request: ModelRequest) -> Script:
         results = [m["content"] for m in request.messages if m["role"] == "tool"]
@@ -187,7 +190,7 @@ async def test_a_turn_that_read_an_untrusted_connector_is_never_saved(
 
 
 async def test_slow_auto_recall_is_abandoned_and_short_messages_and_commands_are_skipped(
-    start_palui, fake_telegram, fake_model, recall_db, tmp_path, monkeypatch
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process, tmp_path, monkeypatch
 ) -> None:
     config = tmp_path / "palui.toml"
     config.write_text(
@@ -210,7 +213,7 @@ async def test_slow_auto_recall_is_abandoned_and_short_messages_and_commands_are
 
 
 async def test_auto_recall_puts_what_recall_knows_into_the_turn(
-    start_palui, fake_telegram, fake_model, recall_db
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     store = MemoryStore(recall_db)
     store.add("The person's cat is called Tom.", None, ["profile"])
@@ -272,7 +275,7 @@ async def test_the_memory_tools_are_offered_with_their_classes_and_forget_asks_f
 
 
 async def test_add_memory_runs_in_a_clean_chat_turn_without_a_card(
-    start_palui, fake_telegram, fake_model, recall_db
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     arguments = {"content": "The person is allergic to peanuts.", "tags": ["profile"]}
     queue = [
@@ -297,7 +300,7 @@ async def recall_card(fake_telegram) -> dict:
 
 
 async def test_pausing_recall_removes_memory_tools_auto_recall_and_auto_save(
-    start_palui, fake_telegram, fake_model, recall_db
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
@@ -315,7 +318,7 @@ async def test_pausing_recall_removes_memory_tools_auto_recall_and_auto_save(
 
 
 async def test_the_three_switches_act_separately(
-    start_palui, fake_telegram, fake_model, recall_db
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
@@ -335,7 +338,7 @@ async def test_the_three_switches_act_separately(
 
 
 async def test_an_untrusted_recall_taints_the_turn_it_informs(
-    start_palui, fake_telegram, fake_model, recall_db, tmp_path, monkeypatch
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process, tmp_path, monkeypatch
 ) -> None:
     config = tmp_path / "palui.toml"
     config.write_text('[recall]\ntrust = "untrusted"\n')
@@ -418,7 +421,7 @@ async def test_new_still_starts_fresh_when_recall_is_down_and_says_so(
 
 
 async def test_a_compaction_cut_short_by_a_crash_is_finished_after_restart_once(
-    start_palui, fake_telegram, fake_model, recall_db
+    start_palui, fake_telegram, fake_model, recall_db, mcp_in_process
 ) -> None:
     fake_model.brain = numbered_brain
     first = await start_palui(**RECALL_ON)

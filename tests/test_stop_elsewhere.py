@@ -34,8 +34,10 @@ async def until_tool_running(app: Any) -> None:
 
 
 async def test_a_stop_sent_to_another_process_stops_the_tool_call_running_here(
-    database_url, with_notes, start_palui, fake_telegram, fake_model
+    database_url, with_notes, mcp_in_process, start_palui, fake_telegram, fake_model
 ) -> None:
+    # The notes server runs in this process: the processes this test is about are the two
+    # Palui instances sharing the database, not the tool server.
     needs_postgres(database_url)
     fake_model.brain = scripted(call("mcp-notes__slow_op", seconds=30), Script(text="next"))
     running, running_url = await start_in_webhook_mode(start_palui, fake_telegram)

@@ -297,10 +297,14 @@ class Palui:
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
         )  # fmt: skip
 
-    async def chat_console(self, read_line: Callable[[str], str], out: TextIO = sys.stdout) -> None:
-        """The same engine in a terminal: one line in, the reply out, until EOF or /quit.
-        Approval cards become y/n questions. It serves the console chat alone: on the daemon's
-        database, Telegram chats' replies, messages, jobs and webhooks wait for the daemon."""
+    async def chat_console(
+        self, read_line: Callable[[str], str], out: TextIO | None = None
+    ) -> None:
+        """The same engine in a terminal: one line in, the reply out (to stdout unless `out`),
+        until EOF or /quit. Approval cards become y/n questions. It serves the console chat
+        alone: on the daemon's database, Telegram chats' replies, messages, jobs and webhooks
+        wait for the daemon."""
+        out = out or sys.stdout  # looked up now, not at import: a redirected stdout is used
         channel = ConsoleChannel(out, CONSOLE_CHAT_ID)
         running = self._assemble(
             channel, frozenset({CONSOLE_USER.id}), ChatScope(only=CONSOLE_CHAT_ID)

@@ -17,10 +17,10 @@ import anyio
 from palui.recall_server import MemoryStore, build_server
 
 
-def main() -> None:
-    delay = float(os.environ.get("RECALL_PROFILE_DELAY_S", "3"))
-    store = MemoryStore(sys.argv[1])
-    server = build_server(store)
+def build_slow_server(db: str, delay: float) -> Any:
+    """The bundled server over `db`, its get_profile answering `delay` seconds late (also
+    served in the tests' process: tests/fakes/in_process_mcp.py)."""
+    server = build_server(MemoryStore(db))
     tool = server._tool_manager.get_tool("get_profile")
     assert tool is not None
     answer = tool.fn
@@ -30,7 +30,12 @@ def main() -> None:
         return await answer(**arguments)
 
     tool.fn = slow
-    anyio.run(server.run_stdio_async)
+    return server
+
+
+def main() -> None:
+    delay = float(os.environ.get("RECALL_PROFILE_DELAY_S", "3"))
+    anyio.run(build_slow_server(sys.argv[1], delay).run_stdio_async)
 
 
 if __name__ == "__main__":
