@@ -38,6 +38,8 @@ from palui.domain.memory import SliceMessage as SliceMessage
 from palui.domain.memory import SliceReason as SliceReason
 from palui.domain.memory import SliceRecord as SliceRecord
 from palui.domain.memory import StoredSwitches as StoredSwitches
+from palui.domain.taint import Taint as Taint
+from palui.domain.taint import TaintVia as TaintVia
 from palui.domain.tools import ToolSettingRecord as ToolSettingRecord
 from palui.domain.webhooks import Delivery as Delivery
 
@@ -251,60 +253,6 @@ class TurnScope:
     kind: TurnKind
     tainted: bool = False
     taint: Taint | None = None  # where it came from (a job made here records it)
-
-
-class TaintVia(StrEnum):
-    """What carried untrusted content into a later turn (DESIGN §1.1: taint is provenance)."""
-
-    MEMORY = "memory"  # a memory saved in a tainted turn, recalled or read with a memory tool
-    JOB = "job"  # a job created in a tainted turn: each of its runs
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    """Where a turn's untrusted content came from: what a card's "why" names (DESIGN §1.1).
-
-    `connector` is a connector id ("mcp-web"), "webhook:<name>" for a webhook payload, or "an
-    earlier summary" / "an earlier message" when only that much is known. `via` says what
-    carried it here from the turn that read it (a memory, a job), when it did not arrive in
-    this conversation directly."""
-
-    connector: str
-    tool: str | None = None  # full tool name, when a tool result brought it in
-    turns_ago: int | None = None  # None or 0: this turn
-    via: TaintVia | None = None
-
-    def carried(self, turns: int = 1) -> Taint:
-        """The same source seen from a turn `turns` later in the conversation."""
-        return Taint(self.connector, self.tool, (self.turns_ago or 0) + turns, self.via)
-
-    def through(self, via: TaintVia) -> Taint:
-        """The same source, carried into another turn by a memory or a job."""
-        return Taint(self.connector, self.tool, None, via)
-
-    @property
-    def origin(self) -> str:
-        """The source alone ("mcp-web:mcp-web__fetch"): what a memory or a job stores."""
-        return f"{self.connector}:{self.tool}" if self.tool else self.connector
-
-    @property
-    def label(self) -> str:
-        """How a turn row stores it ("mcp-web:mcp-web__fetch", "memory>mcp-web:…" when a memory
-        carried it); `from_label` reads it back."""
-        return f"{self.via}>{self.origin}" if self.via else self.origin
-
-    @classmethod
-    def from_label(cls, label: str, turns_ago: int | None = None) -> Taint:
-        # ">" appears in no connector id, tool or webhook name, so labels stored before `via`
-        # read as they always have.
-        carrier, sep, rest = label.partition(">")
-        via = None
-        if sep and carrier in tuple(TaintVia):
-            via, label = TaintVia(carrier), rest
-        # The first ":" splits, as stored labels always have been read ("webhook:github" reads
-        # as connector "webhook", tool "github"; cards name it "webhook").
-        connector, _, tool = label.partition(":")
-        return cls(connector, tool or None, turns_ago, via)
 
 
 @dataclass(frozen=True, slots=True)
