@@ -310,7 +310,7 @@ class TurnTools:
                 LEDGER_REASONS.get(action.state, ""), {"action_id": action.action_id},
             )  # fmt: skip
         if action is not None and action.state != ActionState.NEW:
-            repeated = await self._repeat(call, step, action)
+            repeated = await self._repeat(call, step, tool, action)
             # The recorded result is the raw one: the post hooks see it too (e.g. to redact).
             return await self._post(call, step, tool, arguments, repeated, f"dup_{action.state}")
         number = next(self._numbers)
@@ -382,10 +382,15 @@ class TurnTools:
             return await tool.toolset.call_scoped(scope, tool.remote.name, arguments)
         return await provenance.call(tool, arguments, self.taint)  # memory keeps its origin
 
-    async def _repeat(self, call: ToolCallRequest, step: int, action: Any) -> ToolOutcome:
-        """An identical call within the window: nothing goes out again."""
+    async def _repeat(
+        self, call: ToolCallRequest, step: int, tool: OfferedTool, action: Any
+    ) -> ToolOutcome:
+        """An identical call within the window: nothing goes out again. The recorded result
+        taints as the fresh one did (a built-in's may be run_code's output: it taints too)."""
         found = repeated_outcome(action)
-        outcome = ToolOutcome(truncate(found.text, self._result_limit), found.is_error)
+        untrusted = isinstance(tool.toolset, ScopedToolset)
+        outcome = ToolOutcome(truncate(found.text, self._result_limit), found.is_error, untrusted)
+        self.taint = self.taint or provenance.result_taint(call.name, tool, outcome)
         await self.record.settled(call, step, CallStatus(f"dup_{action.state}"), outcome.text)
         log.info("tool_not_repeated", tool=call.name, ledger=action.state)
         return outcome
