@@ -408,6 +408,14 @@ def test_list_json_includes_the_builtin_and_bundled_recall_tools_with_their_clas
     assert not (tmp_path / "data").exists()
 
 
+def test_list_shows_run_code_as_destructive_once_it_is_switched_on(configure, capsys) -> None:
+    configure("[run_code]\nenabled = true\n")
+    code, out, err = kinds(capsys, "list", "--json")
+    assert code == 0, err
+    items = {item["tool"]: item for item in json_lines(out)}
+    assert items["palui__run_code"]["class"] == "destructive"
+
+
 def test_list_text_groups_palui_and_recall_after_the_mcp_servers(notes, capsys) -> None:
     code, out, err = kinds(capsys, "list")
     assert code == 0, err

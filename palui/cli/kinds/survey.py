@@ -17,6 +17,7 @@ from palui.config import Settings
 from palui.domain import RECALL_ID, ConnectorState
 from palui.errors import PaluiError
 from palui.policy.kinds_file import KindsFile
+from palui.sandbox import RunCode
 from palui.tools.builtins import CONNECTOR_ID as BUILTIN_ID
 from palui.tools.builtins import TOOLS as BUILTIN_TOOLS
 from palui.tools.catalog import CatalogEntry, Globs, StoredTool, ToolCatalog
@@ -114,7 +115,10 @@ async def survey(settings: Settings, only: set[str] | None = None) -> Survey:
     finally:
         await manager.stop()
     if wanted(BUILTIN_ID):  # always there, nothing to connect to
-        entries = [catalog.entry(BUILTIN_ID, tool) for tool in BUILTIN_TOOLS]
+        builtins = list(BUILTIN_TOOLS)
+        if settings.run_code.enabled:  # listed when switched on, whether or not bwrap works
+            builtins.append(RunCode(settings.run_code, settings.data_dir).tool)
+        entries = [catalog.entry(BUILTIN_ID, tool) for tool in builtins]
         reports.append(ConnectorReport(BUILTIN_ID, ConnectorState.CONNECTED, None, entries))
     return Survey(kinds, settings.kinds_file, database, globs, sorted(reports, key=_report_order))
 
