@@ -22,6 +22,7 @@ from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import (
     MemoryChannel,
+    approval_cards,
     in_memory_settings,
     running_palui,
     switch_on,
@@ -210,10 +211,6 @@ async def notes_palui(
     async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
         await switch_on(app, NOTES_ID, *SWITCHED_ON)
         yield app, chat, model, notes
-
-
-def approval_cards(chat: MemoryChannel) -> list[Card]:
-    return [card for card in chat.cards if "Approval needed" in card.text]
 
 
 def labelled(card: Card) -> dict[str, str]:

@@ -13,15 +13,15 @@ import pytest
 from palui.approvals.cards import render_arguments
 from palui.config import Settings
 from palui.db.tools import ToolSettingRecord
-from palui.domain import Card, ToolCallRequest, TurnKind
+from palui.domain import ToolCallRequest, TurnKind
 from palui.policy.classes import ToolClass
 from palui.tools.catalog import StoredTool, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.runner import TurnTools
 from palui.tools.watch import stored_tool
 from tests import toolkit
+from tests.fakes.memory_channel import approval_cards as cards
 from tests.fakes.memory_channel import (
-    MemoryChannel,
     in_memory_settings,
     running_palui,
     switch_on,
@@ -35,10 +35,6 @@ SEARCHED = "this turn read untrusted content from mcp-notes (mcp-notes__search_n
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
     return in_memory_settings(database_url, str(tmp_path / "data"))
-
-
-def cards(chat: MemoryChannel) -> list[Card]:
-    return [card for card in chat.cards if "Approval needed" in card.text]
 
 
 def search() -> toolkit.Completion:

@@ -14,7 +14,13 @@ from typing import Any
 from palui.domain import Card
 from palui.tools.hooks import Block, Rewrite, ToolCall
 from tests import toolkit
-from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui, switch_on
+from tests.fakes.memory_channel import (
+    MemoryChannel,
+    approval_cards,
+    in_memory_settings,
+    running_palui,
+    switch_on,
+)
 from tests.fakes.notes_toolset import NOTES_ID, SWITCHED_ON, NotesToolset
 
 SECRETS = "notes may not mention secrets"
@@ -62,10 +68,6 @@ def tainted_add_note(title: str, body: str) -> tuple[toolkit.Step, ...]:
 
 def labelled(card: Card) -> dict[str, str]:
     return {b.label: b.data for row in card.keyboard for b in row}
-
-
-def approval_cards(chat: MemoryChannel) -> list[Card]:
-    return [card for card in chat.cards if "Approval needed" in card.text]
 
 
 def questions(chat: MemoryChannel) -> list[Card]:

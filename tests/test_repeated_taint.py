@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from palui.config import Settings
-from tests.fakes.memory_channel import in_memory_settings
-from tests.test_approvals_flow import approval_cards, notes_palui
+from tests.fakes.memory_channel import approval_cards, in_memory_settings
+from tests.test_approvals_flow import notes_palui
 from tests.toolkit import answer, call
 
 NOTE = {"title": "Plan", "body": "call Rina"}

@@ -13,10 +13,15 @@ import pytest
 
 from palui.cli.doctor import run_doctor
 from palui.config import RunCodeSettings, Settings
-from palui.domain import Card, Message, ToolOutcome
+from palui.domain import Message, ToolOutcome
 from palui.sandbox import RunCode
 from tests import toolkit
-from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
+from tests.fakes.memory_channel import (
+    approval_cards,
+    approve,
+    in_memory_settings,
+    running_palui,
+)
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
@@ -232,14 +237,6 @@ def run_code_settings(database_url: str, tmp_path: Path, **run_code: Any) -> Set
 
 def offered(model: toolkit.ScriptedModel) -> set[str]:
     return {spec.name for spec in model.calls[0][1]}
-
-
-def approval_cards(chat: MemoryChannel) -> list[Card]:
-    return [card for card in chat.cards if "Approval needed" in card.text]
-
-
-def approve(card: Card) -> str:
-    return next(b.data for row in card.keyboard for b in row if "Approve" in b.label)
 
 
 def results(messages: list[Message]) -> list[str]:

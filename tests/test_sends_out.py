@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from palui.config import Settings
-from palui.domain import Card
 from tests import toolkit
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
+from tests.fakes.memory_channel import approval_cards as cards
+from tests.fakes.memory_channel import button as tap
 from tests.fakes.web_toolset import WebToolset
 
 NEWS = "https://news.example/today"
@@ -42,14 +43,6 @@ async def web_palui(
 
 def fetch(url: str) -> toolkit.Completion:
     return toolkit.call("mcp-web__fetch", {"url": url})
-
-
-def cards(chat: MemoryChannel) -> list[Card]:
-    return [card for card in chat.cards if "Approval needed" in card.text]
-
-
-def tap(card: Card, label: str) -> str:
-    return next(b.data for row in card.keyboard for b in row if b.label == label)
 
 
 async def test_a_tainted_turns_fetch_to_a_host_the_person_never_named_waits_for_a_card(

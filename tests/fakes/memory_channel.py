@@ -155,6 +155,20 @@ class MemoryChannel:
         self.answers.append((callback_query_id, text))
 
 
+def approval_cards(chat: MemoryChannel) -> list[Card]:
+    """The approval cards the chat has been sent, oldest first."""
+    return [card for card in chat.cards if "Approval needed" in card.text]
+
+
+def button(card: Card, label: str) -> str:
+    """The callback data of the card's button labelled `label` (as a tap sends it)."""
+    return next(b.data for row in card.keyboard for b in row if b.label == label)
+
+
+def approve(card: Card) -> str:
+    return button(card, "✅ Approve")
+
+
 def in_memory_settings(database_url: str, data_dir: str, **fields: Any) -> Settings:
     """Settings for an in-process Palui: the owner `USER_ID`, recall off, HTTP on a free port."""
     values: dict[str, Any] = {
