@@ -174,16 +174,16 @@ class FakeModel:
     # A `timeout` argument (ASYNC109) keeps test lines short and makes a hung wait fail with
     # the fake's state in the message instead of a bare TimeoutError.
 
-    async def wait_for_request(self, count: int = 1, timeout: float = 10) -> ModelRequest:  # noqa: ASYNC109
+    async def wait_for_request(self, count: int = 1, timeout: float = 30) -> ModelRequest:  # noqa: ASYNC109
         """Wait until `count` requests arrived in all; return the `count`-th."""
         await self._wait(lambda: len(self.requests) >= count, timeout, f"{count} request(s)")
         return self.requests[count - 1]
 
-    async def wait_until_in_flight(self, timeout: float = 10, count: int = 1) -> None:  # noqa: ASYNC109
+    async def wait_until_in_flight(self, timeout: float = 30, count: int = 1) -> None:  # noqa: ASYNC109
         """Wait until `count` requests are being answered at once (e.g. a slow call started)."""
         await self._wait(lambda: self.in_flight >= count, timeout, f"{count} in flight")
 
-    async def wait_for_disconnects(self, count: int = 1, timeout: float = 10) -> None:  # noqa: ASYNC109
+    async def wait_for_disconnects(self, count: int = 1, timeout: float = 30) -> None:  # noqa: ASYNC109
         """Wait until `count` clients went away before getting their answer."""
         await self._wait(lambda: self.disconnects >= count, timeout, f"{count} disconnect(s)")
 

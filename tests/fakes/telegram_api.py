@@ -300,7 +300,7 @@ class FakeTelegram:
         self,
         chat_id: int,
         count: int,
-        timeout: float = 10,  # noqa: ASYNC109
+        timeout: float = 30,  # noqa: ASYNC109
     ) -> list[dict[str, Any]]:
         await self._wait(
             lambda: len(self.sent_messages(chat_id)) >= count,
@@ -313,7 +313,7 @@ class FakeTelegram:
         self,
         chat_id: int,
         fragment: str,
-        timeout: float = 10,  # noqa: ASYNC109
+        timeout: float = 30,  # noqa: ASYNC109
     ) -> dict[str, Any]:
         """The first message in the chat whose text (as last edited) holds `fragment`: a
         streamed answer is edited as it grows, so its first text may be only a prefix."""
@@ -336,7 +336,7 @@ class FakeTelegram:
         self,
         method: str,
         predicate: Callable[[dict[str, Any]], bool] | None = None,
-        timeout: float = 10,  # noqa: ASYNC109
+        timeout: float = 30,  # noqa: ASYNC109
     ) -> RecordedRequest:
         """The first request (so far or later) to `method` whose params satisfy `predicate`."""
 
@@ -353,14 +353,14 @@ class FakeTelegram:
         assert found is not None
         return found
 
-    async def wait_until_confirmed(self, update_id: int, timeout: float = 10) -> None:  # noqa: ASYNC109
+    async def wait_until_confirmed(self, update_id: int, timeout: float = 30) -> None:  # noqa: ASYNC109
         await self._wait(
             lambda: self.is_confirmed(update_id),
             timeout,
             lambda: f"getUpdates to confirm update {update_id} (offset {self._confirmed_below})",
         )
 
-    async def wait_for_delivery(self, update_id: int, timeout: float = 10) -> None:  # noqa: ASYNC109
+    async def wait_for_delivery(self, update_id: int, timeout: float = 30) -> None:  # noqa: ASYNC109
         await self._wait(
             lambda: self._delivered[update_id] > 0,
             timeout,
