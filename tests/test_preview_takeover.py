@@ -82,6 +82,23 @@ async def test_a_turn_stopped_mid_stream_is_re_run_into_its_preview_shown_once(
     assert len(fake_model.requests) == 2  # it was re-run, and answered in the old preview
 
 
+async def test_a_preview_that_can_no_longer_be_edited_gives_way_to_the_answer_sent_anew(
+    start_palui, fake_telegram, fake_model, database_url: str
+) -> None:
+    fake_model.queue(Script(text=ANSWER, hang=True), Script(text=ANSWER))
+    first = await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "tell me")
+    message_id = await recorded_preview(database_url)
+    await stop(first)
+    fake_telegram.chats.deleted_messages.append((OWNER_CHAT, message_id))  # gone meanwhile
+
+    await start_palui()
+    await fake_telegram.wait_for_messages(OWNER_CHAT, 2, timeout=30)
+    [message] = fake_telegram.visible_messages(OWNER_CHAT)
+    assert message["message_id"] != message_id
+    assert message["text"] == ANSWER
+
+
 async def test_a_re_run_that_fails_removes_the_preview_it_took_over(
     start_palui, fake_telegram, fake_model, database_url: str
 ) -> None:
