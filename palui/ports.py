@@ -51,11 +51,33 @@ class ReplyStream(Protocol):
     @property
     def message_ids(self) -> tuple[int, ...]: ...
 
+    @property
+    def preview_message_id(self) -> int | None: ...
+
+    @property
+    def adopted(self) -> bool: ...
+
+    def watch_preview(self, on_preview: Callable[[int], Awaitable[None]]) -> None:
+        """Hear the preview's message id as soon as it is sent (to record it)."""
+        ...
+
+    def adopt(self, message_id: int) -> None:
+        """Show this answer in a preview an interrupted turn left."""
+        ...
+
     async def push(self, delta: str) -> None: ...
 
     async def finish(self, final_text: str) -> None: ...
 
+    async def close(self) -> None:
+        """Stop previewing; the outbox edits the preview into the answer."""
+        ...
+
     async def abort(self, note: str | None = None) -> None: ...
+
+    async def discard(self) -> None:
+        """Remove the preview (no answer will fill it)."""
+        ...
 
 
 class Channel(Protocol):
@@ -68,6 +90,16 @@ class Channel(Protocol):
     def render(self, text: str) -> Sequence[Any]: ...
 
     async def send_part(self, chat_id: int, part: Any) -> None: ...
+
+    async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
+        """Make an existing message (a streamed preview) show `part`. Showing it already counts
+        as done, so repeating an edit is harmless. Raises a permanent `ChannelError` when the
+        message can't be edited (deleted, too old), a transient one when it may work later."""
+        ...
+
+    async def delete_message(self, chat_id: int, message_id: int) -> None:
+        """Remove a message; raises `ChannelError` when it can't be."""
+        ...
 
     async def send_notice(self, chat_id: int, text: str) -> None:
         """Best effort, not stored: e.g. the refusal a stranger gets."""

@@ -36,6 +36,12 @@ class ConsoleChannel:
         self._out.write(f"\npalui> {part}\n\n")
         self._out.flush()
 
+    async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
+        await self.send_part(chat_id, part)  # never streams, so there is no preview to edit
+
+    async def delete_message(self, chat_id: int, message_id: int) -> None:
+        return None
+
     async def send_notice(self, chat_id: int, text: str) -> None:
         await self.send_part(chat_id, text)
 

@@ -11,6 +11,12 @@ While the answer grows, the preview is plain text (half-written Markdown sent as
 refused) and is edited at most once per `min_interval_s`, always to the latest text, by a
 background task: `push` never waits for Telegram. `finish` edits the preview into the first
 formatted chunk and sends the other chunks as new messages.
+
+A preview outlives its process: `on_preview` hears the preview's message id as soon as it is
+sent (the turn records it), and the re-run of an interrupted turn `adopt`s the message it left,
+so its own preview and answer replace it rather than appear beside it. `close` stops previewing
+and leaves the final edit to the outbox (`palui.chat.outbox`), which records it; `discard`
+removes a preview that will show no answer.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from palui.errors import ChannelError
 from palui.logs import get_logger
 
 __all__ = [
+    "DeleteMessage",
     "EditText",
     "MarkupRejected",
     "MessageNotModified",
@@ -47,6 +54,10 @@ SendText = Callable[[str, bool], Awaitable[int]]
 """`send(text, html) -> message_id`; `html` means parse_mode HTML, else no parse_mode."""
 EditText = Callable[[int, str, bool], Awaitable[None]]
 """`edit(message_id, text, html)`; replaces the message's text."""
+DeleteMessage = Callable[[int], Awaitable[None]]
+"""`delete(message_id)`; removes the message from the chat."""
+OnPreview = Callable[[int], Awaitable[None]]
+"""Told the preview's message id once it is sent."""
 
 # A few words, or a finished first line, before anything is shown: one lone word would notify
 # the person and then jump around, and a short answer that is done by then goes out once,
@@ -55,6 +66,7 @@ FIRST_CHARS = 20
 MIN_INTERVAL_S = 1.0  # UX: edits at most every ~1 s (and Telegram's ~1 message/s per chat)
 MAX_PREVIEW_FAILURES = 3  # in a row; then stop previewing and let `finish` send the answer
 MORE = " …"  # ends a preview that has more text than one message holds
+REPLACED = "(replaced below)"  # a preview that could not be deleted, when no answer will fill it
 
 
 class MessageNotModified(ChannelError):
@@ -91,9 +103,13 @@ class StreamingReply:
         render: Callable[[str], Sequence[Chunk]] = split_for_telegram,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        delete: DeleteMessage | None = None,
     ) -> None:
         self._send = send
         self._edit = edit
+        self._delete = delete
+        self._on_preview: OnPreview | None = None
+        self._adopted = False
         self._min_interval_s = min_interval_s
         self._first_chars = first_chars
         self._render = render
@@ -131,6 +147,49 @@ class StreamingReply:
         """The messages showing the final answer, one per chunk delivered, in order. If
         `finish` raised, only the chunks that went out: its length is the parts sent."""
         return tuple(self._message_ids)
+
+    @property
+    def adopted(self) -> bool:
+        """Whether the preview is one an earlier (interrupted) turn left."""
+        return self._adopted
+
+    def watch_preview(self, on_preview: OnPreview) -> None:
+        """Call `on_preview(message_id)` once the preview is sent (before it is edited again)."""
+        self._on_preview = on_preview
+
+    def adopt(self, message_id: int) -> None:
+        """Take over a preview an interrupted turn left: show this answer in it. Call first."""
+        if self._preview_id is not None or self._closing:
+            raise RuntimeError("adopt a preview before the stream shows anything")
+        self._preview_id = message_id
+        self._adopted = True
+        self._state = StreamState.PREVIEWING
+
+    async def close(self) -> None:
+        """Stop previewing without a final edit: the outbox edits the preview into the answer.
+        Once this returns no preview call is in flight and `preview_message_id` is final."""
+        if self._closing:
+            return
+        await self._stop_previews()
+        self._state = StreamState.FINISHED
+
+    async def discard(self) -> None:
+        """No answer will fill the preview (e.g. the turn failed): delete it, or if it can't be
+        deleted, replace its text with a short note. Best effort; safe in a `finally`."""
+        if self._closing:
+            return
+        await self._stop_previews()
+        self._state = StreamState.ABORTED
+        if self._preview_id is None:
+            return
+        try:
+            if self._delete is None:
+                raise ChannelError("this channel can't delete messages")
+            await self._delete(self._preview_id)
+        except Exception as exc:
+            log.warning("stream_preview_not_deleted", error=str(exc))
+            with contextlib.suppress(Exception):  # MessageNotModified too: it says so already
+                await self._edit(self._preview_id, REPLACED, False)
 
     async def push(self, delta: str) -> None:
         """Add the next piece of the answer. Returns at once; never waits for the chat."""
@@ -228,6 +287,8 @@ class StreamingReply:
         if self._preview_id is None:
             self._preview_id = await self._send(text, False)
             self._state = StreamState.PREVIEWING
+            if self._on_preview is not None:
+                await self._on_preview(self._preview_id)
         else:
             with contextlib.suppress(MessageNotModified):
                 await self._edit(self._preview_id, text, False)

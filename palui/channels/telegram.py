@@ -228,7 +228,10 @@ class TelegramChannel:
                 chat_id=chat_id, message_id=message_id,
             )  # fmt: skip
 
-        return StreamingReply(send, edit)
+        async def delete(message_id: int) -> None:
+            await self.delete_message(chat_id, message_id)
+
+        return StreamingReply(send, edit, delete=delete)
 
     async def _translated(self, for_chat: int, method: Any, *args: Any, **kwargs: Any) -> Any:
         """`_call` with the Bad Requests a stream must tell apart mapped to its errors."""
@@ -261,6 +264,36 @@ class TelegramChannel:
                 await self._call(chat_id, self.bot.send_message, chat_id, chunk.plain)
             except BadRequest as plain_exc:
                 raise PermanentChannelError(plain_exc.message) from plain_exc
+
+    async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
+        chunk: Chunk = part
+        edit = self.bot.edit_message_text
+        try:
+            try:
+                await self._translated(
+                    chat_id, edit, chunk.html, True, chat_id=chat_id, message_id=message_id
+                )
+            except MarkupRejected as exc:
+                log.warning("html_rejected", error=str(exc))
+                await self._translated(
+                    chat_id, edit, chunk.plain, False, chat_id=chat_id, message_id=message_id
+                )
+        except MessageNotModified:
+            return  # it shows this already: an edit repeated after a crash
+        except (MarkupRejected, BadRequest) as exc:
+            raise PermanentChannelError(f"Telegram refused the edit: {exc}") from exc
+        except ChannelError as exc:
+            if isinstance(exc.__cause__, BadRequest):  # e.g. "message to edit not found"
+                raise PermanentChannelError(str(exc)) from exc
+            raise
+
+    async def delete_message(self, chat_id: int, message_id: int) -> None:
+        try:
+            done = await self._call(chat_id, self.bot.delete_message, chat_id, message_id)
+        except BadRequest as exc:
+            raise PermanentChannelError(f"Telegram refused to delete: {exc.message}") from exc
+        if not done:
+            raise PermanentChannelError("Telegram did not delete the message")
 
     async def _send_html(self, chat_id: int, chunk: Chunk) -> None:
         await self.bot.send_message(chat_id, chunk.html, parse_mode=ParseMode.HTML)

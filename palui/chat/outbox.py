@@ -5,11 +5,18 @@ chat's undelivered replies in order, recording each part as it goes out, so a cr
 most the part in flight and never loses one. Two things keep a part from going out twice: within
 the process the chat's delivery lock (a streamed answer's last edit takes it too, see
 `palui.turns.ending`), across processes the chat's delivery lease.
+
+A streamed answer's first part replaces its preview: the row carries the preview's message id
+and part 0 is delivered as an edit of it. An edit is idempotent (a repeat after a crash between
+the edit and its record changes nothing), so the answer is shown once either way. A preview that
+can't be edited any more (deleted, too old) is removed, or else marked as replaced, and the
+answer is sent as new messages.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
@@ -20,6 +27,8 @@ from palui.logs import get_logger
 from palui.ports import Channel
 
 log = get_logger("palui.chat.outbox")
+
+REPLACED = "(replaced below)"  # a preview left by a turn whose answer had to be sent anew
 
 
 class Outbox:
@@ -71,7 +80,10 @@ class Outbox:
                     parts = self._channel.render(item.text)
                     try:
                         for index in range(item.parts_sent, len(parts)):
-                            await self._channel.send_part(chat_id, parts[index])
+                            if index == 0 and item.edit_message_id is not None:
+                                await self._into_preview(chat_id, item.edit_message_id, parts[0])
+                            else:
+                                await self._channel.send_part(chat_id, parts[index])
                             done = index + 1 == len(parts)
                             await self._store.outbox.part_sent(item.id, index + 1, done=done)
                     except ChannelError as exc:
@@ -81,3 +93,25 @@ class Outbox:
                             continue
                         log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
                         return  # the sweeper tries again; order is kept by stopping here
+
+    async def _into_preview(self, chat_id: int, message_id: int, part: object) -> None:
+        """Show the answer's first part in its preview; a preview that can't be edited is
+        removed (or marked as replaced) and the part sent as a new message."""
+        try:
+            await self._channel.edit_part(chat_id, message_id, part)
+            return
+        except ChannelError as exc:
+            if not getattr(exc, "permanent", False):
+                raise  # may work later: the sweeper tries again
+            log.warning("preview_not_editable", chat_id=chat_id, error=str(exc))
+        try:
+            await self._channel.delete_message(chat_id, message_id)
+        except ChannelError as exc:
+            log.warning("preview_not_deleted", chat_id=chat_id, error=str(exc))
+            with contextlib.suppress(ChannelError):
+                await self._channel.edit_part(chat_id, message_id, self._replaced())
+        await self._channel.send_part(chat_id, part)
+
+    def _replaced(self) -> object:
+        [part] = self._channel.render(REPLACED)
+        return part

@@ -29,7 +29,9 @@ class OutboxRepo(Repo):
             query = query.where(OutboxMessage.chat_id == chat_id)
         async with self._db.session() as s:
             rows = await s.scalars(query.order_by(OutboxMessage.id))
-            return [OutboxItem(r.id, r.chat_id, r.text, r.parts_sent) for r in rows]
+            return [
+                OutboxItem(r.id, r.chat_id, r.text, r.parts_sent, r.edit_message_id) for r in rows
+            ]
 
     async def part_sent(self, outbox_id: int, parts_sent: int, *, done: bool) -> None:
         """Record delivered parts. The part is already in the chat, so a failure here would make

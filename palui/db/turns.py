@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.inbox import mark_inbox_done
 from palui.db.models import (
@@ -31,9 +32,14 @@ class TurnRepo(Repo):
         session_id: int,
         kind: TurnKind,
         inputs: Sequence[tuple[int, str]],
-    ) -> None:
-        """Record a running turn and add the person's messages (once per update) to history."""
+    ) -> int | None:
+        """Record a running turn and add the person's messages (once per update) to history.
+
+        Returns the preview message it takes over: one that an interrupted earlier turn for the
+        same messages left in the chat (the new turn's answer is then shown in it)."""
+        update_ids = [u for u, _ in inputs]
         async with self._db.session() as s, s.begin():
+            left = await _take_previews(s, chat_id, update_ids)
             s.add(
                 Turn(
                     id=turn_id,
@@ -42,6 +48,7 @@ class TurnRepo(Repo):
                     kind=kind,
                     status=TurnStatus.RUNNING,
                     started_at=utcnow(),
+                    preview_message_id=left,
                 )
             )
             for update_id, text in inputs:
@@ -60,8 +67,17 @@ class TurnRepo(Repo):
                 )
             await s.execute(
                 update(InboxUpdate)
-                .where(InboxUpdate.update_id.in_([u for u, _ in inputs]))
+                .where(InboxUpdate.update_id.in_(update_ids))
                 .values(turn_id=turn_id)
+            )
+        return left
+
+    async def record_preview(self, turn_id: str, message_id: int) -> None:
+        """The turn's streamed preview was just sent: remember it before anything else happens,
+        so a crash leaves a message the re-run can find."""
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(Turn).where(Turn.id == turn_id).values(preview_message_id=message_id)
             )
 
     async def finish(
@@ -76,10 +92,12 @@ class TurnRepo(Repo):
         budget_hit: str | None = None,
         error: str | None = None,
         taint: Taint | None = None,
+        preview_message_id: int | None = None,
     ) -> int | None:
         """End a turn in one transaction: its reply into history and the outbox, inbox done.
 
-        Returns the reply's outbox id."""
+        `preview_message_id`: the reply's first part is delivered as an edit of that message
+        (the turn's streamed preview). Returns the reply's outbox id."""
         outbox_id: int | None = None
         async with self._db.session() as s, s.begin():
             turn = await s.get_one(Turn, turn_id)
@@ -102,7 +120,10 @@ class TurnRepo(Repo):
                             tainted=turn.tainted,
                         )
                     )
-                outbox = OutboxMessage(chat_id=turn.chat_id, text=reply, turn_id=turn_id)
+                outbox = OutboxMessage(
+                    chat_id=turn.chat_id, text=reply, turn_id=turn_id,
+                    edit_message_id=preview_message_id,
+                )  # fmt: skip
                 s.add(outbox)
                 await s.flush()
                 outbox_id = outbox.id
@@ -151,3 +172,27 @@ class TurnRepo(Repo):
         async with self._db.session() as s:
             turn = await s.get(Turn, turn_id)
         return None if turn is None else (TurnKind(turn.kind), bool(turn.tainted))
+
+
+async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int]) -> int | None:
+    """Detach the previews that ended turns (interrupted ones: their inbox rows are still
+    pending) left for these updates, and return the newest; it now belongs to the caller."""
+    if not update_ids:
+        return None
+    earlier = select(InboxUpdate.turn_id).where(
+        InboxUpdate.update_id.in_(update_ids), InboxUpdate.turn_id.is_not(None)
+    )
+    left = Turn.chat_id == chat_id, Turn.id.in_(earlier), Turn.preview_message_id.is_not(None)
+    ids = list(
+        await s.scalars(
+            select(Turn.preview_message_id)
+            .where(*left, Turn.status != TurnStatus.DONE)
+            .order_by(Turn.started_at.desc())
+        )
+    )
+    if not ids:
+        return None
+    await s.execute(
+        update(Turn).where(*left, Turn.status != TurnStatus.DONE).values(preview_message_id=None)
+    )
+    return ids[0]

@@ -39,6 +39,7 @@ class OutboxItem:
     chat_id: int
     text: str
     parts_sent: int
+    edit_message_id: int | None = None  # the preview message the first part is edited into
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ for its starting taint, and the answer streamed where the channel can."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 from collections.abc import Sequence
 
@@ -31,7 +32,7 @@ async def run_chat_turn(
     with bound(chat_id=chat_id, turn_id=turn_id):
         session_id = await store.chats.current_session(chat_id)
         inputs = [(i.update_id, i.text or "") for i in batch]
-        await store.turns.start(turn_id, chat_id, session_id, TurnKind.CHAT, inputs)
+        left = await store.turns.start(turn_id, chat_id, session_id, TurnKind.CHAT, inputs)
         if parts.memory is not None:
             history = await parts.memory.history(session_id)
             said = " ".join(text for _, text in inputs)
@@ -50,6 +51,9 @@ async def run_chat_turn(
         deps = parts.deps(turn_id, chat_id, tools)
         stream = parts.channel.streaming_reply(chat_id)
         if stream is not None:
+            if left is not None:
+                stream.adopt(left)  # an interrupted turn's preview: this answer replaces it
+            stream.watch_preview(functools.partial(store.turns.record_preview, turn_id))
             deps = dataclasses.replace(deps, on_delta=stream.push)
         log.info("turn_started", messages=len(batch), tools=len(offer.tools))
         await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream)

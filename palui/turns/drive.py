@@ -33,6 +33,17 @@ async def headed(loop: Loop, heading: str) -> Reply | NeedsApproval:
     return result
 
 
+async def _leave(stream: ReplyStream | None, note: str | None) -> None:
+    """The turn ends without its answer: its own preview keeps the text so far (and `note`);
+    one taken over from an interrupted turn is removed, since it showed that turn's answer."""
+    if stream is None:
+        return
+    if stream.adopted:
+        await stream.discard()
+    else:
+        await stream.abort(note)
+
+
 class Drive:
     def __init__(self, parts: TurnParts, running: RunningTurns, stops: StopRequests) -> None:
         self._parts = parts
@@ -60,8 +71,7 @@ class Drive:
             if not running.stop_requested or (this is not None and this.cancelling()):
                 raise  # shutdown: the inbox rows stay pending and run again after restart
             log.info("turn_stopped")
-            if stream is not None:
-                await stream.abort("(stopped — this answer is incomplete)")
+            await _leave(stream, "(stopped — this answer is incomplete)")
             told = running.stopped_text  # None: the /stop's own reply already said it
             await ending.end(
                 parts, turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped",
@@ -69,8 +79,7 @@ class Drive:
             )  # fmt: skip
             return
         except Exception as exc:
-            if stream is not None:
-                await stream.abort(None)
+            await _leave(stream, None)
             await ending.fail(parts, turn_id, update_ids, tools, exc)
             return
         finally:
@@ -79,18 +88,18 @@ class Drive:
                 watcher.cancel()
             self._running.by_chat.pop(chat_id, None)
         if isinstance(result, NeedsApproval):
-            if stream is not None:
-                await stream.abort("(waiting for your approval below)")
+            await _leave(stream, "(waiting for your approval below)")
             await ending.pause(parts, chat_id, turn_id, result, tools, update_ids)
             return
         text = result.text.strip() or "(The model returned an empty answer.)"
-        outbox_id = await ending.end(
+        # Previews stop before the end is committed, so the reply's outbox row names the
+        # preview its first part replaces (delivered by the outbox, as an edit).
+        preview = await ending.finish_stream(stream) if stream is not None else None
+        await ending.end(
             parts, turn_id, TurnStatus.DONE, update_ids, tools, reply=text, steps=result.steps,
-            budget_hit=result.budget_hit,
+            budget_hit=result.budget_hit, preview_message_id=preview,
         )  # fmt: skip
         log.info("turn_done", steps=result.steps, tokens=result.usage.total_tokens)
-        if stream is not None and outbox_id is not None:
-            await ending.finish_stream(parts, chat_id, stream, outbox_id, text)
 
     async def _keep_typing(self, chat_id: int) -> None:
         while True:

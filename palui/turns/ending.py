@@ -9,7 +9,7 @@ from typing import Any
 from palui.agent.snapshot import dump_snapshot
 from palui.agent.turn import NeedsApproval
 from palui.domain import TurnContext, TurnStatus
-from palui.errors import ChannelError, ModelError, ModelUnavailable
+from palui.errors import ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.ports import ReplyStream
 from palui.tools.catalog import off_site
@@ -78,20 +78,14 @@ async def pause(
         await parts.store.outbox.add(chat_id, CARDS_NOT_POSTED)
 
 
-async def finish_stream(
-    parts: TurnParts, chat_id: int, stream: ReplyStream, outbox_id: int, text: str
-) -> None:
-    """Turn the streamed preview into the final answer; record the parts it delivered, so
-    the outbox sends only what is left (and nothing twice)."""
-    async with parts.delivery_lock(chat_id):
-        rendered = parts.channel.render(text)
-        try:
-            await stream.finish(text)
-        except ChannelError as exc:
-            log.warning("stream_finish_failed", error=str(exc))
-        finally:
-            sent = min(len(stream.message_ids), len(rendered))
-            await parts.store.outbox.part_sent(outbox_id, sent, done=sent == len(rendered))
+async def finish_stream(stream: ReplyStream) -> int | None:
+    """Stop the streamed preview; the preview the answer is to replace, if there is one.
+
+    The final edit is the outbox's (`palui.chat.outbox`): it records the edit with the reply's
+    other parts, so a crash between the edit and its record repeats the edit (harmless) instead
+    of sending the answer again as a new message."""
+    await stream.close()
+    return stream.preview_message_id
 
 
 async def fail(

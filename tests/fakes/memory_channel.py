@@ -136,6 +136,12 @@ class MemoryChannel:
     async def send_part(self, chat_id: int, part: Any) -> None:
         self.parts.append((chat_id, str(part)))
 
+    async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
+        self.parts.append((chat_id, str(part)))  # never streams: no preview to edit
+
+    async def delete_message(self, chat_id: int, message_id: int) -> None:
+        return None
+
     async def send_notice(self, chat_id: int, text: str) -> None:
         self.notices.append((chat_id, text))
 

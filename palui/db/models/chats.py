@@ -73,6 +73,9 @@ class Turn(Base):
     taint_source: Mapped[str | None] = mapped_column(String(160))  # "mcp-web" or "mcp-web:tool"
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The streamed preview this turn's answer is shown in (recorded as soon as it was sent): a
+    # re-run of an interrupted turn takes it over instead of leaving it beside a new answer.
+    preview_message_id: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class ModelCall(Base):

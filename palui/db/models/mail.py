@@ -43,6 +43,8 @@ class OutboxMessage(Base):
     text: Mapped[str] = mapped_column(Text)
     turn_id: Mapped[str | None] = mapped_column(String(32))
     parts_sent: Mapped[int] = mapped_column(Integer, default=0)
+    # The preview message the first part replaces (an edit, so delivering it again is harmless).
+    edit_message_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
 
