@@ -71,7 +71,9 @@ def recall_toolset() -> toolkit.FunctionToolset:
 
 
 @asynccontextmanager
-async def two_paluis(settings: Settings, *b_steps: toolkit.Step) -> AsyncIterator[tuple[Side, Side]]:
+async def two_paluis(
+    settings: Settings, *b_steps: toolkit.Step
+) -> AsyncIterator[tuple[Side, Side]]:
     """Palui A (where the person taps) and Palui B (which runs the next turns), one database."""
     async with AsyncExitStack() as stack:
         sides = []
