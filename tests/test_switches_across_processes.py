@@ -21,8 +21,11 @@ from palui.db import Database, Store
 from palui.db.tools import ToolSettingRecord
 from palui.domain import Card, Message
 from tests import toolkit
+from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui, switch_on
 from tests.fakes.notes_toolset import NOTES_ID, NotesToolset
+from tests.test_connector_sheet import keyboard
+from tests.test_process_recovery import needs_postgres, start_in_webhook_mode
 
 
 @pytest.fixture
@@ -214,3 +217,40 @@ async def test_every_switch_write_moves_the_settings_version(database_url: str) 
         assert await repo.version() == start + 3
     finally:
         await db.close()
+
+
+# -- two full daemons in webhook mode on one PostgreSQL database ------------------------------
+
+
+async def test_two_daemons_a_tap_on_one_switches_the_tool_off_for_the_other(
+    database_url, with_notes, mcp_in_process, start_palui, fake_telegram, fake_model
+) -> None:
+    needs_postgres(database_url)
+    fake_model.reply("ok")
+    _, url_a = await start_in_webhook_mode(start_palui, fake_telegram)
+    _, url_b = await start_in_webhook_mode(start_palui, fake_telegram)
+
+    async def say_to(url: str, text: str, replies: int) -> None:
+        update = fake_telegram.push_text(OWNER_CHAT, OWNER_ID, text)
+        assert await fake_telegram.deliver_to_webhook(update, url=url) == 200
+        await fake_telegram.wait_for_messages(OWNER_CHAT, replies)
+
+    await say_to(url_b, "what notes do I have", 1)
+    assert "mcp-notes__list_notes" in fake_model.requests[-1].tool_names
+
+    before = len(fake_telegram.sent_messages(OWNER_CHAT))
+    await say_to(url_a, "/connectors", before + 1)
+    card = next(m for m in fake_telegram.sent_messages(OWNER_CHAT) if m["text"].startswith("notes"))
+    data = keyboard(card)["✅ list_notes"]
+    update = fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], data)
+    assert await fake_telegram.deliver_to_webhook(update, url=url_a) == 200
+    await fake_telegram.wait_for_request(
+        "answerCallbackQuery", predicate=lambda p: "list_notes is off" in str(p.get("text"))
+    )
+
+    requests = len(fake_model.requests)
+    update = fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and now?")
+    assert await fake_telegram.deliver_to_webhook(update, url=url_b) == 200
+    await fake_model.wait_for_request(requests + 1)
+    assert "mcp-notes__list_notes" not in fake_model.requests[-1].tool_names
+    assert "mcp-notes__search_notes" in fake_model.requests[-1].tool_names
