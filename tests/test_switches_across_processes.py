@@ -254,3 +254,11 @@ async def test_two_daemons_a_tap_on_one_switches_the_tool_off_for_the_other(
     await fake_model.wait_for_request(requests + 1)
     assert "mcp-notes__list_notes" not in fake_model.requests[-1].tool_names
     assert "mcp-notes__search_notes" in fake_model.requests[-1].tool_names
+
+
+async def test_status_on_b_shows_a_connector_paused_on_a(settings: Settings) -> None:
+    async with two_paluis(settings) as (a, b):
+        await a.chat.command("connectors")
+        await a.tap("notes", "⏸ Pause")
+        await b.chat.command("status")
+        assert "⏸ notes — paused" in b.chat.texts()[-1]

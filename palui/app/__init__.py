@@ -199,7 +199,7 @@ class Palui:
             database_kind=self.db.kind, daily_token_cap=s.daily_token_cap,
             runs_per_hour=s.runs_per_hour,
         )  # fmt: skip
-        status = Status(store, registry, paused, memory, info, now=now)
+        status = Status(store, registry, paused, memory, info, now=now, board=board)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
