@@ -65,6 +65,7 @@ from palui.sandbox import RunCode
 from palui.tools.builtins import BuiltinTools
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
+from palui.tools.switchboard import Switchboard, catalog_reload
 from palui.tools.watch import ToolWatch, load_catalog_state
 from palui.turns.runner import TurnRunner
 from palui.webhooks.specs import WebhookSpec, load_webhooks
@@ -87,7 +88,7 @@ class Running:
     chats: Chats
     wakeups: Wakeups
     scheduler: JobScheduler
-    paused: PausedConnectors
+    board: Switchboard
     menu: list[tuple[str, str]]
 
 
@@ -123,6 +124,7 @@ class Palui:
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
         self.chats: Chats | None = None  # likewise (or `chat_console`)
+        self.switchboard: Switchboard | None = None  # likewise; tests count its reloads
 
     async def __aenter__(self) -> Palui:
         if isinstance(self.model, LiteLLMModel):  # a model given by a test needs no import
@@ -155,6 +157,12 @@ class Palui:
         edits = EditFlow(store, channel, approvals, registry, self.tool_rules, now=now)
         paused = PausedConnectors(store.tool_settings)
         memory = Memory(store, self.model, registry, memory_config(s), is_paused=paused.is_paused)
+        # The database is the truth for every switch: each process reloads its cached ones when
+        # the settings version moved (a tap in another process), before a turn's offer.
+        board = Switchboard(
+            store.tool_settings.version,
+            [catalog_reload(store, self.catalog), paused.load, memory.refresh],
+        )
         background = Background()
         leases = ChatLeases(store.leases)
         # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
@@ -164,7 +172,7 @@ class Palui:
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
-            memory=memory,
+            memory=memory, board=board,
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
@@ -183,7 +191,7 @@ class Palui:
         # wakes those turns' workers: the one cycle among the parts, closed here.
         self.builtins.bind(deliver=wakeups.deliver_soon, jobs_changed=scheduler.sync)
         connector_sheet = ConnectorSheet(
-            store, channel, registry, self.catalog, paused=paused, memory=memory
+            store, channel, registry, self.catalog, paused=paused, memory=memory, board=board
         )
         job_sheet = JobSheet(store, channel, now=now, jobs_changed=scheduler.sync)
         info = StatusInfo(
@@ -191,7 +199,7 @@ class Palui:
             database_kind=self.db.kind, daily_token_cap=s.daily_token_cap,
             runs_per_hour=s.runs_per_hour,
         )  # fmt: skip
-        status = Status(store, registry, paused, memory, info, now=now)
+        status = Status(store, registry, paused, memory, info, now=now, board=board)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
@@ -215,7 +223,7 @@ class Palui:
             store, inbox, workers, outbox, background, recovery,
             approvals=approvals, edits=edits, owners=allowed_users, scope=scope,
         )  # fmt: skip
-        return Running(chats, wakeups, scheduler, paused, commands.menu())
+        return Running(chats, wakeups, scheduler, board, commands.menu())
 
     async def _start(self, running: Running) -> None:
         """Connectors and the tool watch, then the chats, then the jobs (a due run is queued
@@ -223,7 +231,8 @@ class Palui:
         await self.connectors.start()
         self._watch = ToolWatch(self.store, self.catalog, running.chats.notify_owners)
         await self._watch.sync(self.registry.toolsets, at_start=True)
-        await running.paused.load()
+        self.switchboard = running.board
+        await running.board.sync()  # the switches as stored, after the watch wrote its own
         self.chats = running.chats
         await running.chats.start()
         self.jobs = running.scheduler

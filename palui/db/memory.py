@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import delete, func, select, update
 
+from palui.db import settings_version
 from palui.db.models import (
     ChatSession,
     MemorySlice,
@@ -64,6 +65,7 @@ class MemoryRepo(Repo):
                     index_elements=["connector_id"], set_={name: value, "updated_at": utcnow()}
                 )
             )
+            await settings_version.bump(s, self._insert)  # other processes reload it
 
     # -- auto-recall checks -----------------------------------------------------------------------
 

@@ -1,10 +1,12 @@
 """Per-tool settings: switches, classes set in the chat, last seen definitions, paused
-connectors. (Each call's record is `palui.db.calls`.)"""
+connectors. (Each call's record is `palui.db.calls`.) Every change bumps the settings version in
+its own transaction (`palui.db.settings_version`): other processes reload from their next turn."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
+from palui.db import settings_version
 from palui.db.models import ConnectorSetting, ToolSetting, utcnow
 from palui.db.repo import Repo
 from palui.domain import ToolSettingRecord as ToolSettingRecord  # re-exported: its old home
@@ -38,6 +40,12 @@ class ToolSettingRepo(Repo):
                 .values(tool=record.tool, **values)
                 .on_conflict_do_update(index_elements=["tool"], set_=values)
             )
+            await settings_version.bump(s, self._insert)
+
+    async def version(self) -> int:
+        """The settings version: one primary-key lookup, asked before every turn's offer."""
+        async with self._db.session() as s:
+            return await settings_version.read(s)
 
     async def paused_connectors(self) -> set[str]:
         async with self._db.session() as s:
@@ -54,3 +62,5 @@ class ToolSettingRepo(Repo):
                 s.add(row)
             row.paused = paused
             row.updated_at = utcnow()
+            await s.flush()
+            await settings_version.bump(s, self._insert)

@@ -3,7 +3,9 @@ switches, edited in place as the person taps.
 
 Buttons carry `cx:<op>:<hash>` (palui.callbacks) where the hash names a connector or a tool (10
 hex digits of its name's SHA-256), so the data stays short and a tap acts on the tool it was
-drawn for even if the list has changed since. Every change is saved before the card is redrawn.
+drawn for even if the list has changed since. Every change is saved before the card is redrawn;
+the switches are synced with the database first (`Switchboard`), so a card drawn or tapped here
+shows, and toggles from, what a tap in another process set.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from palui.policy.classes import ToolClass
 from palui.ports import Channel, Toolset
 from palui.tools.catalog import CatalogEntry, ToolCatalog
 from palui.tools.registry import ToolRegistry
+from palui.tools.switchboard import Switchboard
 from palui.tools.watch import stored_tool
 
 log = get_logger("palui.interact.connector_sheet")
@@ -52,7 +55,9 @@ class ConnectorSheet:
         *,
         paused: PausedConnectors,
         memory: Memory | None = None,
+        board: Switchboard | None = None,
     ) -> None:
+        self._board = board
         self._memory = memory
         self._paused = paused
         self._store = store
@@ -145,7 +150,12 @@ class ConnectorSheet:
         )
         return Card(text, rows=(choices, back))
 
+    async def _sync(self) -> None:
+        if self._board is not None:
+            await self._board.sync()
+
     async def post(self, chat_id: int) -> int:
+        await self._sync()
         if self._memory is not None:
             await self._memory.refresh(checks=True)
         toolsets = self._registry.toolsets
@@ -168,6 +178,7 @@ class ConnectorSheet:
     async def tap(self, inbound: Inbound, button: ConnectorButton) -> SheetTap:
         chat, message = inbound.chat_id, inbound.message_id
         op, key = button.op, button.key
+        await self._sync()
         if self._memory is not None:
             await self._memory.refresh(checks=True)
         if op in ("t", "c"):

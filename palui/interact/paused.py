@@ -1,7 +1,8 @@
 """Which connectors a person paused on the connector sheet: their tools are offered to no turn.
 
-Loaded once at start and kept in step with the database by `set`; turns, memory and /status ask
-`is_paused` on every offer, so it is answered from memory rather than a query.
+Loaded at start, kept in step by `set`, and loaded again by the `Switchboard` whenever the settings
+version moved (a pause in another process); turns, memory and /status ask `is_paused` on every
+offer, so it is answered from memory rather than a query.
 """
 
 from __future__ import annotations

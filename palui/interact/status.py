@@ -13,6 +13,7 @@ from palui.domain.windows import day_start, hour_ago
 from palui.interact.paused import PausedConnectors
 from palui.memory import Memory
 from palui.tools.registry import ToolRegistry
+from palui.tools.switchboard import Switchboard
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,9 @@ class Status:
         info: StatusInfo,
         *,
         now: Callable[[], datetime],
+        board: Switchboard | None = None,
     ) -> None:
+        self._board = board  # a pause set in another process shows here too
         self._store = store
         self._registry = registry
         self._paused = paused
@@ -49,6 +52,8 @@ class Status:
         self._now = now
 
     async def text(self) -> str:
+        if self._board is not None:
+            await self._board.sync()
         now = self._now()
         tokens = await self._store.turns.tokens_since(day_start(now))
         runs = await self._store.turns.runs_since(hour_ago(now))

@@ -104,6 +104,12 @@ class ToolCatalog:
         self._stored[name] = stored
         self._cache = {key: entry for key, entry in self._cache.items() if key[0] != name}
 
+    def reload(self, stored: Mapping[str, StoredTool]) -> None:
+        """Another process changed the stored settings (`palui.tools.switchboard`): take them
+        all, and forget every entry drawn from the old ones."""
+        self._stored = dict(stored)
+        self._cache = {}
+
     def entry(self, connector_id: str, remote: RemoteTool) -> CatalogEntry:
         name = full_name(connector_id, remote.name)
         digest = definition_hash(remote)

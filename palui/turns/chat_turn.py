@@ -45,7 +45,7 @@ async def run_chat_turn(
         )
         taint = starting.chat_turn(history, recalled)
         recent = history.messages[-RANKING_MESSAGES:]
-        offer = parts.offers.for_messages(recent, TurnKind.CHAT, taint is not None)
+        offer = await parts.offers.for_messages(recent, TurnKind.CHAT, taint is not None)
         persons = await words.of_session(store, session_id)
         tools = await parts.tools(offer, turn_id, chat_id, TurnKind.CHAT, taint, persons)
         deps = parts.deps(turn_id, chat_id, tools)

@@ -3,6 +3,10 @@
 An approved call runs once: its approval is used up (approved -> executing) before it goes out
 and records its result after (executing -> executed). A crash between the two leaves it
 `executing`, which a later resume reports as an unknown outcome and never runs again.
+
+Before each call the switches are synced with the database (`CallGate`): a tool switched off or
+paused in any process since the turn's offer is refused, approved or not, and a class changed
+meanwhile decides the call.
 """
 
 from __future__ import annotations
@@ -11,8 +15,16 @@ from dataclasses import dataclass
 
 from palui.approvals.cards import edited_note
 from palui.approvals.decisions import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
-from palui.domain import CallStage, HeldDecision, ToolCallRequest, ToolOutcome, Verdict
+from palui.domain import (
+    CallStage,
+    CallStatus,
+    HeldDecision,
+    ToolCallRequest,
+    ToolOutcome,
+    Verdict,
+)
 from palui.tools.runner import TurnTools
+from palui.tools.switchboard import CallGate
 
 # How the call's record names each held call that did not run now.
 NOT_RUN_LABELS = {
@@ -51,18 +63,33 @@ class TurnCalls:
 
     tools: TurnTools
     approvals: Approvals
+    gate: CallGate | None = None
 
     def concurrent_safe(self, name: str) -> bool:
         return self.tools.concurrent_safe(name)
 
     async def prepare(self, call: ToolCallRequest, step: int) -> ToolCallRequest | ToolOutcome:
+        if self.gate is not None:
+            await self.gate.board.sync()  # the approval check next reads the class set now
         return await self.tools.prepare(call, step)
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
         return self.tools.needs_approval(call)
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
-        return await self.tools.run(call, step)
+        refused = await self._switched_off(call, step)
+        return refused or await self.tools.run(call, step)
+
+    async def _switched_off(self, call: ToolCallRequest, step: int) -> ToolOutcome | None:
+        tool = self.tools.offer.tools.get(call.name)
+        if self.gate is None or tool is None:
+            return None  # not offered: TurnTools refuses it with its reason
+        reason = await self.gate.refusal(tool)
+        if reason is None:
+            return None
+        await self.tools.record.stage(call, step, CallStage.POLICY, "refused", reason)
+        await self.tools.record.settled(call, step, CallStatus.REJECTED, reason)
+        return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
 
     async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
         if decision.verdict is Verdict.APPROVED:
@@ -78,7 +105,7 @@ class TurnCalls:
         return outcome
 
     async def _run_approved(self, decision: HeldDecision, step: int) -> ToolOutcome:
-        outcome = await self.tools.run_approved(
+        outcome = await self._switched_off(decision.call, step) or await self.tools.run_approved(
             decision.call, step, model_arguments=decision.model_arguments
         )
         await self.approvals.executed(decision, outcome.text)

@@ -34,7 +34,7 @@ async def run_job_turn(parts: TurnParts, drive: Drive, run: RunRecord, job: JobR
         prompt = Message(Role.USER, job_prompt(job))
         messages = build_context([prompt], now=parts.now())
         taint = starting.job_turn(job)
-        offer = parts.offers.for_messages([prompt], TurnKind.SCHEDULED, taint is not None)
+        offer = await parts.offers.for_messages([prompt], TurnKind.SCHEDULED, taint is not None)
         said = words.of_job(job, taint)
         tools = await parts.tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, taint, said)
         deps = parts.deps(turn_id, chat_id, tools)

@@ -1,5 +1,7 @@
 """Which tools a turn is offered: switched on, its connector not paused, allowed by the policy
-matrix for the turn's kind and taint, ranked by what was said, at most `max_tools`."""
+matrix for the turn's kind and taint, ranked by what was said, at most `max_tools`. The
+switches are brought in step with the database first (`Switchboard.sync`: one small query, a
+reload only when another change was committed), so a tap in any process counts from here."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from palui.policy.matrix import Decision, decide
 from palui.tools.catalog import ToolCatalog
 from palui.tools.names import full_name
 from palui.tools.registry import ToolOffer, ToolRegistry
+from palui.tools.switchboard import Switchboard
 from palui.turns.limits import Limits
 
 SCHEDULE_JOB = "palui__schedule_job"
@@ -22,6 +25,7 @@ class Offers:
     catalog: ToolCatalog
     limits: Limits
     is_paused: Callable[[str], bool]
+    board: Switchboard | None = None  # None: switches from this process alone (tests)
 
     def _allow(self, kind: TurnKind, tainted: bool) -> Callable[[str, RemoteTool], bool]:
         def allow(connector_id: str, remote: RemoteTool) -> bool:
@@ -36,14 +40,22 @@ class Offers:
 
         return allow
 
-    def for_messages(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
+    async def _sync(self) -> None:
+        if self.board is not None:
+            await self.board.sync()
+
+    async def for_messages(
+        self, recent: Sequence[Message], kind: TurnKind, tainted: bool
+    ) -> ToolOffer:
         """A new turn's offer, ranked by the newest messages (they say most about what is
         wanted now)."""
+        await self._sync()
         query = " ".join(message.content for message in recent)
         return self.registry.offer(query, self.limits.max_tools, self._allow(kind, tainted))
 
-    def named(self, names: Sequence[str], kind: TurnKind, tainted: bool) -> ToolOffer:
+    async def named(self, names: Sequence[str], kind: TurnKind, tainted: bool) -> ToolOffer:
         """A resumed turn's offer: the tools it was offered before, those still allowed."""
+        await self._sync()
         wanted = set(names)
         allow = self._allow(kind, tainted)
         return self.registry.offer(

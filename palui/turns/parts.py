@@ -17,6 +17,7 @@ from palui.ports import Channel, ChatModel
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import TurnTools
+from palui.tools.switchboard import CallGate
 from palui.turns.held import TurnCalls
 from palui.turns.limits import Limits
 from palui.turns.offer import Offers
@@ -36,6 +37,7 @@ class TurnParts:
     now: Callable[[], datetime]
     delivery_lock: Callable[[int], asyncio.Lock]
     memory: Memory | None = None
+    gate: CallGate | None = None  # refuses a call whose tool was switched off meanwhile
 
     async def tools(
         self,
@@ -69,5 +71,5 @@ class TurnParts:
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,
             tools=tools.offer.specs,
-            runner=TurnCalls(tools, self.approvals),
+            runner=TurnCalls(tools, self.approvals, self.gate),
         )

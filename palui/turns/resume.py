@@ -26,7 +26,7 @@ async def resume(
     with bound(chat_id=chat_id, turn_id=turn_id):
         snapshot, context = load_snapshot(state)
         tainted = context.taint is not None
-        offer = parts.offers.named(context.offer, context.kind, tainted)
+        offer = await parts.offers.named(context.offer, context.kind, tainted)
         said = await words.of_paused_turn(parts.store, turn_id, context.kind)
         tools = await parts.tools(offer, turn_id, chat_id, context.kind, context.taint, said)
         log.info("turn_resumed")

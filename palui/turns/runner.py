@@ -21,6 +21,7 @@ from palui.memory import Memory
 from palui.ports import Channel, ChatModel
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer, ToolRegistry
+from palui.tools.switchboard import CallGate, Switchboard
 from palui.turns.chat_turn import run_chat_turn
 from palui.turns.drive import Drive
 from palui.turns.job_turn import run_job_turn
@@ -49,11 +50,14 @@ class TurnRunner:
         delivery_lock: Callable[[int], asyncio.Lock],
         is_paused: Callable[[str], bool] = lambda connector_id: False,
         memory: Memory | None = None,
+        board: Switchboard | None = None,
     ) -> None:
-        self._offers = Offers(registry, catalog, limits, is_paused)
+        # The switches, true to the database (`board`): synced before each offer and each call.
+        self._offers = Offers(registry, catalog, limits, is_paused, board)
+        gate = CallGate(board, catalog, is_paused) if board is not None else None
         self._parts = TurnParts(
             store, model, channel, catalog, approvals, limits, self._offers, now,
-            delivery_lock, memory,
+            delivery_lock, memory, gate,
         )  # fmt: skip
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.
@@ -68,8 +72,8 @@ class TurnRunner:
         """Cancel the chat's running turn; the names of the tool calls it interrupted."""
         return self._running.stop(chat_id)
 
-    def offer(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
-        return self._offers.for_messages(recent, kind, tainted)
+    async def offer(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
+        return await self._offers.for_messages(recent, kind, tainted)
 
     async def run_chat_turn(self, chat_id: int, batch: Sequence[Inbound]) -> None:
         await run_chat_turn(self._parts, self._drive, chat_id, batch)

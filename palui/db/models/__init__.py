@@ -9,7 +9,13 @@ from palui.db.models.jobs import JobRow, JobRun
 from palui.db.models.leases import ChatLease, DeliveryLease, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
 from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
-from palui.db.models.tools import ActionRow, ConnectorSetting, SendCapNotice, ToolSetting
+from palui.db.models.tools import (
+    ActionRow,
+    ConnectorSetting,
+    SendCapNotice,
+    SettingsVersion,
+    ToolSetting,
+)
 from palui.db.models.webhooks import WebhookDelivery
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "PausedTurn",
     "RecallCheck",
     "SendCapNotice",
+    "SettingsVersion",
     "StopRequest",
     "StrangerNotice",
     "ToolSetting",

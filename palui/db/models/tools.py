@@ -40,6 +40,17 @@ class ConnectorSetting(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class SettingsVersion(Base):
+    """One row: bumped in the same transaction as every switch change (tool switches and
+    classes, paused connectors, memory switches), so each process sees with one primary-key
+    lookup whether its cached switches are stale."""
+
+    __tablename__ = "settings_version"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
 class ActionRow(Base):
     """The action ledger: a world-changing call, keyed by chat + tool + canonical arguments.
 
