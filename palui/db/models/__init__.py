@@ -10,6 +10,7 @@ from palui.db.models.leases import ChatLease, DeliveryLease, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
 from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
 from palui.db.models.tools import ActionRow, ConnectorSetting, SendCapNotice, ToolSetting
+from palui.db.models.upkeep import UpkeepMark
 from palui.db.models.webhooks import WebhookDelivery
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "ToolSetting",
     "Turn",
     "UTCDateTime",
+    "UpkeepMark",
     "WebhookDelivery",
     "utcnow",
 ]
