@@ -1,7 +1,8 @@
 """Retention: the daily prune of finished records (`[retention]` in palui.toml, DESIGN §3).
 
-Each table is pruned in batches of `BATCH` rows, each batch its own short transaction, so the
-prune never holds SQLite's one write lock for long: a turn's write waits at most one batch.
+Each table is pruned in batches of `BATCH` rows: found by a read, then deleted by key in a short
+transaction of its own, so the prune never holds SQLite's one write lock for long (a turn's
+write waits at most one batch's delete).
 Nothing pending work still needs is deleted, however old: a waiting message or webhook delivery,
 an unsent reply, the records, cards and paused state of a running or paused turn, a queued job
 run and each job's latest run. Turns, messages and session summaries are the chat's memory and
@@ -230,19 +231,24 @@ class RetentionRepo(Repo):
     async def _delete(
         self, table: Any, keys: Sequence[Any], where: list[ColumnElement[bool]]
     ) -> int:
-        """Delete the matching rows, `BATCH` at a time, each batch its own transaction."""
+        """Delete the matching rows, `BATCH` at a time. The rows are found by a read (which on
+        SQLite's WAL takes no lock: the scan of an unindexed column costs no writer anything),
+        then deleted by key in a short transaction of their own, the conditions checked again."""
         total = 0
         while True:
-            chosen = select(*keys).where(*where).limit(BATCH)
+            async with self._db.session() as s:
+                found = (await s.execute(select(*keys).where(*where).limit(BATCH))).all()
+            if not found:
+                return total
             if len(keys) == 1:
-                which = keys[0].in_(chosen.scalar_subquery())
+                which = keys[0].in_([row[0] for row in found])
             else:
-                which = tuple_(*keys).in_(chosen)
+                which = tuple_(*keys).in_([tuple(row) for row in found])
             async with self._db.session() as s, s.begin():
-                result = await s.execute(delete(table).where(which))
+                result = await s.execute(delete(table).where(which, *where))
             count = int(getattr(result, "rowcount", 0) or 0)
             total += count
-            if count < BATCH:
+            if len(found) < BATCH or count == 0:
                 return total
             await asyncio.sleep(0)  # let turns' writes in between batches
 
