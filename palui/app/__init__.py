@@ -29,6 +29,7 @@ from palui.app.parts import (
     limits,
     load_kinds,
     memory_config,
+    retention_days,
     utc_now,
 )
 from palui.approvals.decisions import Approvals
@@ -43,6 +44,7 @@ from palui.chat.leases import ChatLeases
 from palui.chat.outbox import Outbox
 from palui.chat.pauses import CapPauses
 from palui.chat.recovery import Recovery
+from palui.chat.sweepers import sweep_retention
 from palui.chat.wakeups import Wakeups
 from palui.chat.workers import ChatWorkers
 from palui.config import Settings
@@ -90,6 +92,8 @@ class Running:
     scheduler: JobScheduler
     board: Switchboard
     menu: list[tuple[str, str]]
+    background: Background
+    prunes: bool  # the daily retention prune: the daemon's, not a one-chat console's
 
 
 class Palui:
@@ -223,7 +227,9 @@ class Palui:
             store, inbox, workers, outbox, background, recovery,
             approvals=approvals, edits=edits, owners=allowed_users, scope=scope,
         )  # fmt: skip
-        return Running(chats, wakeups, scheduler, board, commands.menu())
+        return Running(
+            chats, wakeups, scheduler, board, commands.menu(), background, scope.only is None
+        )
 
     async def _start(self, running: Running) -> None:
         """Connectors and the tool watch, then the chats, then the jobs (a due run is queued
@@ -235,6 +241,9 @@ class Palui:
         await running.board.sync()  # the switches as stored, after the watch wrote its own
         self.chats = running.chats
         await running.chats.start()
+        if running.prunes:
+            days, store, now = retention_days(self.settings), self.store, self._now
+            running.background.spawn(sweep_retention(store, days, now))
         self.jobs = running.scheduler
         await running.scheduler.start()
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from palui.config import Settings
 from palui.connectors import ConnectorManager, ToolsChanged
 from palui.connectors.recall import recall_server_settings
+from palui.db.retention import RetentionDays
 from palui.domain import RECALL_ID
 from palui.errors import ConfigError
 from palui.llm import LiteLLMModel
@@ -81,6 +82,10 @@ def memory_config(settings: Settings) -> MemoryConfig:
         history_messages=settings.history_messages,
         compact_after=settings.compact_after,
     )
+
+
+def retention_days(settings: Settings) -> RetentionDays:
+    return RetentionDays(**settings.retention.model_dump())
 
 
 def utc_now() -> datetime:

@@ -2,8 +2,10 @@
 
 A kick starts the chat's worker unless one runs (it then looks again before it stops). The
 worker drains what waits, in order: paused turns whose cards were decided, webhook deliveries,
-queued job runs, then the inbox's messages, answered together by one turn. Between turns it
-lets memory compact and auto-save. A cap hit leaves everything stored and wakes the chat when
+queued job runs, then the inbox's messages, answered together by one turn. Before each round of
+turns (and once more after the last) it lets memory compact and auto-save, whether or not more
+messages wait: a busy chat's queue may never be empty, and its session must not outgrow
+`compact_after` unsummarised. A cap hit leaves everything stored and wakes the chat when
 the cap lifts; a lease another process holds wakes it a little later (the holder answers what
 waits in the shared inbox meanwhile).
 """
@@ -120,6 +122,10 @@ class ChatWorkers:
         worker = self._worker(chat_id)
         while True:
             worker.rekick = False
+            # A session past `compact_after` is compacted (and saved) before the next turn
+            # starts; with nothing past it this is a few reads. Slices are fixed in the database
+            # first, so a crash here leaves them for the next look (memory.keeper).
+            await self._memory.maintain(chat_id)
             for turn_id in await self._store.approvals.resumable(chat_id):
                 await self._turns.resume(chat_id, turn_id)
                 await self._outbox.deliver(chat_id)
@@ -142,8 +148,6 @@ class ChatWorkers:
             ]
             batch = await self._edits.take_answers(batch)  # answers to a card's ✏️ Edit
             if not batch:
-                if not worker.rekick:  # between turns: compaction and auto-save
-                    await self._memory.maintain(chat_id)
                 if worker.rekick:
                     continue
                 return

@@ -184,3 +184,20 @@ def destination_patterns(value: Any) -> tuple[str, ...]:
             raise ValueError(f"{item!r} would let everything through; name hosts or domains")
         patterns.append(item.strip().lower())
     return tuple(patterns)
+
+
+class RetentionSettings(BaseModel):
+    """`[retention]`: how many days each kind of finished record is kept before the daily prune
+    deletes it (palui.db.retention); 0 keeps it forever. Nothing pending work still needs is
+    ever deleted, however old. Turns, messages and summaries (the chat's memory) are not pruned."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    webhook_days: int = Field(default=7, ge=0)  # handled webhook deliveries (bodies up to 1 MiB)
+    inbox_days: int = Field(default=30, ge=0)  # handled inbox rows
+    outbox_days: int = Field(default=30, ge=0)  # sent replies
+    calls_days: int = Field(default=90, ge=0)  # tool call records (their steps), recall checks
+    model_calls_days: int = Field(default=90, ge=0)  # model calls (token use)
+    approvals_days: int = Field(default=90, ge=0)  # decided cards, their edits, paused turns
+    job_runs_days: int = Field(default=90, ge=0)  # finished job runs (a job's latest is kept)
+    notices_days: int = Field(default=30, ge=0)  # stranger and send-cap notices, stop requests

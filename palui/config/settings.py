@@ -17,6 +17,7 @@ from palui.config.sections import (
     HooksSettings,
     McpServerSettings,
     RecallSettings,
+    RetentionSettings,
     RunCodeSettings,
     ToolGuardSettings,
     WebhookSettings,
@@ -115,6 +116,7 @@ class Settings(BaseSettings):
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     guards: dict[str, ToolGuardSettings] = Field(default_factory=dict)
     run_code: RunCodeSettings = Field(default_factory=RunCodeSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -19,6 +19,7 @@ from palui.db.ledger import ActionLedger
 from palui.db.memory import MemoryRepo
 from palui.db.outbox import OutboxRepo
 from palui.db.recovery import RecoveryRepo
+from palui.db.retention import RetentionRepo
 from palui.db.sessions import ChatRepo, History, Provenance
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.strangers import StrangerRepo
@@ -67,3 +68,4 @@ class Store:
         self.delivery_leases = DeliveryLeaseRepo(db)
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
+        self.retention = RetentionRepo(db)  # the daily prune (chat.sweepers)

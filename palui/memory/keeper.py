@@ -1,4 +1,4 @@
-"""Compaction and auto-save, run in the chat's worker after a reply is committed (and for /new).
+"""Compaction and auto-save, run in the chat's worker before each round of turns (and for /new).
 
 Crash-safe and idempotent: a slice of the session (a message id range) is fixed in the database
 before anything is done with it, so a retry after a crash handles the same messages again. The

@@ -127,7 +127,7 @@ class Memory:
     # -- between turns -----------------------------------------------------------------------------
 
     async def maintain(self, chat_id: int) -> None:
-        """Compaction and auto-save after a turn, in the chat's worker. Never raises."""
+        """Compaction and auto-save before the next turn, in the chat's worker. Never raises."""
         await self.refresh()
         await self._keeper.maintain(chat_id)
 

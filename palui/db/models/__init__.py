@@ -16,6 +16,7 @@ from palui.db.models.tools import (
     SettingsVersion,
     ToolSetting,
 )
+from palui.db.models.upkeep import UpkeepMark
 from palui.db.models.webhooks import WebhookDelivery
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "ToolSetting",
     "Turn",
     "UTCDateTime",
+    "UpkeepMark",
     "WebhookDelivery",
     "utcnow",
 ]
