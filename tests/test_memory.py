@@ -53,8 +53,12 @@ def numbered_brain(request: ModelRequest) -> Script:
     return Script(text=f"ok: {request.last_user_text}")
 
 
-async def say(fake_telegram, text: str) -> str:
-    """Send a message and return the bot's next message to the chat."""
+async def say(fake_telegram, text: str, app: Any = None) -> str:
+    """Send a message and return the bot's next message to the chat. With `app`, first let any
+    turn end: a reply can show (streamed) a moment before its turn ends, and a command such as
+    /new runs at once, so without this it may race the end of the turn before."""
+    if app is not None:
+        await until(app, no_turn_running)
     count = len(fake_telegram.sent_messages(OWNER_CHAT)) + 1
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, text)
     return (await fake_telegram.wait_for_messages(OWNER_CHAT, count, timeout=20))[count - 1]["text"]
@@ -141,10 +145,7 @@ async def test_new_saves_the_session_once_even_when_the_save_runs_again(
     palui = await start_palui(**RECALL_ON)
     await say(fake_telegram, "my sister is called Rina")
     await say(fake_telegram, "I drink green tea every morning")
-    # The reply can show (streamed) a moment before its turn ends; /new runs at once, so let
-    # the turn end first: this test is about the save, not about a /new racing a turn.
-    await until(palui.app, no_turn_running)
-    assert "saved in memory" in await say(fake_telegram, "/new")
+    assert "saved in memory" in await say(fake_telegram, "/new", palui.app)
     saved = memories(recall_db)
     assert len(saved) == 2
     assert all(m.source_id and m.source_id.startswith("session:") for m in saved)
@@ -179,10 +180,10 @@ async def test_a_turn_that_read_an_untrusted_connector_is_never_saved(
         return Script(text="Noted.")
 
     fake_model.brain = brain
-    await start_palui(**RECALL_ON)
+    palui = await start_palui(**RECALL_ON)
     await say(fake_telegram, "my favourite colour is blue")
     assert "Groceries" in await say(fake_telegram, "read my notes please")
-    text = await say(fake_telegram, "/new")
+    text = await say(fake_telegram, "/new", palui.app)
     assert "saved in memory" in text
     saved = memories(recall_db)
     assert len(saved) == 1 and "blue" in saved[0].content
@@ -310,7 +311,7 @@ async def test_pausing_recall_removes_memory_tools_auto_recall_and_auto_save(
     await tap(fake_telegram, card, "⏸ Pause", "recall paused")
     await say(fake_telegram, "remember that my sister is called Rina")
     assert not [n for n in fake_model.requests[-1].tool_names if n.startswith("recall__")]
-    text = await say(fake_telegram, "/new")
+    text = await say(fake_telegram, "/new", palui.app)
     assert "saved" not in text
     assert memories(recall_db) == []
     # Only /connectors, before the pause, was counted; nothing since (the message, /new).
@@ -333,7 +334,7 @@ async def test_the_three_switches_act_separately(
     card = await tap(fake_telegram, card, "✅ Auto-save", "Auto-save is off")
     await say(fake_telegram, "and what else do you know?")
     assert await checks(palui.app) == ["skipped", "empty"]
-    assert "saved" not in await say(fake_telegram, "/new")
+    assert "saved" not in await say(fake_telegram, "/new", palui.app)
     assert memories(recall_db) == []
 
 
@@ -411,7 +412,7 @@ async def test_new_still_starts_fresh_when_recall_is_down_and_says_so(
     fake_model.brain = numbered_brain
     palui = await start_palui(**RECALL_ON)
     await say(fake_telegram, "my sister is called Rina")
-    text = await say(fake_telegram, "/new")
+    text = await say(fake_telegram, "/new", palui.app)
     assert text.startswith("Started a fresh conversation.")
     assert "couldn't save the last one to memory (recall is not connected)" in text
     await say(fake_telegram, "who is my sister?")
