@@ -1,0 +1,91 @@
+"""SQLite under concurrent writes: serialised BEGIN IMMEDIATE transactions never lock, and a
+turn that fails on a database write tells the truth about what ran."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from sqlalchemy import text
+
+from palui.db import Database
+
+TASKS = 50
+WRITES = 6
+
+
+async def _counter_db(tmp_path: Path) -> Database:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'writes.db'}")
+    async with db.session() as s, s.begin():
+        await s.execute(text("CREATE TABLE counters (id INTEGER PRIMARY KEY, n INTEGER)"))
+        await s.execute(text("INSERT INTO counters (id, n) VALUES (1, 0)"))
+    return db
+
+
+async def test_many_tasks_writing_at_once_beside_a_long_reader_never_lock(
+    tmp_path: Path,
+) -> None:
+    db = await _counter_db(tmp_path)
+    reader_open = asyncio.Event()
+    writers_done = asyncio.Event()
+
+    async def long_reader() -> int:
+        async with db.session() as s:
+            first = await s.scalar(text("SELECT n FROM counters WHERE id = 1"))
+            reader_open.set()
+            await writers_done.wait()  # a read transaction open across all the writes
+            return int(first or 0)
+
+    async def writer(task: int) -> None:
+        for write in range(WRITES):
+            # Read, then write, in one transaction: the shape that upgraded and locked before.
+            async with db.session() as s, s.begin():
+                n = await s.scalar(text("SELECT n FROM counters WHERE id = 1"))
+                await s.execute(text("UPDATE counters SET n = :n WHERE id = 1"), {"n": n + 1})
+                await s.execute(
+                    text("INSERT INTO counters (id, n) VALUES (:id, 0)"),
+                    {"id": 1000 + task * WRITES + write},
+                )
+                await asyncio.sleep(0)  # let the other tasks try to write meanwhile
+
+    try:
+        reader = asyncio.create_task(long_reader())
+        await reader_open.wait()
+        results = await asyncio.gather(*(writer(t) for t in range(TASKS)), return_exceptions=True)
+        writers_done.set()
+        assert await reader == 0
+        assert [r for r in results if isinstance(r, BaseException)] == []
+        async with db.session() as s:
+            assert await s.scalar(text("SELECT n FROM counters WHERE id = 1")) == TASKS * WRITES
+            rows = await s.scalar(text("SELECT count(*) FROM counters"))
+            assert rows == 1 + TASKS * WRITES
+    finally:
+        await db.close()
+
+
+async def test_a_reader_does_not_wait_for_an_open_write_transaction(tmp_path: Path) -> None:
+    db = await _counter_db(tmp_path)
+    try:
+        async with db.session() as w, w.begin():
+            await w.execute(text("UPDATE counters SET n = 5 WHERE id = 1"))
+            async with db.session() as r:  # WAL: the committed value, at once
+                assert await r.scalar(text("SELECT n FROM counters WHERE id = 1")) == 0
+    finally:
+        await db.close()
+
+
+async def test_a_failed_write_transaction_leaves_nothing_and_frees_the_writer(
+    tmp_path: Path,
+) -> None:
+    db = await _counter_db(tmp_path)
+    try:
+        try:
+            async with db.session() as s, s.begin():
+                await s.execute(text("UPDATE counters SET n = 9 WHERE id = 1"))
+                raise ValueError("boom")
+        except ValueError:
+            pass
+        async with db.session() as s, s.begin():  # the lock was released
+            assert await s.scalar(text("SELECT n FROM counters WHERE id = 1")) == 0
+    finally:
+        await db.close()
