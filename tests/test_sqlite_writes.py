@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
+import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
+from palui.config import Settings
 from palui.db import Database
+from tests import toolkit
+from tests.fakes.memory_channel import in_memory_settings, running_palui, switch_on
+from tests.fakes.notes_toolset import NOTES_ID, SWITCHED_ON, NotesToolset
 
+NOTHING_RUN = "Something went wrong on my side, sorry. Nothing was run. Try again?"
 TASKS = 50
 WRITES = 6
 
@@ -89,3 +97,67 @@ async def test_a_failed_write_transaction_leaves_nothing_and_frees_the_writer(
             assert await s.scalar(text("SELECT n FROM counters WHERE id = 1")) == 0
     finally:
         await db.close()
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return in_memory_settings(database_url, str(tmp_path / "data"))
+
+
+def _failing_call_records(monkeypatch: pytest.MonkeyPatch, app: Any, *, when: str) -> None:
+    """The seam: the call records' store raises a database error — on the record of a call's
+    end (after the tool ran), or on the first record of all (before anything went out)."""
+    save = app.store.tool_calls.save
+
+    async def failing(turn_id: str, chat_id: int, step: int, call_id: str, change: Any) -> None:
+        if when == "always" or (when == "after_run" and change.settles):
+            raise OperationalError("UPDATE call_records", {}, Exception("database is locked"))
+        await save(turn_id, chat_id, step, call_id, change)
+
+    monkeypatch.setattr(app.store.tool_calls, "save", failing)
+
+
+async def test_a_turn_whose_database_write_fails_after_a_write_tool_ran_says_what_ran(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = (
+        toolkit.call("mcp-notes__add_note", {"title": "Call", "body": "mum"}),
+        toolkit.answer("Added."),
+    )
+    model, notes = toolkit.ScriptedModel(steps), NotesToolset()
+    async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
+        await switch_on(app, NOTES_ID, *SWITCHED_ON)
+        _failing_call_records(monkeypatch, app, when="after_run")
+        await chat.send("note: call mum")
+        assert notes.ran("add_note") == 1
+        (told,) = chat.texts()
+        assert "Nothing was run" not in told
+        assert "after I ran mcp-notes__add_note; it did run." in told
+
+
+async def test_a_turn_that_fails_before_any_tool_ran_says_nothing_was_run(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = (
+        toolkit.call("mcp-notes__add_note", {"title": "Call", "body": "mum"}),
+        toolkit.answer("Added."),
+    )
+    model, notes = toolkit.ScriptedModel(steps), NotesToolset()
+    async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
+        await switch_on(app, NOTES_ID, *SWITCHED_ON)
+        _failing_call_records(monkeypatch, app, when="always")
+        await chat.send("note: call mum")
+        assert notes.ran("add_note") == 0
+        assert chat.texts() == [NOTHING_RUN]
+
+
+async def test_a_read_tool_that_ran_before_a_failure_still_counts_as_nothing_run(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = (toolkit.call("mcp-notes__list_notes", {}), toolkit.answer("Your notes."))
+    model, notes = toolkit.ScriptedModel(steps), NotesToolset()
+    async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
+        _failing_call_records(monkeypatch, app, when="after_run")
+        await chat.send("my notes?")
+        assert notes.ran("list_notes") == 1
+        assert chat.texts() == [NOTHING_RUN]
