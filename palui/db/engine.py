@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from palui.db.files import create_private_file, private_dir, sqlite_path, tighten_sqlite
+from palui.db.writes import SerialisedSession, WriteLock, sqlite_begin
 from palui.errors import DatabaseError
 
 
@@ -44,8 +45,12 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    # Only another process (a `palui` command beside the daemon) can still hold the write lock:
+    # this process's writers queue on `WriteLock` instead (palui.db.writes).
+    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+    # Palui emits BEGIN itself (palui.db.writes): none of the driver's implicit, deferred one.
+    dbapi_connection.isolation_level = None
 
 
 class Database:
@@ -65,16 +70,26 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **options)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", sqlite_begin)
         if self.file is not None:
             file = self.file
             # Right before SQLite would create the file (0644 under the usual umask).
             event.listen(
                 self.engine.sync_engine, "do_connect", lambda *_: create_private_file(file)
             )
-        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.write_lock = WriteLock()
+        session_class = SerialisedSession if self.is_sqlite else AsyncSession
+        self.sessions = async_sessionmaker(
+            self.engine, class_=session_class, expire_on_commit=False
+        )
 
     def session(self) -> AsyncSession:
-        return self.sessions()
+        """A session; on SQLite its `begin()` is a serialised `BEGIN IMMEDIATE` write
+        transaction (palui.db.writes), PostgreSQL's is unchanged."""
+        session = self.sessions()
+        if isinstance(session, SerialisedSession):
+            session.write_lock = self.write_lock
+        return session
 
     async def close(self) -> None:
         await self.engine.dispose()

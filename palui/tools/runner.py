@@ -99,6 +99,7 @@ class TurnTools:
         self._result_limit = result_limit
         self._clock = clock
         self.in_flight: dict[int, str] = {}  # calls going out now: a number -> the tool's name
+        self.went_out: list[tuple[str, bool]] = []  # (name, changes the world) in this drive
         self._numbers = count(1)
 
     @property
@@ -317,6 +318,7 @@ class TurnTools:
         self.in_flight[number] = call.name
         sends_out = bool(classification and classification.sends_out)
         await self.record.started(call, step, arguments, tool_class=tool_class, sends_out=sends_out)
+        self.went_out.append((call.name, tool_class != "read" or sends_out))  # None: destructive
         started = self._clock()
         status, outcome = CallStatus.UNKNOWN, ToolOutcome(UNKNOWN_OUTCOME, is_error=True)
         try:

@@ -91,24 +91,48 @@ async def finish_stream(stream: ReplyStream) -> int | None:
 async def fail(
     parts: TurnParts, turn_id: str, update_ids: list[int], tools: TurnTools, exc: Exception
 ) -> None:
-    """A turn that could not answer: the person is told why; it leaves no history."""
+    """A turn that could not answer: the person is told why, and truthfully what ran — "Nothing
+    was run" only when no call that changes the world (a write, a destructive call, anything
+    that sends out) went out in this drive; it leaves no history."""
+    ran = changed_the_world(tools)
     if isinstance(exc, ModelUnavailable):
         log.warning("model_unavailable", error=str(exc))
-        text = unavailable_text(exc)
+        text = unavailable_text(exc, ran)
     elif isinstance(exc, ModelError):
         log.warning("model_error", error=str(exc))
-        text = f"The model call failed ({exc}). Nothing was run."
+        text = f"The model call failed ({exc}). {what_ran(ran)}"
     else:
         log.exception("turn_crashed")
-        text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
+        if ran:
+            text = (
+                f"Something went wrong on my side after I ran {_names(ran)}; "
+                f"{'it' if len(ran) == 1 else 'they'} did run. Check before you try again."
+            )
+        else:
+            text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
     await end(
         parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=text, remember=False,
         error=str(exc) or repr(exc),
     )  # fmt: skip
 
 
-def unavailable_text(exc: ModelUnavailable) -> str:
+def changed_the_world(tools: TurnTools) -> list[str]:
+    """The world-changing calls that went out in this drive, each name once, in order."""
+    return list(dict.fromkeys(name for name, changes in tools.went_out if changes))
+
+
+def what_ran(ran: list[str]) -> str:
+    if not ran:
+        return "Nothing was run."
+    return f"I had already run {_names(ran)}; {'it' if len(ran) == 1 else 'they'} did run."
+
+
+def _names(ran: list[str]) -> str:
+    return ", ".join(ran[:-1]) + f" and {ran[-1]}" if len(ran) > 1 else ran[0]
+
+
+def unavailable_text(exc: ModelUnavailable, ran: list[str] | None = None) -> str:
     first_model, first_reason = exc.attempts[0] if exc.attempts else ("the model", "unknown")
     tried = " I tried the fallback too." if len(exc.attempts) > 1 else ""
     reason = f"{first_model}: {first_reason}"
-    return f"The model could not be reached ({reason}).{tried} Nothing was run."
+    return f"The model could not be reached ({reason}).{tried} {what_ran(ran or [])}"

@@ -1,0 +1,239 @@
+"""Does anything get lost under load? N chats x M turns through the real `palui run` subprocess.
+
+    python bench/load.py [--chats 50] [--turns 5] [--database-url URL | --db postgresql]
+
+`palui run` runs as its own process (not in this one) against fakes served from this process
+on loopback: the fake Bot API (`tests/fakes/telegram_api.py`, reached through
+PALUI_TELEGRAM_API_URL) and the fake OpenAI-compatible model (`tests/fakes/model_server.py`),
+which answers at once. Palui starts the notes MCP server (`tests/servers/notes_server.py`) and
+the bundled recall server (on, as by default) as its own children. Each turn: the model calls
+the read tool `mcp-notes__list_notes`, then answers with the person's text and the result.
+Each chat is its own allowed user and sends its next message when its reply arrives.
+
+It prints failed turns (a reply that is a failure message instead of the answer), lost replies
+(a message never answered within the timeout), duplicated replies (more replies than messages,
+counted after a short settle), other wrong replies, p50/p95 latency, the "database is locked"
+lines in Palui's log, and the floor: the same model + MCP + sendMessage calls made directly at
+the same concurrency (bench/turn_overhead.py's `run_floor`), measured in the same run, right
+after Palui's phase, with the ratio. The machine may be shared: compare ratios, not seconds.
+
+Palui runs with its production send limits (~1 message/s per chat, 30/s overall), which the
+floor does not have: at 200 chats the global limit bounds the throughput (see docs/PERFORMANCE.md).
+PALUI_RUNS_PER_HOUR and PALUI_DAILY_TOKEN_CAP are 0 (off), else the caps would refuse turns.
+
+Exit status: 0 when no turn failed and no reply was lost, duplicated or wrong; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["PTB_TIMEDELTA"] = "1"
+
+import argparse
+import asyncio
+import contextlib
+import json
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import turn_overhead as common  # the shared fakes' glue and the floor
+
+FAILURE_MARKS = ("went wrong", "Nothing was run", "could not be reached", "model call failed")
+SETTLE_S = 3.0  # after the last reply: time for a duplicate to show up
+START_TIMEOUT_S = 120.0
+
+
+def palui_env(
+    workdir: Path,
+    fake_tg: Any,
+    fake_model: Any,
+    users: list[int],
+    db_url: str | None,
+    args_repo: Path,
+) -> dict[str, str]:
+    config = workdir / "palui.toml"
+    config.write_text(
+        "[mcp.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(common.NOTES_SERVER))}]\n"
+        f"env = {{ NOTES_FILE = {json.dumps(str(common.notes_file(workdir, 'load')))} }}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALUI_")}
+    env.update(
+        {
+            "PALUI_TELEGRAM_TOKEN": fake_tg.token,
+            "PALUI_TELEGRAM_API_URL": fake_tg.url,
+            "PALUI_ALLOWED_USERS": ",".join(str(u) for u in users),
+            "PALUI_MODEL": "openai/fake-model",
+            "PALUI_MODEL_API_BASE": fake_model.api_base,
+            "PALUI_MODEL_API_KEY": common.MODEL_KEY,
+            "PALUI_DATA_DIR": str(workdir / "data"),
+            "PALUI_CONFIG": str(config),
+            "PALUI_KINDS_FILE": str(workdir / "no-kinds-file.yaml"),
+            "PALUI_RUNS_PER_HOUR": "0",
+            "PALUI_DAILY_TOKEN_CAP": "0",
+            "PALUI_STREAM_REPLIES": "false",
+            "PYTHONPATH": str(args_repo),
+        }
+    )
+    if db_url:
+        env["PALUI_DATABASE_URL"] = db_url
+    return env
+
+
+def classify(phase: common.Phase, tap: common.ReplyTap, chat_ids: list[int]) -> int:
+    """Lost, duplicated and wrong replies into `phase`; the failed turns' count."""
+    common.check_replies(phase, tap, chat_ids)
+    failed = 0
+    for chat_id in chat_ids:
+        for _at, text in tap.replies.get(chat_id, []):
+            if any(mark in text for mark in FAILURE_MARKS):
+                failed += 1
+                if failed <= 3:
+                    phase.notes.append(f"failed turn in chat {chat_id}: {text[:160]!r}")
+    phase.wrong -= failed  # a failure message is counted once, as a failed turn
+    return failed
+
+
+async def run_palui_process(
+    args: argparse.Namespace, workdir: Path, fake_model: Any, tools: list[dict[str, Any]]
+) -> tuple[common.Phase, int, int]:
+    """The load through `palui run`: (the phase, failed turns, "database is locked" lines)."""
+    from tests.fakes.telegram_api import FakeTelegram
+
+    phase = common.Phase("palui run (subprocess)", args.chats, args.turns)
+    chat_ids = [common.FIRST_USER + i for i in range(args.chats)]
+    log_path = workdir / "palui.log"
+    async with (
+        FakeTelegram() as fake_tg,
+        common.database(args.db, workdir, "load") as fresh_url,
+    ):
+        tap = common.ReplyTap(fake_tg)
+        users = [common.WARMUP_USER, *chat_ids]
+        url = args.database_url or fresh_url
+        env = palui_env(workdir, fake_tg, fake_model, users, url, args.palui_repo)
+        with log_path.open("w", encoding="utf-8") as log:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "palui.cli", "run", env=env, cwd=workdir,
+                stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            try:
+                await fake_tg.wait_for_request("getUpdates", timeout=START_TIMEOUT_S)
+                before = len(fake_model.requests)
+                # Warm-up (not measured): connections, first SQL, the first tool call.
+                await common.chat_loop(fake_tg, tap, common.WARMUP_USER, 2, [], phase.problems)
+                if not tools and len(fake_model.requests) > before:
+                    tools.extend(fake_model.requests[before].tools)
+                phase.window.open()
+                await asyncio.gather(
+                    *(
+                        common.chat_loop(
+                            fake_tg, tap, c, args.turns, phase.latencies, phase.problems
+                        )
+                        for c in chat_ids
+                    )
+                )
+                phase.window.close()
+                await asyncio.sleep(SETTLE_S)
+            finally:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(process.wait(), 60)
+                except TimeoutError:
+                    process.kill()
+                    await process.wait()
+        failed = classify(phase, tap, chat_ids)
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    return phase, failed, text.count("database is locked")
+
+
+def print_report(
+    args: argparse.Namespace,
+    palui: common.Phase,
+    failed: int,
+    locked: int,
+    floor: common.Phase,
+) -> None:
+    db = "PostgreSQL" if (args.database_url or args.db == "postgresql") else "SQLite"
+    print(f"\n{args.chats} chats x {args.turns} turns, {db}, real `palui run` subprocess")
+    other = args.palui_repo.resolve() != common.REPO
+    print(f"palui code: {args.palui_repo if other else common.code_version()}")
+    print(f"failed turns: {failed}   lost replies: {palui.lost}   duplicated: {palui.duplicated}")
+    print(f"other wrong replies: {palui.wrong}   'database is locked' in the log: {locked}")
+    for note in [*palui.notes, *palui.problems][:6]:
+        print(f"  {note}")
+    for phase in (palui, floor):
+        print(
+            f"{phase.name:28s} p50 {common.ms(phase.pct(50))} ms"
+            f"  p95 {common.ms(phase.pct(95))} ms"
+            f"  {phase.turns_per_s:6.1f} turns/s  ({phase.done} turns)"
+        )
+    for p in (50, 95):
+        ratio = palui.pct(p) / floor.pct(p) if floor.pct(p) > 0 else float("nan")
+        print(f"ratio to the floor, p{p}: {ratio:.1f}x")
+    if floor.problems:
+        print(f"floor problems: {floor.problems[:3]}")
+
+
+async def main_async(args: argparse.Namespace, workdir: Path) -> int:
+    from tests.fakes.model_server import FakeModel
+
+    async with FakeModel() as fake_model:
+        fake_model.brain = common.brain
+        await common.warm_up_litellm(fake_model)
+        tools: list[dict[str, Any]] = []
+        print(f"{args.chats} chats x {args.turns} turns: palui run ...", flush=True)
+        palui, failed, locked = await run_palui_process(args, workdir, fake_model, tools)
+        fake_model.requests.clear()
+        print("the floor (direct calls) ...", flush=True)
+        floor = await common.run_floor(args, workdir, fake_model, tools, "floor (direct calls)")
+    print_report(args, palui, failed, locked, floor)
+    return 0 if palui.ok and not failed else 1
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chats", type=int, default=50)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--database-url", default=None, help="e.g. a PostgreSQL URL")
+    parser.add_argument(
+        "--db", choices=("sqlite", "postgresql"), default="sqlite",
+        help="postgresql: a fresh database on PALUI_TEST_POSTGRES, dropped afterwards",
+    )  # fmt: skip
+    parser.add_argument(
+        "--palui-repo", type=Path, default=common.REPO,
+        help="run the palui package of another checkout (e.g. `git archive main`) for a before",
+    )  # fmt: skip
+    parser.add_argument("--keep", action="store_true", help="keep the work dir (logs, data)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    common.guard_network()
+    workdir = Path(tempfile.mkdtemp(prefix="palui-load-"))
+    try:
+        return asyncio.run(main_async(args, workdir))
+    finally:
+        if args.keep:
+            print(f"work dir kept: {workdir}")
+        else:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(workdir)
+
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    code = main()
+    print(f"({time.monotonic() - started:.0f} s)")
+    sys.exit(code)

@@ -1,0 +1,118 @@
+"""SQLite write transactions: one at a time per process, each taking the write lock at BEGIN.
+
+SQLite has one writer. A deferred transaction that reads and then writes (most of ours: a
+SELECT, then an UPDATE) fails at once with "database is locked" if another connection wrote
+in between — busy_timeout does not help there — and writers that all wait on busy_timeout
+poll the lock with sleeps, so under load (50 chats) some run past it. So on SQLite every
+`session.begin()` is a write transaction that:
+
+- first waits its turn on this process's `WriteLock` (an asyncio lock: waiting costs the event
+  loop nothing, and it is FIFO), then
+- opens with `BEGIN IMMEDIATE`, which takes the database's write lock up front, so no
+  transaction ever has to upgrade from reading to writing. Only another process (a `palui`
+  command beside the daemon) can still hold it: busy_timeout waits for that, and a BEGIN that
+  still finds it locked is retried a few times (nothing has run yet, so that is always safe).
+
+We chose this over "BEGIN IMMEDIATE and retry the whole transaction on locked" because our
+transactions are context managers whose bodies can't be re-run from here. Reads (a session
+without `begin()`) open a deferred `BEGIN`: in WAL mode they never block the writer nor wait
+for it. Write transactions are short and never await network I/O (model, MCP, Telegram):
+the lock would hold every other writer back for as long. PostgreSQL does not use this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+WRITE = "palui_write"  # the connection execution option that makes `sqlite_begin` IMMEDIATE
+BEGIN_ATTEMPTS = 3
+BEGIN_PAUSE_S = 0.2
+
+
+def sqlite_begin(connection: Any) -> None:
+    """The engine's "begin" event (the driver's own BEGIN is off): IMMEDIATE for writes."""
+    write = connection.get_execution_options().get(WRITE)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def is_locked(exc: BaseException) -> bool:
+    return isinstance(exc, OperationalError) and "locked" in str(exc.orig or exc).lower()
+
+
+class WriteLock:
+    """One write transaction at a time in this process (one lock per event loop, as tests may
+    run several loops over one database)."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = asyncio.Lock()
+        self._owner: asyncio.Task[Any] | None = None
+
+    async def acquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self._lock, self._owner = loop, asyncio.Lock(), None
+        task = asyncio.current_task()
+        if task is not None and task is self._owner:
+            # It would wait for itself forever: a write transaction opened inside another.
+            raise RuntimeError("a write transaction was opened inside another one")
+        await self._lock.acquire()
+        self._owner = task
+
+    def release(self) -> None:
+        self._owner = None
+        self._lock.release()
+
+
+class SerialisedSession(AsyncSession):
+    """An AsyncSession whose `begin()` is a serialised `BEGIN IMMEDIATE` write transaction."""
+
+    write_lock: WriteLock | None = None
+
+    def begin(self) -> Any:
+        if self.write_lock is None:
+            return super().begin()
+        return _WriteTransaction(self, self.write_lock)
+
+
+class _WriteTransaction:
+    def __init__(self, session: SerialisedSession, lock: WriteLock) -> None:
+        self._session = session
+        self._lock = lock
+        self._transaction: Any = None
+
+    async def __aenter__(self) -> Any:
+        await self._lock.acquire()
+        try:
+            for attempt in range(BEGIN_ATTEMPTS):
+                self._transaction = AsyncSession.begin(self._session)
+                await self._transaction.__aenter__()
+                try:
+                    # Takes the connection now, so its BEGIN is the IMMEDIATE one.
+                    await self._session.connection(execution_options={WRITE: True})
+                    return self._transaction
+                except OperationalError as exc:
+                    await self._session.rollback()
+                    if not is_locked(exc) or attempt + 1 == BEGIN_ATTEMPTS:
+                        raise
+                await asyncio.sleep(BEGIN_PAUSE_S * 2**attempt)
+            raise AssertionError("unreachable")  # pragma: no cover
+        except BaseException:
+            self._lock.release()
+            raise
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self._transaction.__aexit__(kind, exc, tb)
+        finally:
+            self._lock.release()
