@@ -12,11 +12,12 @@ the bundled recall); the first one taints the turn that reads it, named as a mem
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from palui.domain import RECALL_ID, Taint, TaintVia, ToolOutcome
 from palui.policy.taint import taints
-from palui.ports import OriginToolset
+from palui.ports import OriginToolset, ScopedToolset
 from palui.tools.guards import GuardRejected
 from palui.tools.names import split_name
 from palui.tools.registry import OfferedTool
@@ -74,3 +75,10 @@ def result_taint(name: str, tool: OfferedTool, outcome: ToolOutcome) -> Taint | 
     if outcome.origins:
         return Taint.from_label(outcome.origins[0]).through(TaintVia.MEMORY)
     return None
+
+
+def repeated(tool: OfferedTool, recorded: ToolOutcome) -> ToolOutcome:
+    """A result the ledger recorded, given back for an identical call: it taints as the fresh
+    one did. A built-in's counts as untrusted, as it may be run_code's output."""
+    built_in = isinstance(tool.toolset, ScopedToolset)
+    return replace(recorded, untrusted=recorded.untrusted or built_in)

@@ -11,6 +11,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import count
 from typing import Any
@@ -387,11 +388,9 @@ class TurnTools:
     async def _repeat(
         self, call: ToolCallRequest, step: int, tool: OfferedTool, action: Any
     ) -> ToolOutcome:
-        """An identical call within the window: nothing goes out again. The recorded result
-        taints as the fresh one did (a built-in's may be run_code's output: it taints too)."""
-        found = repeated_outcome(action)
-        untrusted = isinstance(tool.toolset, ScopedToolset)
-        outcome = ToolOutcome(truncate(found.text, self._result_limit), found.is_error, untrusted)
+        """An identical call within the window: nothing goes out again; its result taints."""
+        found = provenance.repeated(tool, repeated_outcome(action))
+        outcome = replace(found, text=truncate(found.text, self._result_limit))
         self.taint = self.taint or provenance.result_taint(call.name, tool, outcome)
         await self.record.settled(call, step, CallStatus(f"dup_{action.state}"), outcome.text)
         log.info("tool_not_repeated", tool=call.name, ledger=action.state)
