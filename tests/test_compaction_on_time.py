@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from palui.db.models import MemorySlice, MessageRow, Turn, utcnow
+from palui.db.models import MemorySlice
 from palui.domain import Completion, Message, Role
 from tests.fakes.memory_channel import CHAT_ID, in_memory_settings, running_palui
+from tests.test_memory import seed_turns
 from tests.toolkit import FunctionToolset, ScriptedModel, answer
 
 SUMMARY = "SUMMARY: the person keeps numbered notes."
@@ -27,28 +28,6 @@ def note(number: int) -> str:
 
 def is_summary_request(messages: list[Message]) -> bool:
     return bool(messages) and "running summary of a conversation" in messages[0].content
-
-
-async def seed_turns(app: Any, count: int) -> None:
-    """`count` finished chat turns (a note and its reply each) already in the session."""
-    session_id = await app.store.chats.current_session(CHAT_ID)
-    async with app.db.session() as s, s.begin():
-        for number in range(1, count + 1):
-            turn_id = f"seeded{number:04d}"
-            s.add(
-                Turn(
-                    id=turn_id, chat_id=CHAT_ID, session_id=session_id, kind="chat",
-                    status="done", started_at=utcnow(),
-                )
-            )  # fmt: skip
-            for role, content in (("user", note(number)), ("assistant", f"ok: {note(number)}")):
-                s.add(
-                    MessageRow(
-                        session_id=session_id, chat_id=CHAT_ID, role=role, content=content,
-                        turn_id=turn_id,
-                    )
-                )  # fmt: skip
-            await s.flush()
 
 
 class EagerPerson:
@@ -88,7 +67,7 @@ async def test_a_busy_chat_is_compacted_before_its_next_turn(settings: Any) -> N
     model = ScriptedModel(forever=person)
     async with running_palui(settings, model) as (app, chat):
         person.app, person.chat = app, chat
-        await seed_turns(app, 20)  # 40 messages: at compact_after, not past it
+        await seed_turns(app, 20, CHAT_ID)  # 40 messages: at compact_after, not past it
         await chat.send(note(21))  # 21..24 follow, each already waiting when a reply lands
 
         assert chat.texts() == [f"ok: {note(n)}" for n in range(21, LAST + 1)]
@@ -134,7 +113,7 @@ async def test_a_busy_chat_auto_saves_the_compacted_slice_before_its_next_turn(
             return await person(messages)
 
         model.forever = noting
-        await seed_turns(app, 20)
+        await seed_turns(app, 20, CHAT_ID)
         await chat.send(note(21))
 
         assert save_before_next_turn == [6]  # notes 1..6, one memory per turn, already saved

@@ -87,15 +87,15 @@ def contents(request: ModelRequest) -> list[str]:
     return [str(m["content"]) for m in request.messages if m["role"] in ("user", "assistant")]
 
 
-async def seed_turns(app: Any, count: int) -> None:
+async def seed_turns(app: Any, count: int, chat_id: int = OWNER_CHAT) -> None:
     """`count` finished chat turns (a message and its reply each) already in the session."""
-    session_id = await app.store.chats.current_session(OWNER_CHAT)
+    session_id = await app.store.chats.current_session(chat_id)
     async with app.db.session() as s, s.begin():
         for number in range(1, count + 1):
             turn_id = f"seeded{number:04d}"
             s.add(
                 Turn(
-                    id=turn_id, chat_id=OWNER_CHAT, session_id=session_id, kind="chat",
+                    id=turn_id, chat_id=chat_id, session_id=session_id, kind="chat",
                     status="done", started_at=utcnow(),
                 )
             )  # fmt: skip
@@ -103,7 +103,7 @@ async def seed_turns(app: Any, count: int) -> None:
             for role, content in (("user", text), ("assistant", f"ok: {text}")):
                 s.add(
                     MessageRow(
-                        session_id=session_id, chat_id=OWNER_CHAT, role=role, content=content,
+                        session_id=session_id, chat_id=chat_id, role=role, content=content,
                         turn_id=turn_id,
                     )
                 )  # fmt: skip
