@@ -47,7 +47,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     # Only another process (a `palui` command beside the daemon) can still hold the write lock:
     # this process's writers queue on `WriteLock` instead (palui.db.writes).
-    cursor.execute("PRAGMA busy_timeout=10000")
+    # 5 s, and two BEGIN attempts (palui.db.writes): a lock held longer than that is a fault to
+    # report, not to wait out; waiting longer only stalls shutdown and every other writer.
+    cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
     # Palui emits BEGIN itself (palui.db.writes): none of the driver's implicit, deferred one.
     dbapi_connection.isolation_level = None

@@ -30,7 +30,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 WRITE = "palui_write"  # the connection execution option that makes `sqlite_begin` IMMEDIATE
-BEGIN_ATTEMPTS = 3
+BEGIN_ATTEMPTS = 2
 BEGIN_PAUSE_S = 0.2
 
 
