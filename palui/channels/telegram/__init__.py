@@ -1,6 +1,6 @@
 """Telegram: long polling through an inbox, and a careful sender.
 
-The only module importing telegram.
+The only package importing telegram: `inbound.py` reads updates, `keyboards.py` builds buttons.
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from telegram import Bot, BotCommand, InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import Bot, BotCommand, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -33,7 +33,9 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
-from palui.domain import Card, ChatUser, Inbound
+from palui.channels.telegram.inbound import to_inbound
+from palui.channels.telegram.keyboards import keyboard
+from palui.domain import Card
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
 from palui.ports import InboundSink
@@ -45,17 +47,6 @@ ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 MAX_SEND_ATTEMPTS = 5
 
 
-def _keyboard(card: Card) -> InlineKeyboardMarkup | None:
-    if not card.keyboard:
-        return None  # an edit without a keyboard removes the buttons
-    return InlineKeyboardMarkup(
-        [
-            [InlineKeyboardButton(b.label, callback_data=b.data) for b in row]
-            for row in card.keyboard
-        ]
-    )
-
-
 class PermanentChannelError(ChannelError):
     """Telegram will never accept this message (bot blocked, chat gone): don't retry."""
 
@@ -65,43 +56,6 @@ class PermanentChannelError(ChannelError):
 def _retry_seconds(exc: RetryAfter) -> float:
     value = exc.retry_after  # a timedelta with PTB_TIMEDELTA=1 (set by the CLI), else seconds
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
-def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | None:
-    """The channel-neutral view of an update; None for updates Palui does not handle.
-
-    An `edited_message` becomes an edited inbound (it runs no command); `bot_username` lets a
-    `/cmd@name` count as a command only when `name` is this bot."""
-    if update.callback_query is not None:
-        query = update.callback_query
-        message = query.message
-        chat_id = message.chat.id if message is not None else query.from_user.id
-        return Inbound(
-            update_id=update.update_id,
-            chat_id=chat_id,
-            user=_user(query.from_user),
-            text=None,
-            message_id=message.message_id if message is not None else None,
-            callback_query_id=query.id,
-            callback_data=query.data,
-        )
-    message = update.message or update.edited_message
-    if message is None or message.from_user is None:
-        return None
-    return Inbound(
-        update_id=update.update_id,
-        chat_id=message.chat.id,
-        user=_user(message.from_user),
-        text=message.text,
-        message_id=message.message_id,
-        edited=update.edited_message is not None,
-        received_at=message.date,
-        bot_username=bot_username,
-    )
-
-
-def _user(user: Any) -> ChatUser:
-    return ChatUser(id=user.id, username=user.username, first_name=user.first_name)
 
 
 class TelegramChannel:
@@ -309,7 +263,7 @@ class TelegramChannel:
         message = await self._call(
             chat_id,
             functools.partial(
-                self.bot.send_message, chat_id, card.text, reply_markup=_keyboard(card)
+                self.bot.send_message, chat_id, card.text, reply_markup=keyboard(card)
             ),
         )
         return int(message.message_id)
@@ -317,7 +271,7 @@ class TelegramChannel:
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
         call = functools.partial(
             self.bot.edit_message_text, card.text, chat_id=chat_id, message_id=message_id,
-            reply_markup=_keyboard(card),
+            reply_markup=keyboard(card),
         )  # fmt: skip
         try:
             await self._call(chat_id, call)
