@@ -6,7 +6,15 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
-from palui.domain import ChatUser, Inbound
+from palui.domain import (
+    Attachment,
+    AttachmentKind,
+    ChatKind,
+    ChatUser,
+    Foreign,
+    ForeignKind,
+    Inbound,
+)
 
 
 def inbound_to_json(inbound: Inbound) -> dict[str, Any]:
@@ -20,6 +28,16 @@ def inbound_from_json(data: dict[str, Any]) -> Inbound:
     fields["user"] = ChatUser(**fields["user"])
     if fields.get("received_at"):
         fields["received_at"] = datetime.fromisoformat(fields["received_at"])
+    # Rows stored before these fields existed lack them: the dataclass defaults apply.
+    if "chat_kind" in fields:
+        fields["chat_kind"] = ChatKind(fields["chat_kind"])
+    if fields.get("attachment"):
+        attachment = dict(fields["attachment"])
+        attachment["kind"] = AttachmentKind(attachment["kind"])
+        fields["attachment"] = Attachment(**attachment)
+    fields["foreign"] = tuple(
+        Foreign(**{**item, "kind": ForeignKind(item["kind"])}) for item in fields.get("foreign", ())
+    )
     return Inbound(**fields)
 
 

@@ -32,6 +32,11 @@ from palui.domain.jobs import RunRecord as RunRecord
 from palui.domain.jobs import RunStatus as RunStatus
 from palui.domain.ledger import ActionState as ActionState
 from palui.domain.ledger import Claim as Claim
+from palui.domain.media import Attachment as Attachment
+from palui.domain.media import AttachmentKind as AttachmentKind
+from palui.domain.media import ChatKind as ChatKind
+from palui.domain.media import Foreign as Foreign
+from palui.domain.media import ForeignKind as ForeignKind
 from palui.domain.memory import CheckOutcome as CheckOutcome
 from palui.domain.memory import SaveState as SaveState
 from palui.domain.memory import SliceMessage as SliceMessage
@@ -139,6 +144,11 @@ class Inbound:
     callback_data: str | None = None
     received_at: datetime | None = None
     bot_username: str | None = None  # this bot's, where the channel knows it (see `command`)
+    chat_kind: ChatKind = ChatKind.PRIVATE
+    attachment: Attachment | None = None  # `text` is then the caption, if any
+    foreign: tuple[Foreign, ...] = ()  # someone else's words in it: untrusted (domain/media.py)
+    mentions_bot: bool = False  # a group message that names this bot (`@name`)
+    replies_to_bot: bool = False  # it replies to one of this bot's messages
 
     @property
     def command(self) -> str | None:
