@@ -17,12 +17,15 @@ import palui.domain as domain
 from palui.domain import (
     ActionState,
     ApprovalStatus,
+    AttachmentKind,
     CallStage,
     CallStatus,
+    ChatKind,
     CheckOutcome,
     ConnectorState,
     EditConfirmation,
     EditStatus,
+    ForeignKind,
     InboxStatus,
     Role,
     RunStatus,
@@ -54,7 +57,14 @@ LIFECYCLES: tuple[type[StrEnum], ...] = (
     Verdict,
 )
 # Enums of palui.domain that are not a lifecycle: their values are no state a row moves through.
-NOT_LIFECYCLES: tuple[type[StrEnum], ...] = (Role, TaintVia, TurnKind)
+NOT_LIFECYCLES: tuple[type[StrEnum], ...] = (
+    AttachmentKind,
+    ChatKind,
+    ForeignKind,
+    Role,
+    TaintVia,
+    TurnKind,
+)
 VALUES = frozenset(member.value for enum in LIFECYCLES for member in enum)
 # A name that holds a lifecycle ends in one of these (status, turn_status, save_state, ...).
 SUFFIXES = ("status", "state", "outcome", "stage", "reason")
