@@ -119,9 +119,12 @@ async def test_a_re_run_that_fails_removes_the_preview_it_took_over(
 async def test_a_final_edit_repeated_after_a_crash_counts_as_delivered_and_sends_nothing_new(
     start_palui, fake_telegram, fake_model, database_url: str
 ) -> None:
-    fake_model.queue(Script(text=ANSWER), Script(text="second answer"))
+    slow = asyncio.Event()  # the answer ends once its preview is out (a fast one has none)
+    fake_model.queue(Script(text=ANSWER, gate=slow), Script(text="second answer"))
     handle = await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "tell me")
+    await fake_telegram.wait_for_request("sendMessage", timeout=30)
+    slow.set()
     await fake_telegram.wait_for_request(
         "editMessageText", predicate=lambda p: p.get("parse_mode") == "HTML", timeout=30
     )

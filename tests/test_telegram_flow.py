@@ -219,9 +219,12 @@ async def test_a_streamed_answer_grows_in_one_message_and_ends_formatted(
     start_palui, fake_telegram, fake_model
 ) -> None:
     answer = "**Plan**: " + " ".join(f"step{n}" for n in range(60))
-    fake_model.reply(answer)
+    slow = asyncio.Event()  # the answer ends once its preview is out (a fast one has none)
+    fake_model.queue(Script(text=answer, gate=slow))
     await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "plan my day")
+    await fake_telegram.wait_for_request("sendMessage")
+    slow.set()
     final = await fake_telegram.wait_for_request(
         "editMessageText", predicate=lambda params: params.get("parse_mode") == "HTML"
     )

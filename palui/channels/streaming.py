@@ -10,7 +10,9 @@ channel wraps them with its rate limiter and flood retries) and decides what to 
 While the answer grows, the preview is plain text (half-written Markdown sent as HTML would be
 refused) and is edited at most once per `min_interval_s`, always to the latest text, by a
 background task: `push` never waits for Telegram. `finish` edits the preview into the first
-formatted chunk and sends the other chunks as new messages.
+formatted chunk and sends the other chunks as new messages. With `first_after_s` the first
+preview waits that long after the first delta: an answer complete by then goes out once,
+formatted, with no preview and no edit (one send per fast turn, not two against Telegram's pace).
 
 A preview outlives its process: `on_preview` hears the preview's message id as soon as it is
 sent (the turn records it), and the re-run of an interrupted turn `adopt`s the message it left,
@@ -46,6 +48,7 @@ __all__ = [
     "SendText",
     "StreamState",
     "StreamingReply",
+    "preview_text",
 ]
 
 log = get_logger("palui.streaming")
@@ -104,6 +107,7 @@ class StreamingReply:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         delete: DeleteMessage | None = None,
+        first_after_s: float = 0.0,
     ) -> None:
         self._send = send
         self._edit = edit
@@ -112,6 +116,8 @@ class StreamingReply:
         self._adopted = False
         self._min_interval_s = min_interval_s
         self._first_chars = first_chars
+        self._first_after_s = first_after_s
+        self._first_delta_at: float | None = None
         self._render = render
         self._clock = clock
         self._sleep = sleep
@@ -196,6 +202,8 @@ class StreamingReply:
         if self._closing:
             return  # e.g. a delta racing /stop
         self._text += delta
+        if self._first_delta_at is None:
+            self._first_delta_at = self._clock()
         if self._preview_id is None and not self._worth_showing():
             return
         if self._failures >= MAX_PREVIEW_FAILURES:
@@ -263,6 +271,8 @@ class StreamingReply:
         while not self._closing:
             await self._wake.wait()
             wait_s = self._last_call_at + self._min_interval_s - self._clock()
+            if self._preview_id is None and self._first_delta_at is not None:
+                wait_s = max(wait_s, self._first_delta_at + self._first_after_s - self._clock())
             if wait_s > 0:
                 await self._sleep(wait_s)  # deltas arriving meanwhile make one edit, not many
             self._wake.clear()
@@ -350,6 +360,7 @@ def _preview(markdown: str, suffix: str = "", limit: int = TELEGRAM_TEXT_LIMIT) 
     return _fit(head.rstrip() + MORE + suffix, limit)
 
 
+preview_text = _preview  # what a preview (or a draft) shows of the answer so far
 _utf16_len = telegram_length
 
 

@@ -46,6 +46,9 @@ class Script:
     # its text first, then hangs before the final chunk.
     hang: bool = False
     drop: bool = False  # close the connection without answering, like a server that crashed
+    # A streamed answer sends its text, then waits for this event before the final chunk: a
+    # slow answer whose end the test decides (an event, not a sleep).
+    gate: asyncio.Event | None = None
     finish_reason: str | None = None  # None = "tool_calls" when there are tool calls, else "stop"
 
 
@@ -262,13 +265,26 @@ class FakeModel:
         )
         await response.prepare(request)
         for chunk in _chunks(recorded, script, number):
-            if script.hang and chunk["choices"] and chunk["choices"][0]["finish_reason"]:
+            final = bool(chunk["choices"] and chunk["choices"][0]["finish_reason"])
+            if script.hang and final:
                 await self._stopping.wait()
                 return response
+            if script.gate is not None and final:
+                await _first(script.gate.wait(), self._stopping.wait())
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+
+async def _first(*waits: Any) -> None:
+    """Wait until the first of `waits` is done; cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 # -- response bodies ---------------------------------------------------------------------------

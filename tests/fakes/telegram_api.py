@@ -13,6 +13,9 @@ with retry_after. The server is plain HTTP, so a bot in another process can use 
 While a webhook is set, getUpdates is refused (409) as Telegram does, and a test hands an update
 to the webhook with `deliver_to_webhook(update_id)` (a POST carrying setWebhook's secret_token
 header, like Telegram's; a 2xx answer confirms the update).
+`sendMessageDraft` (private chats only; drafts are not messages) answers once a test sets
+`drafts_supported = True` (tests/fakes/telegram_drafts.py); `keep_limits()` makes it refuse, with
+429, a bot that sends faster than Telegram allows (tests/fakes/telegram_limits.py).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, bad_request
+from tests.fakes.telegram_drafts import FakeDrafts
 from tests.fakes.telegram_entities import command_entities
+from tests.fakes.telegram_limits import TelegramLimits
 
 __all__ = ["DEFAULT_TOKEN", "AnsweredCallback", "FakeTelegram", "RecordedRequest"]
 
@@ -47,7 +52,7 @@ _JSON_FIELDS = _names(
     "allowed_updates link_preview_options reply_parameters caption_entities"
 )
 _INT_FIELDS = _names(
-    "chat_id message_id offset limit timeout "
+    "chat_id message_id offset limit timeout draft_id "
     "user_id reply_to_message_id message_thread_id cache_time max_connections"
 )
 _BOOL_FIELDS = _names(
@@ -78,6 +83,10 @@ class FakeTelegram:
             "supports_inline_queries": False,
         }
         self.chats = FakeChats(self.bot_user)
+        self.drafts = FakeDrafts()
+        self.drafts_supported = False  # an older Bot API: sendMessageDraft is 404 Not Found
+        self.limits: TelegramLimits | None = None  # keep_limits(): 429 past Telegram's pace
+        self.limit_rejections: list[RecordedRequest] = []
         self.requests: list[RecordedRequest] = []
         self.flood_rejections: list[RecordedRequest] = []
         self.webhook_url = ""
@@ -96,6 +105,7 @@ class FakeTelegram:
         self._port = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
             **self.chats.handlers(),
+            "sendmessagedraft": self.drafts.api_send_message_draft,
             "getme": lambda _p: self.bot_user,
             "setwebhook": self._set_webhook,
             "deletewebhook": lambda p: self._set_webhook({**p, "url": ""}),
@@ -251,6 +261,11 @@ class FakeTelegram:
             self._changed()
         return status
 
+    def keep_limits(self, limits: TelegramLimits | None = None) -> TelegramLimits:
+        """From now on refuse (429) any message past Telegram's limits; see telegram_limits."""
+        self.limits = limits or TelegramLimits()
+        return self.limits
+
     def flood(self, method: str = "sendMessage", times: int = 1, retry_after: int = 2) -> None:
         """Make the next `times` calls of `method` fail with 429 Too Many Requests."""
         self._floods[method.lower()] = [times, retry_after]
@@ -402,6 +417,8 @@ class FakeTelegram:
                 ApiError(status, "Unauthorized" if status == 401 else "Not Found")
             )
         handler = self._handlers.get(method.lower())
+        if method.lower() == "sendmessagedraft" and not self.drafts_supported:
+            handler = None
         if handler is None and method.lower() != "getupdates":
             return _error_response(ApiError(404, "Not Found"))
         if (flood := self._floods.get(method.lower())) and flood[0] > 0:
@@ -413,11 +430,20 @@ class FakeTelegram:
                     429, f"Too Many Requests: retry after {retry_after}", retry_after=retry_after
                 )
             )
+        if self.limits is not None and (
+            wait := self.limits.retry_after(method.lower(), params.get("chat_id"), recorded.at)
+        ):
+            self.limit_rejections.append(recorded)
+            return _error_response(
+                ApiError(429, f"Too Many Requests: retry after {wait}", retry_after=wait)
+            )
         try:
             if handler is None:
                 result = await self._get_updates(params)
             else:
                 result = handler(params)
+                if method.lower() == "sendmessage":
+                    self.drafts.message_sent(int(params["chat_id"]))
         except ApiError as error:
             return _error_response(error)
         finally:

@@ -1,6 +1,7 @@
 """Telegram: long polling through an inbox, and a careful sender.
 
-The only package importing telegram: `inbound.py` reads updates, `keyboards.py` builds buttons.
+The only package importing telegram: `inbound.py` reads updates, `keyboards.py` builds buttons,
+`drafts.py` streams answers as native drafts in private chats.
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
@@ -33,18 +34,23 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
+from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
 from palui.domain import Card
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
-from palui.ports import InboundSink
+from palui.ports import InboundSink, ReplyStream
 
 log = get_logger("palui.telegram")
 
 POLL_TIMEOUT_S = 25
 ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 MAX_SEND_ATTEMPTS = 5
+# The first preview (or draft) of an answer waits this long after its first words: an answer
+# done by then is sent once, formatted, with no preview and no edit. One send per fast turn
+# instead of two against Telegram's ~1 message per second per chat.
+FIRST_PREVIEW_AFTER_S = 1.0
 
 
 class PermanentChannelError(ChannelError):
@@ -69,6 +75,8 @@ class TelegramChannel:
         limiter: SendRateLimiter | None = None,
         poll_timeout_s: int = POLL_TIMEOUT_S,
         stream_replies: bool = True,
+        drafts: bool = True,
+        first_preview_after_s: float | None = None,
     ) -> None:
         request = HTTPXRequest(connection_pool_size=16, read_timeout=15, connect_timeout=10)
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
@@ -78,6 +86,12 @@ class TelegramChannel:
         self._limiter = limiter or SendRateLimiter()
         self._poll_timeout_s = poll_timeout_s
         self._stream_replies = stream_replies
+        self._first_after_s = (
+            FIRST_PREVIEW_AFTER_S if first_preview_after_s is None else first_preview_after_s
+        )
+        self._drafts = Drafts(
+            self.bot, self._limiter, enabled=drafts, first_after_s=self._first_after_s
+        )
         self._poller: asyncio.Task[None] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -168,7 +182,7 @@ class TelegramChannel:
 
     # -- the Channel port ------------------------------------------------------------------------
 
-    def streaming_reply(self, chat_id: int) -> StreamingReply | None:
+    def streaming_reply(self, chat_id: int) -> ReplyStream | None:
         if not self._stream_replies:
             return None
 
@@ -185,7 +199,8 @@ class TelegramChannel:
         async def delete(message_id: int) -> None:
             await self.delete_message(chat_id, message_id)
 
-        return StreamingReply(send, edit, delete=delete)
+        preview = StreamingReply(send, edit, delete=delete, first_after_s=self._first_after_s)
+        return self._drafts.reply(chat_id, preview)  # a draft where Telegram drafts, else edits
 
     async def _translated(self, for_chat: int, method: Any, *args: Any, **kwargs: Any) -> Any:
         """`_call` with the Bad Requests a stream must tell apart mapped to its errors."""
@@ -256,6 +271,8 @@ class TelegramChannel:
         await self._call(chat_id, self.bot.send_message, chat_id, text)
 
     async def typing(self, chat_id: int) -> None:
+        # Not through `_call`: a chat action is not a message, so it takes no send slot and the
+        # answer after it does not wait a second behind it.
         with contextlib.suppress(TelegramError):
             await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
 

@@ -1,0 +1,218 @@
+"""Show a model's answer growing as a native draft, then send the formatted answer once.
+
+A draft (Telegram's `sendMessageDraft`, private chats only) is not a message: it animates in the
+chat while the answer is written and vanishes when the answer is sent, or after ~30 s. So a
+streamed answer costs ONE message (the final one, sent by the outbox) instead of a preview plus
+an edit, and a turn killed mid-answer leaves nothing behind in the chat.
+
+`DraftReply` knows nothing about Telegram: it is given `send_draft` and a `StreamingReply` (the
+edited preview) to fall back to. It falls back, with the text so far, when a draft is refused
+(`DraftRefused`: a group, an older Bot API, a chat Telegram won't draft in) and when it is to
+take over a preview an interrupted turn left (`adopt`): that message must show this answer.
+
+Drafts are paced by this class (at most one per `min_interval_s`, after the same first hold as a
+preview, so an answer that is done at once makes no draft at all), not by the sender's message
+slots: they are not messages, and the final answer must not wait behind them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable
+
+from palui.channels.streaming import (
+    MIN_INTERVAL_S,
+    OnPreview,
+    StreamingReply,
+    StreamState,
+    preview_text,
+)
+from palui.errors import ChannelError
+from palui.logs import get_logger
+
+__all__ = ["DraftRefused", "DraftReply", "SendDraft"]
+
+log = get_logger("palui.drafts")
+
+SendDraft = Callable[[str], Awaitable[None]]
+"""`send_draft(text)`: show `text` (plain) as the answer's draft."""
+
+MAX_DRAFT_FAILURES = 3  # in a row; then stop drafting, the final answer still goes out
+
+
+class DraftRefused(ChannelError):
+    """Telegram will not show a draft in this chat (group, older Bot API): fall back to edits."""
+
+
+class DraftReply:
+    """One answer on its way into one private chat as a draft; one instance per answer.
+
+    Implements `palui.ports.ReplyStream`. While drafting there is never a preview message, so
+    `preview_message_id` is None and the outbox sends the answer as new messages."""
+
+    def __init__(
+        self,
+        send_draft: SendDraft,
+        fallback: StreamingReply,
+        *,
+        min_interval_s: float = MIN_INTERVAL_S,
+        first_after_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self._send_draft = send_draft
+        self._fallback = fallback
+        self._drafting = True  # False: everything goes to the fallback
+        self._min_interval_s = min_interval_s
+        self._first_after_s = first_after_s
+        self._clock = clock
+        self._sleep = sleep
+        self._text = ""
+        self._first_delta_at: float | None = None
+        self._closing = False
+        self._shown = ""
+        self._drafts = 0
+        self._wake = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._in_call = False
+        self._last_call_at = -math.inf
+        self._failures = 0
+        self._state = StreamState.COLLECTING
+
+    @property
+    def drafting(self) -> bool:
+        """Whether the answer still streams as a draft (not yet fallen back to edits)."""
+        return self._drafting
+
+    @property
+    def drafts_sent(self) -> int:
+        return self._drafts
+
+    @property
+    def state(self) -> StreamState:
+        return self._state if self._drafting else self._fallback.state
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    @property
+    def message_ids(self) -> tuple[int, ...]:
+        return self._fallback.message_ids
+
+    @property
+    def preview_message_id(self) -> int | None:
+        return None if self._drafting else self._fallback.preview_message_id
+
+    @property
+    def adopted(self) -> bool:
+        return self._fallback.adopted
+
+    def watch_preview(self, on_preview: OnPreview) -> None:
+        self._fallback.watch_preview(on_preview)  # only the fallback ever sends a preview
+
+    def adopt(self, message_id: int) -> None:
+        """A preview an interrupted turn left must show this answer: edit it, no draft."""
+        if self._text or self._closing:
+            raise RuntimeError("adopt a preview before the stream shows anything")
+        self._drafting = False
+        self._fallback.adopt(message_id)
+
+    async def push(self, delta: str) -> None:
+        if self._closing:
+            return
+        if not self._drafting:
+            await self._fallback.push(delta)
+            return
+        self._text += delta
+        if self._first_delta_at is None:
+            self._first_delta_at = self._clock()
+        if not self._text.strip() or self._failures >= MAX_DRAFT_FAILURES:
+            return
+        self._wake.set()
+        if self._worker is None:
+            self._worker = asyncio.create_task(self._show_drafts(), name="streaming-draft")
+
+    async def finish(self, final_text: str) -> None:
+        await self._stop_drafts()
+        self._state = StreamState.FINISHED
+        await self._fallback.finish(final_text)  # no preview: the answer goes out as new messages
+
+    async def close(self) -> None:
+        """Stop drafting; the outbox sends the answer (the draft vanishes when it arrives)."""
+        if self._closing:
+            return
+        await self._stop_drafts()
+        self._state = StreamState.FINISHED
+        if not self._drafting:
+            await self._fallback.close()
+
+    async def abort(self, note: str | None = None) -> None:
+        """Stop drafting. A draft leaves nothing behind: the turn's own reply says why."""
+        if self._closing:
+            return
+        await self._stop_drafts()
+        self._state = StreamState.ABORTED
+        if not self._drafting:
+            await self._fallback.abort(note)
+
+    async def discard(self) -> None:
+        if self._closing:
+            return
+        await self._stop_drafts()
+        self._state = StreamState.ABORTED
+        if not self._drafting:
+            await self._fallback.discard()
+
+    # -- the drafts -------------------------------------------------------------------------
+
+    async def _show_drafts(self) -> None:
+        while not self._closing and self._drafting:
+            await self._wake.wait()
+            wait_s = self._last_call_at + self._min_interval_s - self._clock()
+            if self._drafts == 0 and self._first_delta_at is not None:
+                wait_s = max(wait_s, self._first_delta_at + self._first_after_s - self._clock())
+            if wait_s > 0:
+                await self._sleep(wait_s)  # deltas arriving meanwhile make one draft, not many
+            self._wake.clear()
+            text = preview_text(self._text)
+            if not text or text == self._shown:
+                continue
+            self._in_call = True
+            try:
+                await self._send_draft(text)
+            except DraftRefused as exc:
+                log.info("draft_refused", error=str(exc))
+                await self._fall_back()
+                return
+            except Exception as exc:
+                self._failures += 1
+                log.warning("draft_failed", error=str(exc), failures=self._failures)
+                if self._failures >= MAX_DRAFT_FAILURES:
+                    return
+            else:
+                self._failures = 0
+                self._drafts += 1
+                self._shown = text
+                self._state = StreamState.PREVIEWING
+            finally:
+                self._in_call = False
+                self._last_call_at = self._clock()
+
+    async def _fall_back(self) -> None:
+        """Edits from now on: the preview starts from the text so far."""
+        self._drafting = False
+        if self._text and not self._closing:
+            await self._fallback.push(self._text)
+
+    async def _stop_drafts(self) -> None:
+        self._closing = True
+        worker = self._worker
+        if worker is None or worker.done():
+            return
+        if not self._in_call:
+            worker.cancel()
+        # A draft in flight is awaited: one that lands after the answer would show it again.
+        await asyncio.wait([worker])
