@@ -75,6 +75,7 @@ from palui.webhooks.specs import WebhookSpec, load_webhooks
 log = get_logger("palui.app")
 
 CONSOLE_CHAT_ID = 0  # never a Telegram chat id
+WARM_WAIT_S = 60.0  # past this, polling starts anyway and the first answer waits for the model
 CONSOLE_USER = ChatUser(id=0, username="console")
 
 
@@ -124,7 +125,9 @@ class Palui:
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
-        self._warm: asyncio.Task[None] | None = None  # litellm's import, started with the app
+        # litellm's import and a first request that stays in the process, started with the app;
+        # Telegram is polled once it is done (`_warmed`), so the first answer costs no more.
+        self._warm: asyncio.Task[None] | None = None
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
         self.chats: Chats | None = None  # likewise (or `chat_console`)
@@ -247,6 +250,12 @@ class Palui:
         self.jobs = running.scheduler
         await running.scheduler.start()
 
+    async def _warmed(self) -> None:
+        """Wait (at most `WARM_WAIT_S`) for the model's warm-up started in `__aenter__`, which
+        ran meanwhile beside migrations, connectors and Telegram's `getMe`."""
+        if self._warm is not None and not self._warm.done():
+            await asyncio.wait([self._warm], timeout=WARM_WAIT_S)
+
     def _telegram(self) -> TelegramChannel:
         assert self.settings.telegram_token is not None
         return TelegramChannel(
@@ -277,6 +286,7 @@ class Palui:
             self.http = self._http_server(running, telegram, webhooks)
             await self.http.start()
             s = self.settings
+            await self._warmed()  # the first answer must not pay the model's warm-up
             if telegram is not None and s.telegram_webhook_url and s.telegram_webhook_secret:
                 secret = s.telegram_webhook_secret.get_secret_value()
                 await telegram.start_webhook(s.telegram_webhook_url, secret, running.menu)
