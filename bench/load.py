@@ -1,6 +1,7 @@
 """Does anything get lost under load? N chats x M turns through the real `palui run` subprocess.
 
     python bench/load.py [--chats 50] [--turns 5] [--database-url URL | --db postgresql]
+                         [--telegram-limits] [--stream]
 
 `palui run` runs as its own process (not in this one) against fakes served from this process
 on loopback: the fake Bot API (`tests/fakes/telegram_api.py`, reached through
@@ -20,6 +21,12 @@ after Palui's phase, with the ratio. The machine may be shared: compare ratios, 
 Palui runs with its production send limits (~1 message/s per chat, 30/s overall), which the
 floor does not have: at 200 chats the global limit bounds the throughput (see docs/PERFORMANCE.md).
 PALUI_RUNS_PER_HOUR and PALUI_DAILY_TOKEN_CAP are 0 (off), else the caps would refuse turns.
+
+`--telegram-limits` holds both sides to Telegram's limits: the fake Bot API refuses (429) any
+message past ~1 per second per chat, 20 per minute per group, 30 per second overall
+(tests/fakes/telegram_limits.py), and the floor paces its sendMessage with the same
+`SendRateLimiter` Palui uses; the refusals each side got are printed. `--stream` runs Palui as
+it is by default (PALUI_STREAM_REPLIES=true; the fake knows drafts) instead of with streaming off.
 
 Exit status: 0 when no turn failed and no reply was lost, duplicated or wrong; 1 otherwise.
 """
@@ -41,6 +48,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +99,36 @@ def palui_env(
     return env
 
 
+@contextlib.contextmanager
+def telegram_limits_both_sides(fakes: list[Any]) -> Iterator[None]:
+    """Every fake Bot API made meanwhile keeps Telegram's limits (collected in `fakes`), and the
+    floor's sendMessage first waits its slot, as a well-behaved bot's does."""
+    from telegram import Bot
+
+    from palui.channels.ratelimit import SendRateLimiter
+    from tests.fakes.telegram_api import FakeTelegram
+
+    init, send = FakeTelegram.__init__, Bot.send_message
+    limiter = SendRateLimiter()
+
+    def keeping(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.keep_limits()
+        fakes.append(self)
+
+    async def paced(self: Any, chat_id: Any, *args: Any, **kwargs: Any) -> Any:
+        await limiter.acquire(int(chat_id))
+        return await send(self, chat_id, *args, **kwargs)
+
+    FakeTelegram.__init__ = keeping  # type: ignore[method-assign]
+    Bot.send_message = paced  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        FakeTelegram.__init__ = init  # type: ignore[method-assign]
+        Bot.send_message = send  # type: ignore[method-assign]
+
+
 def classify(phase: common.Phase, tap: common.ReplyTap, chat_ids: list[int]) -> int:
     """Lost, duplicated and wrong replies into `phase`; the failed turns' count."""
     common.check_replies(phase, tap, chat_ids)
@@ -122,6 +160,9 @@ async def run_palui_process(
         users = [common.WARMUP_USER, *chat_ids]
         url = args.database_url or fresh_url
         env = palui_env(workdir, fake_tg, fake_model, users, url, args.palui_repo)
+        if args.stream:
+            env["PALUI_STREAM_REPLIES"] = "true"
+            fake_tg.drafts_supported = True
         with log_path.open("w", encoding="utf-8") as log:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "palui.cli", "run", env=env, cwd=workdir,
@@ -166,6 +207,8 @@ def print_report(
 ) -> None:
     db = "PostgreSQL" if (args.database_url or args.db == "postgresql") else "SQLite"
     print(f"\n{args.chats} chats x {args.turns} turns, {db}, real `palui run` subprocess")
+    limits = "Telegram's limits on both sides" if args.telegram_limits else "no limits kept"
+    print(f"{limits}; streaming {'on (drafts)' if args.stream else 'off'}")
     other = args.palui_repo.resolve() != common.REPO
     print(f"palui code: {args.palui_repo if other else common.code_version()}")
     print(f"failed turns: {failed}   lost replies: {palui.lost}   duplicated: {palui.duplicated}")
@@ -186,6 +229,14 @@ def print_report(
 
 
 async def main_async(args: argparse.Namespace, workdir: Path) -> int:
+    fakes: list[Any] = []
+    if not args.telegram_limits:
+        return await measure(args, workdir, fakes)
+    with telegram_limits_both_sides(fakes):
+        return await measure(args, workdir, fakes)
+
+
+async def measure(args: argparse.Namespace, workdir: Path, fakes: list[Any]) -> int:
     from tests.fakes.model_server import FakeModel
 
     async with FakeModel() as fake_model:
@@ -198,6 +249,8 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> int:
         print("the floor (direct calls) ...", flush=True)
         floor = await common.run_floor(args, workdir, fake_model, tools, "floor (direct calls)")
     print_report(args, palui, failed, locked, floor)
+    for name, fake in zip(("palui", "floor"), fakes, strict=False):
+        print(f"429s from Telegram's limits, {name}: {len(fake.limit_rejections)}")
     return 0 if palui.ok and not failed else 1
 
 
@@ -215,6 +268,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="run the palui package of another checkout (e.g. `git archive main`) for a before",
     )  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs, data)")
+    parser.add_argument(
+        "--telegram-limits", action="store_true",
+        help="the fake Bot API refuses sends past Telegram's limits; the floor keeps them too",
+    )  # fmt: skip
+    parser.add_argument("--stream", action="store_true", help="PALUI_STREAM_REPLIES=true")
     return parser.parse_args(argv)
 
 
