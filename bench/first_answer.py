@@ -6,10 +6,11 @@ Each run starts the real `palui run` as its own process against the fakes served
 (`bench/load.py`'s set-up: the fake Bot API, which here keeps Telegram's limits and knows
 drafts, the fake OpenAI-compatible model answering at once, the notes MCP server and the bundled
 recall server as Palui's children). Once Palui's first getUpdates arrives, one person's message
-is pushed; the time to the answer's sendMessage is the figure. By default the turn is the load's
-read-tool turn (the model calls `mcp-notes__list_notes`, then answers); `--plain` answers at
-once with no tool. The time from the process start to its first poll is printed too (the
-start-up, which the model's warm-up overlaps).
+is pushed; the time to the answer's sendMessage is the figure. `--later` answers follow for
+comparison, each message sent once the chat's send slot is free again. By default the turn is
+the load's read-tool turn (the model calls `mcp-notes__list_notes`, then answers); `--plain`
+answers at once with no tool. The time from the process start to its first poll is printed too
+(the start-up, which the model's warm-up overlaps).
 
 Exit status: 0 when every first answer arrived within 1 s, else 1.
 """
@@ -47,8 +48,11 @@ def plain_brain(request: Any) -> Any:
     return Script(text=f"echo: {request.last_user_text}")
 
 
-async def one_run(args: argparse.Namespace, workdir: Path, fake_model: Any) -> tuple[float, float]:
-    """(seconds from the process start to its first poll, seconds to the first answer)."""
+async def one_run(
+    args: argparse.Namespace, workdir: Path, fake_model: Any
+) -> tuple[float, float, list[float]]:
+    """(seconds from the process start to its first poll, to the first answer, to each later
+    answer — each later message sent once the chat's send slot is free again)."""
     from tests.fakes.telegram_api import FakeTelegram
 
     async with FakeTelegram() as fake_tg:
@@ -71,6 +75,16 @@ async def one_run(args: argparse.Namespace, workdir: Path, fake_model: Any) -> t
                 fake_tg.push_text(user, user, common.message_text(user, 0))
                 async with asyncio.timeout(common.REPLY_TIMEOUT_S):
                     arrived, text = await waiter
+                first = arrived - pushed
+                later: list[float] = []
+                for k in range(1, args.later + 1):
+                    await asyncio.sleep(1.1)  # Telegram's pace: the chat's next slot is free
+                    waiter = tap.expect(user)
+                    pushed = time.monotonic()
+                    fake_tg.push_text(user, user, common.message_text(user, k))
+                    async with asyncio.timeout(common.REPLY_TIMEOUT_S):
+                        arrived, text = await waiter
+                    later.append(arrived - pushed)
                 if "echo:" not in text:
                     print(f"  unexpected answer: {text[:120]!r}")
                 if fake_tg.limit_rejections:
@@ -82,7 +96,7 @@ async def one_run(args: argparse.Namespace, workdir: Path, fake_model: Any) -> t
                 except TimeoutError:
                     process.kill()
                     await process.wait()
-    return polled.at - started, arrived - pushed
+    return polled.at - started, first, later
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -95,14 +109,16 @@ async def main_async(args: argparse.Namespace) -> int:
         for run in range(args.runs):
             workdir = Path(tempfile.mkdtemp(prefix="palui-first-"))
             try:
-                to_poll, first = await one_run(args, workdir, fake_model)
+                to_poll, first, later = await one_run(args, workdir, fake_model)
             finally:
                 with contextlib.suppress(OSError):
                     shutil.rmtree(workdir)
             firsts.append(first)
             print(
                 f"run {run + 1}: start to first poll {to_poll:.1f} s, "
-                f"first answer {first * 1000:.0f} ms"
+                f"first answer {first * 1000:.0f} ms, later ones "
+                + ", ".join(f"{t * 1000:.0f}" for t in later)
+                + " ms"
             )
     turn = "plain answer" if args.plain else "read-tool turn"
     stream = "streaming off" if args.no_stream else "streaming on (drafts)"
@@ -116,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--plain", action="store_true", help="an answer with no tool call")
+    parser.add_argument("--later", type=int, default=3, help="answers measured after the first")
     parser.add_argument("--no-stream", action="store_true", help="PALUI_STREAM_REPLIES=false")
     parser.add_argument("--palui-repo", type=Path, default=common.REPO)
     args = parser.parse_args(argv)
