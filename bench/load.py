@@ -48,6 +48,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -250,7 +251,8 @@ async def measure(args: argparse.Namespace, workdir: Path, fakes: list[Any]) -> 
         floor = await common.run_floor(args, workdir, fake_model, tools, "floor (direct calls)")
     print_report(args, palui, failed, locked, floor)
     for name, fake in zip(("palui", "floor"), fakes, strict=False):
-        print(f"429s from Telegram's limits, {name}: {len(fake.limit_rejections)}")
+        refused = Counter(r.method for r in fake.limit_rejections)
+        print(f"429s from Telegram's limits, {name}: {sum(refused.values())} {dict(refused)}")
     return 0 if palui.ok and not failed else 1
 
 
