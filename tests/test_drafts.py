@@ -149,3 +149,44 @@ async def test_adopting_a_left_preview_edits_it_and_makes_no_draft() -> None:
     await reply.push("the new answer, long enough to preview")
     await reply.close()
     assert rec.drafts == [] and reply.preview_message_id == 77 and reply.adopted
+
+
+# -- the fake Bot API behaves like Telegram -----------------------------------------------------
+
+
+async def test_the_fake_drafts_like_telegram_private_chats_only_and_not_as_messages() -> None:
+    from telegram import Bot
+    from telegram.error import BadRequest, InvalidToken
+
+    async with FakeTelegram() as fake, Bot(fake.token, base_url=fake.base_url) as bot:
+        with pytest.raises(InvalidToken):  # 404: an older Bot API knows no drafts
+            await bot.send_message_draft(OWNER_CHAT, 1, "x")
+        fake.drafts_supported = True
+        assert await bot.send_message_draft(OWNER_CHAT, 1, "hello")
+        with pytest.raises(BadRequest, match=r"(?i)textdraft_peer_invalid"):
+            await bot.send_message_draft(GROUP, 1, "hello")
+        with pytest.raises(BadRequest, match="non-zero"):
+            await bot.send_message_draft(OWNER_CHAT, 0, "hello")
+        with pytest.raises(BadRequest, match="too long"):
+            await bot.send_message_draft(OWNER_CHAT, 1, "x" * 4097)
+        assert fake.sent_messages(OWNER_CHAT) == []
+        assert fake.drafts.showing[OWNER_CHAT].text == "hello"
+        await bot.send_message(OWNER_CHAT, "the answer")
+        assert fake.drafts.showing == {}
+
+
+async def test_the_fake_keeps_telegrams_limits_when_asked_but_not_for_actions_or_drafts() -> None:
+    from telegram import Bot
+    from telegram.error import RetryAfter
+
+    async with FakeTelegram() as fake:
+        fake.drafts_supported = True
+        fake.keep_limits()
+        async with Bot(fake.token, base_url=fake.base_url) as bot:
+            await bot.send_message(OWNER_CHAT, "one")
+            await bot.send_chat_action(OWNER_CHAT, "typing")
+            await bot.send_message_draft(OWNER_CHAT, 1, "drafting")
+            with pytest.raises(RetryAfter):
+                await bot.send_message(OWNER_CHAT, "two, too soon")
+            await bot.send_message(OWNER_CHAT + 1, "another chat is not held")
+        assert [r.method for r in fake.limit_rejections] == ["sendMessage"]
