@@ -169,18 +169,13 @@ class LiteLLMModel:
         return text
 
     async def warm_up(self) -> None:
-        """Import litellm now and run one streamed request through it that never leaves the
-        process (`mock_response`): that loads the code a first real call would load on the way
-        (seconds on a busy machine), so the first answer costs what later ones cost."""
-        litellm = await self._library()
+        """Import litellm and run one streamed request that never leaves the process (a mock):
+        it loads what a first real call would, so the first answer costs what later ones do."""
+        litellm, ask = await self._library(), [{"role": "user", "content": "warm-up"}]
         with contextlib.suppress(Exception):  # a warm-up that fails leaves a slower first call
-            chunks = await litellm.acompletion(
-                model=self.name, messages=[{"role": "user", "content": "warm-up"}],
-                mock_response="ok", stream=True, stream_options={"include_usage": True},
-                api_base=self._api_base, api_key=self._api_key, num_retries=0, max_retries=0,
-            )  # fmt: skip
-            async for _chunk in chunks:
-                pass
+            mock = {"mock_response": "ok", "num_retries": 0, "max_retries": 0}
+            chunks = await litellm.acompletion(model=self.name, messages=ask, stream=True, **mock)
+            [_ async for _ in chunks]
 
     async def _library(self) -> Any:
         if self._litellm is None:

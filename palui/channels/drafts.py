@@ -204,6 +204,8 @@ class DraftReply:
     async def _fall_back(self) -> None:
         """Edits from now on: the preview starts from the text so far."""
         self._drafting = False
+        if self._first_delta_at is not None:
+            self._fallback.held_since(self._first_delta_at)  # the hold is over: no second one
         if self._text and not self._closing:
             await self._fallback.push(self._text)
 

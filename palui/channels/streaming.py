@@ -159,6 +159,10 @@ class StreamingReply:
         """Whether the preview is one an earlier (interrupted) turn left."""
         return self._adopted
 
+    def held_since(self, at: float) -> None:
+        """Count the first preview's hold from `at` (when a draft that gave way began)."""
+        self._first_delta_at = at
+
     def watch_preview(self, on_preview: OnPreview) -> None:
         """Call `on_preview(message_id)` once the preview is sent (before it is edited again)."""
         self._on_preview = on_preview
