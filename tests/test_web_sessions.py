@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import TextClause, text
 
 from palui.db import Store
+from palui.db.retention import RetentionDays
 
 TEN_MINUTES = timedelta(minutes=10)
 WEEK = timedelta(days=7)
@@ -71,3 +72,12 @@ async def test_a_person_sees_the_groups_they_wrote_in(store: Store) -> None:
     await store.inbox.add(2, -600, 8, {"text": "@palui hello"})
     await store.inbox.add(3, 7, 7, {"text": "hi"})
     assert await store.web.chats_spoken_in(7) == {-500}
+
+
+async def test_the_daily_prune_drops_spent_links_and_ended_sessions(store: Store) -> None:
+    old = await store.web.add_link(7, "@ana", NOW - timedelta(days=9), TEN_MINUTES)
+    assert await store.web.redeem(old, NOW - timedelta(days=9), WEEK) is not None
+    fresh = await store.web.redeem(await store.web.add_link(7, "@ana", NOW, TEN_MINUTES), NOW, WEEK)
+    pruned = await store.retention.prune(RetentionDays(), NOW)
+    assert pruned.get("web_links") == 1 and pruned.get("web_sessions") == 1
+    assert fresh is not None and await store.web.session(fresh, NOW) is not None
