@@ -27,7 +27,6 @@ from palui.web.viewer import Viewer
 log = get_logger("palui.web")
 
 COOKIE = "palui_session"
-LINK_TTL = timedelta(minutes=10)
 PUBLIC = frozenset({"signin", "signin_use", "signed_out"})
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
