@@ -210,3 +210,11 @@ class GroupsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     approver: Literal["allowed", "requester"] = "allowed"
+
+
+class WebSettings(BaseModel):
+    """`[web]`: the web console (palui.web). A session lasts `session_days` after sign-in."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    session_days: int = Field(default=7, ge=1, le=365)
