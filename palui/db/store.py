@@ -25,6 +25,7 @@ from palui.db.stop_requests import StopRequestRepo
 from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
 from palui.db.turns import TurnRepo
+from palui.db.usage import UsageRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import InboxItem, OutboxItem
 from palui.domain.windows import day_start, hour_ago
@@ -69,3 +70,4 @@ class Store:
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
         self.retention = RetentionRepo(db)  # the daily prune (chat.sweepers)
+        self.usage = UsageRepo(db)  # the web console's charts
