@@ -26,6 +26,7 @@ from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
 from palui.db.turns import TurnRepo
 from palui.db.usage import UsageRepo
+from palui.db.web import WebRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import InboxItem, OutboxItem
 from palui.domain.windows import day_start, hour_ago
@@ -71,3 +72,4 @@ class Store:
         self.stop_requests = StopRequestRepo(db)
         self.retention = RetentionRepo(db)  # the daily prune (chat.sweepers)
         self.usage = UsageRepo(db)  # the web console's charts
+        self.web = WebRepo(db)  # the web console's links and sessions

@@ -221,7 +221,13 @@ async def running_palui(
         stop = asyncio.Event()
         task = asyncio.create_task(app.serve_telegram(stop))
         try:
-            while app.chats is None or app.jobs is None or not app.jobs.running:
+            while (
+                app.chats is None
+                or app.jobs is None
+                or not app.jobs.running
+                or app.http is None
+                or not app.http.listening
+            ):
                 if task.done():
                     await task  # it failed to start: raise why
                 await asyncio.sleep(0.01)

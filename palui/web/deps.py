@@ -1,0 +1,31 @@
+"""What the console's pages need, built once by the composition root (palui.app)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from palui.approvals.decisions import Approvals
+from palui.db import Store
+from palui.ports import Channel
+
+
+@dataclass(frozen=True, slots=True)
+class WebDeps:
+    store: Store
+    approvals: Approvals  # decides as a tap does: digest-bound, single use, expiry
+    channel: Channel
+    now: Callable[[], datetime]
+    allowed_users: frozenset[int]
+    wake: Callable[[int], None]  # a decided approval: the chat's worker resumes its turn
+    session_days: int = 7
+    secure_cookies: bool = False  # the public URL is https
+    daily_token_cap: int = 0  # 0 = off
+    runs_per_hour: int = 0  # 0 = off
+    job_daily_token_cap: int = 0
+    # The sheets' switch logic and the scheduler, for the Connectors and Jobs pages.
+    connector_sheet: Any = None
+    job_sheet: Any = None
+    jobs_changed: Callable[[], Any] | None = None
