@@ -105,6 +105,18 @@ class UsageRepo(Repo):
         async with self._db.session() as s:
             return {job: int(count) for job, count in (await s.execute(query)).all()}
 
+    async def tokens_by_turn(self, turn_ids: Collection[str]) -> dict[str, int]:
+        """Tokens each turn's model calls used (a job run's token use)."""
+        if not turn_ids:
+            return {}
+        query = (
+            select(ModelCall.turn_id, func.coalesce(func.sum(ModelCall.total_tokens), 0))
+            .where(ModelCall.turn_id.in_(list(turn_ids)))
+            .group_by(ModelCall.turn_id)
+        )
+        async with self._db.session() as s:
+            return {str(turn): int(total) for turn, total in (await s.execute(query)).all()}
+
     async def _spread(self, query: Any, windows: int) -> list[int]:
         counts = [0] * windows
         async with self._db.session() as s:
