@@ -232,7 +232,7 @@ class Palui:
             approvals=approvals, edits=edits, owners=allowed_users, scope=scope,
         )  # fmt: skip
         web = WebDeps(
-            store, approvals, channel, now, allowed_users, wakeups.approval_decided,
+            store, approvals, channel, now, allowed_users, wakeups.approval_decided, registry,
             session_days=s.web.session_days, secure_cookies=self._web_base().startswith("https:"),
             daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
             job_daily_token_cap=s.job_daily_token_cap, connector_sheet=connector_sheet,

@@ -133,16 +133,34 @@ class Approvals:
                 record.chat_id, f"All arguments of {record.tool}:\n```\n{arguments}\n```"
             )
             return TapResult("Sent below.")
+        return await self._decide(record, action is ApprovalAction.APPROVE, inbound.user.display)
+
+    async def decide(
+        self, approval_id: str, approve: bool, by: str, *, chat_ids: Collection[int], digest: str
+    ) -> TapResult:
+        """A decision made in the web console by `by`, allowed in `chat_ids`: the rules of a tap
+        (single use, expiry), bound to the digest of the call the person was shown."""
+        record = await self._store.approvals.by_id(approval_id)
+        if record is None or record.chat_id not in chat_ids:
+            return TapResult("There is no such approval.")
+        if record.digest != digest:
+            return TapResult("This call changed after the page was loaded. Nothing was decided.")
+        return await self._decide(record, approve, by, on="web")
+
+    async def _decide(
+        self, record: ApprovalRecord, approve: bool, by: str, *, on: str | None = None
+    ) -> TapResult:
         if record.status != ApprovalStatus.PENDING:
             return TapResult(f"Already decided ({record.status}).")
         now = self._now()
         if record.expires_at <= now:
             await self.expire_due()  # its turn resumes, told that nothing ran
             return TapResult("This approval has expired. Nothing was run.", record.turn_id)
-        approve = action is ApprovalAction.APPROVE
-        if not await self._store.approvals.decide(record.id, approve, inbound.user.display, now):
+        if not await self._store.approvals.decide(record.id, approve, by, now, on=on):
             return TapResult("Already decided.")
-        log.info("approval_decided", tool=record.tool, approved=approve, chat_id=record.chat_id)
+        log.info(
+            "approval_decided", tool=record.tool, approved=approve, chat_id=record.chat_id, on=on
+        )
         decided = await self._store.approvals.by_token(record.token)  # with its card's id
         if decided is not None:
             await self._close(decided, outcome_line(decided))

@@ -6,7 +6,7 @@ A claim is a conditional UPDATE, so a second tap, a replay, or a second process 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import select, update
@@ -217,7 +217,7 @@ class ApprovalRepo:
             return list(set(await s.scalars(select(PausedTurn.chat_id))))
 
     async def listed(
-        self, chat_ids: Sequence[int], *, pending: bool, limit: int = 100
+        self, chat_ids: Collection[int], *, pending: bool, limit: int = 100
     ) -> list[ApprovalRecord]:
         """The chats' pending approvals (oldest first), or their decided ones (newest first)."""
         query = select(ApprovalRow).where(ApprovalRow.chat_id.in_(list(chat_ids)))

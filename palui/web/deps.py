@@ -12,6 +12,7 @@ from palui.db import Store
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.ports import Channel
+from palui.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,7 @@ class WebDeps:
     now: Callable[[], datetime]
     allowed_users: frozenset[int]
     wake: Callable[[int], None]  # a decided approval: the chat's worker resumes its turn
+    registry: ToolRegistry | None = None  # tools' descriptions, as their cards show them
     session_days: int = 7
     secure_cookies: bool = False  # the public URL is https
     daily_token_cap: int = 0  # 0 = off
