@@ -128,4 +128,9 @@ def test_a_chart_is_escaped_and_marks_bars_at_the_cap() -> None:
 
 def test_axis_numbers_are_round() -> None:
     assert [nice_step(n) for n in (0, 4, 9, 210_000, 2_100_000)] == [1, 1, 5, 100_000, 1_000_000]
-    assert [short_number(n) for n in (12, 1_500, 200_000, 2_000_000)] == ["12", "1.5k", "200k", "2M"]
+    assert [short_number(n) for n in (12, 1_500, 200_000, 2_000_000)] == [
+        "12",
+        "1.5k",
+        "200k",
+        "2M",
+    ]

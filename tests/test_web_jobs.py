@@ -1,0 +1,112 @@
+"""The web console's Jobs page: schedule, next and last runs with their outcomes and tokens;
+pause, resume and delete as /jobs does them; a job of another chat can't be seen or changed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from palui.config import Settings
+from palui.interact.job_sheet import JobSheet
+from palui.web.viewer import Viewer
+from tests import toolkit
+from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
+from tests.fakes.usage_rows import add_turn
+from tests.fakes.web_console import console_with_viewer, signed_in, web_deps
+
+NOW = datetime(2026, 12, 1, 15, 30, tzinfo=UTC)
+MINE, THEIRS = 1001, 2002
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return in_memory_settings(database_url, str(tmp_path / "data"))
+
+
+async def test_the_page_shows_runs_outcomes_and_tokens_of_the_viewers_jobs_only(store) -> None:
+    anchor = NOW - timedelta(hours=5)
+    job = await store.jobs.create(
+        MINE, "summarise the news", "every 1h", "UTC", 5_000, "ana", anchor
+    )
+    hidden = await store.jobs.create(
+        THEIRS, "their secret job", "every 1h", "UTC", 5_000, "bo", anchor
+    )
+    turn = await add_turn(store, MINE, NOW - timedelta(hours=1), 1_234, job_id=job.id)
+    await add_turn(store, THEIRS, NOW - timedelta(hours=1), 50, job_id=hidden.id)
+    changed: list[str] = []
+
+    async def jobs_changed() -> None:
+        changed.append("sync")
+
+    chat = MemoryChannel()
+    sheet = JobSheet(store, chat, now=lambda: NOW, jobs_changed=jobs_changed)
+    deps = web_deps(store, allowed_users=frozenset({MINE}), now=lambda: NOW, job_sheet=sheet)
+    app = console_with_viewer(deps, Viewer(MINE, frozenset({MINE}), "csrf"))
+    async with TestClient(TestServer(app)) as client:
+        page = await (await client.get("/ui/jobs")).text()
+        assert "summarise the news" in page and "every hour" in page.lower()
+        assert "their secret job" not in page and f"#{hidden.id}" not in page
+        assert "1,234" in page and turn[:8] in page and "done" in page
+        assert "Next run" in page and "today 16:30" in page
+
+        # Another chat's job: not found, and nothing changes.
+        for action in ("pause", "resume", "delete"):
+            answer = await client.post(f"/ui/jobs/{hidden.id}/{action}", data={"csrf": "csrf"})
+            assert answer.status == 404
+        assert await store.jobs.get(hidden.id) == hidden and changed == []
+
+        answer = await client.post(
+            f"/ui/jobs/{job.id}/pause", data={"csrf": "csrf"}, allow_redirects=False
+        )
+        assert answer.status == 303 and answer.headers["Location"] == f"/ui/jobs#job-{job.id}"
+        paused = await store.jobs.get(job.id)
+        assert paused is not None and not paused.enabled and changed == ["sync"]
+        page = await (await client.get("/ui/jobs")).text()
+        assert "⏸ paused" in page and "▶️ Resume" in page
+        # The chat's card says the same.
+        assert "⏸ paused" in sheet.card(paused, None).text
+
+        await client.post(f"/ui/jobs/{job.id}/resume", data={"csrf": "csrf"})
+        resumed = await store.jobs.get(job.id)
+        assert resumed is not None and resumed.enabled
+
+        await client.post(f"/ui/jobs/{job.id}/delete", data={"csrf": "csrf"})
+        assert await store.jobs.get(job.id) is None and len(changed) == 3
+        assert "summarise the news" not in await (await client.get("/ui/jobs")).text()
+
+
+async def test_a_one_time_job_that_ran_cant_be_resumed_on_the_web(store) -> None:
+    at = NOW - timedelta(hours=1)
+    job = await store.jobs.create(MINE, "remind me", at.isoformat(), "UTC", 5_000, "a", at)
+    assert await store.jobs.claim_run(job, at, finish_job=True)
+    sheet = JobSheet(store, MemoryChannel(), now=lambda: NOW)
+    deps = web_deps(store, allowed_users=frozenset({MINE}), now=lambda: NOW, job_sheet=sheet)
+    app = console_with_viewer(deps, Viewer(MINE, frozenset({MINE}), "csrf"))
+    async with TestClient(TestServer(app)) as client:
+        page = await (await client.get("/ui/jobs")).text()
+        assert "✔️ done" in page and "Resume" not in page
+        answer = await client.post(f"/ui/jobs/{job.id}/resume", data={"csrf": "csrf"})
+        assert answer.status == 409
+    done = await store.jobs.get(job.id)
+    assert done is not None and not done.enabled
+
+
+async def test_pausing_on_the_web_needs_the_session_and_its_csrf_token(settings) -> None:
+    model = toolkit.ScriptedModel(forever=toolkit.answer("ok"))
+    async with (
+        running_palui(settings, model) as (app, chat),
+        signed_in(app, chat) as web,
+    ):
+        job = await app.store.jobs.create(
+            chat.chat_id, "tick", "every 1h", "UTC", 5_000, "ana", datetime.now(UTC)
+        )
+        await web.get("/ui/jobs")
+        assert (await web.post(f"/ui/jobs/{job.id}/pause", csrf=False)).status == 403
+        assert (await app.store.jobs.get(job.id)).enabled  # type: ignore[union-attr]
+        assert (await web.post(f"/ui/jobs/{job.id}/pause")).status == 303
+        assert not (await app.store.jobs.get(job.id)).enabled  # type: ignore[union-attr]
+        await chat.command("jobs")
+        assert "⏸ paused" in chat.sent_cards[-1].card.text
