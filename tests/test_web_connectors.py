@@ -4,14 +4,24 @@ page set."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from palui.config import Settings
 from tests import toolkit
-from tests.fakes.memory_channel import in_memory_settings, running_palui
-from tests.fakes.web_console import signed_in
+from tests.fakes.browser import Shots, browser, shots  # noqa: F401 (fixtures)
+from tests.fakes.memory_channel import in_memory_settings, running_palui, switch_on
+from tests.fakes.notes_toolset import NOTES_ID, SWITCHED_ON, NotesToolset
+from tests.fakes.web_console import link_in, signed_in
+
+
+async def follow(page: Any, selector: str) -> None:
+    """Click what leads to another page, and wait until that page has loaded."""
+    async with page.expect_navigation():
+        await page.click(selector)
 
 
 async def _text(**_: object) -> str:
@@ -85,7 +95,9 @@ async def test_pause_and_class_from_the_page_hold_in_the_chat(settings) -> None:
         saved = (await app.store.tool_settings.all())["fn__find_notes"]
         assert saved.tool_class == "destructive"
         page = await web.get("/ui/connectors")
-        assert '<span class="badge destructive">destructive</span>' in page
+        row = page[page.index('data-tool="fn__find_notes"') :]
+        assert re.search(r'<select class="inline destructive"[^>]*>\s*<option>read', row)
+        assert "<option selected>destructive</option>" in row.split("</tr>")[0]
         await chat.command("connectors")
         assert "destructive find_notes" in fn_card(chat)
 
@@ -114,3 +126,35 @@ async def test_a_change_without_the_csrf_token_or_for_an_unknown_tool_changes_no
         assert await app.store.tool_settings.version() == version
         await chat.send("hi")
         assert "fn__find_notes" in offered(model)
+
+
+async def test_in_chromium_a_tool_switched_off_is_not_offered_in_the_next_turn(
+    settings: Settings,
+    browser: Any,  # noqa: F811
+    shots: Shots,  # noqa: F811
+) -> None:
+    model = toolkit.ScriptedModel(forever=toolkit.answer("ok"))
+    async with running_palui(settings, model, toolsets=[NotesToolset()]) as (app, chat):
+        await switch_on(app, NOTES_ID, *SWITCHED_ON)
+        await chat.send("hi")
+        assert "mcp-notes__search_notes" in offered(model)
+        await chat.command("web")
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        await page.goto(link_in(chat))
+        await follow(page, 'button:has-text("Sign in")')
+        await follow(page, "nav >> text=Connectors")
+        row = page.locator('tr[data-tool="mcp-notes__search_notes"]')
+        assert "annotation" in await row.inner_text()
+        switch = row.locator('button[aria-label="switch search_notes off"]')
+        assert (await switch.inner_text()).strip() == "on"
+        await follow(page, 'tr[data-tool="mcp-notes__search_notes"] button[aria-label$=" off"]')
+        assert page.url.endswith("/ui/connectors#mcp-notes")
+        row = page.locator('tr[data-tool="mcp-notes__search_notes"]')
+        assert (await row.locator("button.small.off").inner_text()).strip() == "off"
+        await shots.shoot(page, "connectors")
+
+        await chat.send("search my notes")
+        assert "mcp-notes__search_notes" not in offered(model)
+        assert "mcp-notes__list_notes" in offered(model)
+        await context.close()
