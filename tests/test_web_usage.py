@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -12,8 +14,11 @@ from palui.chat.caps import CapCounts, Caps, cap_hit
 from palui.domain.windows import day_start, days_back, hour_ago, hours_back
 from palui.web.charts import Bar, bar_chart, meter, nice_step, short_number
 from palui.web.viewer import Viewer
+from tests import toolkit
+from tests.fakes.browser import Shots, browser, shots  # noqa: F401 (fixtures)
+from tests.fakes.memory_channel import in_memory_settings, running_palui
 from tests.fakes.usage_rows import add_turn
-from tests.fakes.web_console import console_with_viewer, web_deps
+from tests.fakes.web_console import console_with_viewer, link_in, web_deps
 
 NOW = datetime(2026, 12, 1, 15, 30, tzinfo=UTC)
 MINE, THEIRS = 1001, 2002
@@ -134,3 +139,42 @@ def test_axis_numbers_are_round() -> None:
         "200k",
         "2M",
     ]
+
+
+async def test_in_chromium_the_chart_shows_todays_tokens_against_the_cap(
+    database_url: str,
+    tmp_path: Path,
+    browser: Any,  # noqa: F811
+    shots: Shots,  # noqa: F811
+) -> None:
+    settings = in_memory_settings(
+        database_url, str(tmp_path / "data"), daily_token_cap=20_000, runs_per_hour=10
+    )
+    model = toolkit.ScriptedModel(forever=toolkit.answer("ok", usage=(1_500, 500)))
+    async with running_palui(settings, model) as (app, chat):
+        now = datetime.now(UTC)
+        for days, tokens in enumerate([0, 12_000, 18_500, 4_000, 22_000, 9_000, 15_000]):
+            if tokens:  # earlier days, for a chart worth looking at
+                at = day_start(now) - timedelta(days=days) + timedelta(hours=9)
+                await add_turn(app.store, chat.chat_id, at, tokens)
+        for text in ("hi", "what's on today?", "thanks"):
+            await chat.send(text)
+        await chat.command("web")
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        await page.goto(link_in(chat))
+        async with page.expect_navigation():
+            await page.click('button:has-text("Sign in")')
+        async with page.expect_navigation():
+            await page.click("nav >> text=Usage")
+        await shots.shoot(page, "usage")
+        today = await app.store.turns.tokens_since(day_start(datetime.now(UTC)))
+        assert today == 6_000  # three turns of 2,000
+        bars = page.locator("svg#tokens-chart rect.bar")
+        assert await bars.last.get_attribute("data-value") == str(today)
+        cap = page.locator("svg#tokens-chart line.cap[data-cap]")
+        assert await cap.get_attribute("data-cap") == "20000"
+        shown = await page.inner_text("#tokens-today")
+        assert "6,000" in shown and "20,000" in shown
+        assert await page.locator("svg#runs-chart rect.bar").last.get_attribute("data-value") == "3"
+        await context.close()

@@ -114,9 +114,8 @@ def bar_chart(
             f'<line class="cap" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(cap):.1f}" '
             f'y2="{y(cap):.1f}" data-cap="{cap}"><title>{escape(cap_label)}: {cap:,}</title></line>'
             # The key above the plot, where no bar can cover it.
-            f'<line class="cap" x1="{WIDTH - RIGHT - 150}" x2="{WIDTH - RIGHT - 126}" '
-            f'y1="{TOP - 14}" y2="{TOP - 14}"/>'
-            f'<text class="cap-label" x="{WIDTH - RIGHT - 120}" y="{TOP - 10}">'
+            f'<line class="cap" x1="{LEFT}" x2="{LEFT + 24}" y1="{TOP - 14}" y2="{TOP - 14}"/>'
+            f'<text class="cap-label" x="{LEFT + 30}" y="{TOP - 10}">'
             f"{escape(cap_label)}: {cap:,}</text>"
         )
     parts.append(
