@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
@@ -13,12 +14,19 @@ from palui.config import Settings
 from palui.interact.job_sheet import JobSheet
 from palui.web.viewer import Viewer
 from tests import toolkit
+from tests.fakes.browser import Shots, browser, shots  # noqa: F401 (fixtures)
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
 from tests.fakes.usage_rows import add_turn
-from tests.fakes.web_console import console_with_viewer, signed_in, web_deps
+from tests.fakes.web_console import console_with_viewer, link_in, signed_in, web_deps
 
 NOW = datetime(2026, 12, 1, 15, 30, tzinfo=UTC)
 MINE, THEIRS = 1001, 2002
+
+
+async def follow(page: Any, selector: str) -> None:
+    """Click what leads to another page, and wait until that page has loaded."""
+    async with page.expect_navigation():
+        await page.click(selector)
 
 
 @pytest.fixture
@@ -110,3 +118,41 @@ async def test_pausing_on_the_web_needs_the_session_and_its_csrf_token(settings)
         assert not (await app.store.jobs.get(job.id)).enabled  # type: ignore[union-attr]
         await chat.command("jobs")
         assert "⏸ paused" in chat.sent_cards[-1].card.text
+
+
+async def test_in_chromium_pause_and_delete_a_job(
+    settings: Settings,
+    browser: Any,  # noqa: F811
+    shots: Shots,  # noqa: F811
+) -> None:
+    model = toolkit.ScriptedModel(forever=toolkit.answer("ok"))
+    async with running_palui(settings, model) as (app, chat):
+        now = datetime.now(UTC)
+        news = await app.store.jobs.create(
+            chat.chat_id, "Summarise the morning news in five bullet points", "0 8 * * *",
+            "Europe/Lisbon", 50_000, "@ana", now - timedelta(days=3),
+        )  # fmt: skip
+        for days in (2, 1):
+            at = now - timedelta(days=days)
+            await add_turn(app.store, chat.chat_id, at, 3_400 + days, job_id=news.id)
+        tick = await app.store.jobs.create(
+            chat.chat_id, "Check the build status", "every 2h", "UTC", 10_000, "@ana", now
+        )
+        await chat.command("web")
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        page = await context.new_page()
+        await page.goto(link_in(chat))
+        await follow(page, 'button:has-text("Sign in")')
+        await follow(page, "nav >> text=Jobs")
+        await shots.shoot(page, "jobs")
+        card = await page.inner_text(f"#job-{news.id}")
+        assert "3,402" in card and "3,401" in card and "done" in card
+        await follow(page, f"#job-{tick.id} >> text=Pause")
+        paused = await app.store.jobs.get(tick.id)
+        assert paused is not None and not paused.enabled
+        assert "⏸ paused" in await page.inner_text(f"#job-{tick.id}")
+        await page.click(f"#job-{tick.id} summary")
+        await follow(page, f"#job-{tick.id} >> text=Yes, delete")
+        assert await app.store.jobs.get(tick.id) is None
+        assert await page.locator(f"#job-{tick.id}").count() == 0
+        await context.close()
