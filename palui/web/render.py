@@ -30,6 +30,15 @@ SECURITY_HEADERS = {
 }
 
 
+def taint_source(label: str | None) -> str:
+    """`mcp-notes:mcp-notes__search_notes` as `mcp-notes (search_notes)`."""
+    if not label:
+        return "an untrusted source"
+    connector, _, tool = label.partition(":")
+    short = tool.removeprefix(f"{connector}__")
+    return f"{connector} ({short})" if short else connector
+
+
 def environment() -> jinja2.Environment:
     # The static folder is a search path too, so the public pages can inline the stylesheet
     # (they are shown before a session exists, and assets need one).
@@ -37,6 +46,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["when"] = lambda at: at.strftime("%Y-%m-%d %H:%M:%S") if at else "—"
     env.filters["thousands"] = lambda n: f"{n:,}"
+    env.filters["source"] = taint_source
     return env
 
 
