@@ -61,7 +61,8 @@ async def test_a_tool_switched_off_on_the_page_is_not_offered_next_turn(settings
         version = await app.store.tool_settings.version()
 
         answer = await web.post("/ui/connectors/tool", {"tool": "fn__find_notes", "on": "0"})
-        assert answer.status == 303 and answer.headers["Location"] == "/ui/connectors#fn"
+        where = "/ui/connectors?done=off#fn"
+        assert answer.status == 303 and answer.headers["Location"] == where
         answer = await web.post("/ui/connectors/tool", {"tool": "fn__add_note", "on": "1"})
         assert await app.store.tool_settings.version() == version + 2
         saved = await app.store.tool_settings.all()
@@ -149,7 +150,8 @@ async def test_in_chromium_a_tool_switched_off_is_not_offered_in_the_next_turn(
         switch = row.locator('button[aria-label="switch search_notes off"]')
         assert (await switch.inner_text()).strip() == "on"
         await follow(page, 'tr[data-tool="mcp-notes__search_notes"] button[aria-label$=" off"]')
-        assert page.url.endswith("/ui/connectors#mcp-notes")
+        assert page.url.endswith("/ui/connectors?done=off#mcp-notes")
+        assert await page.inner_text(".flash") == "Switched off."
         row = page.locator('tr[data-tool="mcp-notes__search_notes"]')
         assert (await row.locator("button.small.off").inner_text()).strip() == "off"
         await shots.shoot(page, "connectors")

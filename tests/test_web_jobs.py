@@ -69,11 +69,12 @@ async def test_the_page_shows_runs_outcomes_and_tokens_of_the_viewers_jobs_only(
         answer = await client.post(
             f"/ui/jobs/{job.id}/pause", data={"csrf": "csrf"}, allow_redirects=False
         )
-        assert answer.status == 303 and answer.headers["Location"] == f"/ui/jobs#job-{job.id}"
+        where = f"/ui/jobs?done=paused#job-{job.id}"
+        assert answer.status == 303 and answer.headers["Location"] == where
         paused = await store.jobs.get(job.id)
         assert paused is not None and not paused.enabled and changed == ["sync"]
-        page = await (await client.get("/ui/jobs")).text()
-        assert "⏸ paused" in page and "▶️ Resume" in page
+        page = await (await client.get("/ui/jobs?done=paused")).text()
+        assert "⏸ paused" in page and "▶️ Resume" in page and "Job paused." in page
         # The chat's card says the same.
         assert "⏸ paused" in sheet.card(paused, None).text
 
@@ -97,7 +98,7 @@ async def test_a_one_time_job_that_ran_cant_be_resumed_on_the_web(store) -> None
         page = await (await client.get("/ui/jobs")).text()
         assert "✔️ done" in page and "Resume" not in page
         answer = await client.post(f"/ui/jobs/{job.id}/resume", data={"csrf": "csrf"})
-        assert answer.status == 409
+        assert "be resumed." in await answer.text()  # said on the page it returns to
     done = await store.jobs.get(job.id)
     assert done is not None and not done.enabled
 
@@ -151,6 +152,7 @@ async def test_in_chromium_pause_and_delete_a_job(
         paused = await app.store.jobs.get(tick.id)
         assert paused is not None and not paused.enabled
         assert "⏸ paused" in await page.inner_text(f"#job-{tick.id}")
+        assert await page.inner_text(".flash") == "Job paused."
         await page.click(f"#job-{tick.id} summary")
         await follow(page, f"#job-{tick.id} >> text=Yes, delete")
         assert await app.store.jobs.get(tick.id) is None

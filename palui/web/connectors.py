@@ -26,6 +26,16 @@ from palui.web.viewer import viewer_of
 log = get_logger("palui.web")
 
 PAGE = "/ui/connectors"
+# What a change says on the page it returns to: a fixed code in the address, never free text.
+NOTICES = {
+    "on": "Switched on.",
+    "off": "Switched off.",
+    "class": "Class set (recorded as set by you).",
+    "paused": "Connector paused: its tools are offered to no turn.",
+    "resumed": "Connector resumed.",
+    "read": "Its read tools are switched on.",
+    "memory": "Memory switch set.",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +100,7 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             nav="connectors",
             connectors=_views(board),
             classes=[c.value for c in ToolClass],
+            notice=NOTICES.get(request.query.get("done", "")),
         )
 
     async def tool(request: web.Request) -> web.Response:
@@ -97,7 +108,7 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         await board.fresh()
         found = board.tool(str(form.get("tool", "")))
         if found is None:
-            raise web.HTTPNotFound(text="That tool is not offered by any connector now.")
+            return render(request, "not_found.html", status=404)
         toolset, entry = found
         if "class" in form:
             try:
@@ -105,34 +116,41 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             except ValueError:
                 raise web.HTTPBadRequest(text="Unknown class.") from None
             await board.set_class(entry, tool_class)
+            done = "class"
         else:
-            await board.set_tool(entry, _on(form.get("on")))
+            on = _on(form.get("on"))
+            await board.set_tool(entry, on)
+            done = "on" if on else "off"
         log.info("web_tool_changed", tool=entry.name, user_id=viewer.user_id)
-        return see_other(f"{PAGE}#{toolset.id}")
+        return see_other(f"{PAGE}?done={done}#{toolset.id}")
 
     async def connector(request: web.Request) -> web.Response:
         viewer, form, board = viewer_of(request), await request.post(), switches()
         await board.fresh()
         toolset = board.connector(request.match_info["connector"])
         if toolset is None:
-            raise web.HTTPNotFound(text="No such connector.")
+            return render(request, "not_found.html", status=404)
         action = request.match_info["action"]
         if action == "pause":
-            await board.set_paused(toolset, _on(form.get("paused")))
+            paused = _on(form.get("paused"))
+            await board.set_paused(toolset, paused)
+            done = "paused" if paused else "resumed"
         elif action == "enable-read":
             await board.enable_read(toolset)
+            done = "read"
         elif action == "memory" and board.has_memory_switches(toolset):
             try:
                 switch = Switch(str(form.get("switch", "")))
             except ValueError:
                 raise web.HTTPBadRequest(text="Unknown switch.") from None
             await board.set_memory(switch, _on(form.get("on")))
+            done = "memory"
         else:
-            raise web.HTTPNotFound(text="No such action.")
+            return render(request, "not_found.html", status=404)
         log.info(
             "web_connector_changed", connector=toolset.id, action=action, user_id=viewer.user_id
         )
-        return see_other(f"{PAGE}#{toolset.id}")
+        return see_other(f"{PAGE}?done={done}#{toolset.id}")
 
     return [
         web.get("/connectors", listing, name="connectors"),

@@ -21,6 +21,13 @@ log = get_logger("palui.web")
 
 PAGE = "/ui/jobs"
 RUNS_SHOWN = 5
+# What a change says on the page it returns to: a fixed code in the address, never free text.
+NOTICES = {
+    "paused": "Job paused.",
+    "resumed": "Job resumed.",
+    "deleted": "Job deleted.",
+    "once": "A one-time job that ran can't be resumed.",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +91,8 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
 
     async def listing(request: web.Request) -> web.Response:
         viewer = viewer_of(request)
-        return render(request, "jobs.html", nav="jobs", jobs=await views(viewer))
+        notice = NOTICES.get(request.query.get("done", ""))
+        return render(request, "jobs.html", nav="jobs", jobs=await views(viewer), notice=notice)
 
     async def act(request: web.Request) -> web.Response:
         viewer = viewer_of(request)
@@ -93,17 +101,16 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         except ValueError:
             job = None
         if job is None or job.chat_id not in viewer.chat_ids:
-            raise web.HTTPNotFound(text="No such job in your chats.")
+            return render(request, "not_found.html", status=404)
         action, by = request.match_info["action"], f"web:{viewer.user_id}"
         if action in ("pause", "resume"):
             switched = await control().set_enabled(job, action == "resume", by=by)
-            if switched.job is None:
-                raise web.HTTPConflict(text=switched.refusal or "Nothing changed.")
-            return see_other(f"{PAGE}#job-{job.id}")
+            done = "once" if switched.job is None else f"{action}d"
+            return see_other(f"{PAGE}?done={done}#job-{job.id}")
         if action == "delete":
             await control().delete(job, by=by)
-            return see_other(PAGE)
-        raise web.HTTPNotFound(text="No such action.")
+            return see_other(f"{PAGE}?done=deleted")
+        return render(request, "not_found.html", status=404)
 
     return [
         web.get("/jobs", listing, name="jobs"),
