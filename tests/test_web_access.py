@@ -163,3 +163,42 @@ async def test_a_person_of_chat_a_sees_and_decides_nothing_of_chat_b(settings: S
         answer = await web.post(f"/ui/approvals/{pending.id}", form)
         assert answer.status == 303
         assert (await app.store.approvals.by_id(pending.id)).status == ApprovalStatus.PENDING
+
+
+async def test_approving_on_the_web_runs_the_call_once_and_edits_the_card(
+    settings: Settings,
+) -> None:
+    steps = (toolkit.call("mcp-notes__delete_note", {"id": "1"}), toolkit.answer("Deleted."))
+    async with notes_palui(settings, *steps) as (app, chat), signed_in(app, chat) as web:
+        await chat.send("delete note 1")
+        (pending,) = await app.store.approvals.pending(chat.chat_id)
+        page = await web.get("/ui/approvals")
+        assert "Approval needed — mcp-notes__delete_note" in page and pending.digest in page
+        form = {"decision": "approve", "digest": pending.digest}
+        answer = await web.post(f"/ui/approvals/{pending.id}", form)
+        assert answer.headers["Location"] == "/ui/approvals?done=approved"
+        await app.chats.wait_idle(chat.chat_id)
+        assert chat.texts()[-1] == "Deleted."
+        answer = await web.post(f"/ui/approvals/{pending.id}", form)  # again: used up
+        assert answer.headers["Location"] == "/ui/approvals?done=already"
+        await app.chats.wait_idle(chat.chat_id)
+        record = await app.store.approvals.by_id(pending.id)
+        assert record.status == ApprovalStatus.EXECUTED and record.decided_on == "web"
+        assert [c.text.splitlines()[-1] for _, _, c in chat.edits][-1].startswith(
+            "✅ Approved on the web by @ana at "
+        )
+        assert (await app.store.turn_listing.one(pending.turn_id, {chat.chat_id})).calls == 1
+
+
+async def test_links_point_at_palui_web_url_and_https_makes_the_cookie_secure(
+    settings: Settings,
+) -> None:
+    settings = settings.model_copy(update={"web_url": "https://palui.example/"})
+    async with running_palui(settings, toolkit.ScriptedModel()) as (app, chat):
+        await chat.command("web")
+        link = link_in(chat)
+        assert link.startswith("https://palui.example/ui/signin/")
+        local = app.http.url + link.removeprefix("https://palui.example")
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+            answer = await use_link(session, local)
+            assert "Secure" in answer.headers["Set-Cookie"]

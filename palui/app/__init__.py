@@ -210,7 +210,8 @@ class Palui:
         status = Status(store, registry, paused, memory, info, now=now, board=board)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
-            holder=leases.holder, web=WebLinks(store, base_url=self._web_base, now=now),
+            holder=leases.holder,
+            web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
         )  # fmt: skip
         router = Router(
             [

@@ -18,6 +18,7 @@ A page module alone, with a fixed `Viewer` and no session (no CSRF check either)
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from aiohttp.web_exceptions import NotAppKeyWarning
 
 from palui.approvals.decisions import Approvals
 from palui.db import Store
@@ -121,7 +123,9 @@ def console_with_viewer(deps: WebDeps, viewer: Viewer) -> web.Application:
 
     @web.middleware
     async def fixed(request: web.Request, handler: Any) -> web.StreamResponse:
-        request["viewer"] = viewer
+        with warnings.catch_warnings():  # the pages' contract is the plain key "viewer"
+            warnings.simplefilter("ignore", NotAppKeyWarning)
+            request["viewer"] = viewer
         return await handler(request)
 
     console = web.Application(middlewares=[fixed])
