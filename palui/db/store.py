@@ -27,6 +27,7 @@ from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
 from palui.db.turn_listing import TurnListingRepo
 from palui.db.turns import TurnRepo
+from palui.db.usage import UsageRepo
 from palui.db.web import WebRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import InboxItem, OutboxItem
@@ -72,6 +73,7 @@ class Store:
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
         self.retention = RetentionRepo(db)  # the daily prune (chat.sweepers)
+        self.usage = UsageRepo(db)  # the web console's charts
         self.web = WebRepo(db)  # the web console's links and sessions
         self.runs = RunRepo(db)  # `palui runs`: a turn's steps
         self.turn_listing = TurnListingRepo(db)  # the web console's turns and their calls

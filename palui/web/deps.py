@@ -9,6 +9,8 @@ from typing import Any
 
 from palui.approvals.decisions import Approvals
 from palui.db import Store
+from palui.interact.connector_sheet import ConnectorSheet
+from palui.interact.job_sheet import JobSheet
 from palui.ports import Channel
 from palui.tools.registry import ToolRegistry
 
@@ -28,6 +30,6 @@ class WebDeps:
     runs_per_hour: int = 0  # 0 = off
     job_daily_token_cap: int = 0
     # The sheets' switch logic and the scheduler, for the Connectors and Jobs pages.
-    connector_sheet: Any = None
-    job_sheet: Any = None
+    connector_sheet: ConnectorSheet | None = None  # its `switches`: the Connectors page's
+    job_sheet: JobSheet | None = None  # its `control`: the Jobs page's
     jobs_changed: Callable[[], Any] | None = None

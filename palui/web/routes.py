@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from palui.web import access, approvals, turns
+from palui.web import access, approvals, connectors, jobs, turns, usage
 from palui.web.deps import WebDeps
 from palui.web.render import STATIC, render, see_other
 
@@ -23,5 +23,8 @@ def add_routes(app: web.Application, deps: WebDeps) -> None:
     app.add_routes(access.routes(deps))
     app.add_routes(turns.routes(deps))
     app.add_routes(approvals.routes(deps))
+    app.add_routes(usage.routes(deps))
+    app.add_routes(connectors.routes(deps))
+    app.add_routes(jobs.routes(deps))
     # Last: any other /ui path is a 404 page, after the session check (a 401 without one).
     app.router.add_route("*", "/{tail:.*}", _not_found, name="not_found")
