@@ -38,17 +38,21 @@ ELSEWHERE = "another-host:4242:cafe0001"
 
 
 async def take_over(store: Store, chat_id: int, table: Any = ChatLease) -> Fence:
-    """Another process takes the lease: this one's holder stalled past its lapse."""
+    """Another process takes the lease: this one's holder stalled past its lapse. One UPDATE
+    that does what a take of the lapsed row does (a renewal racing it can't undo it)."""
     async with store.db.session() as s, s.begin():
-        await s.execute(
+        generation = await s.scalar(
             update(table)
             .where(table.chat_id == chat_id)
-            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+            .values(
+                holder=ELSEWHERE,
+                generation=table.generation + 1,
+                expires_at=datetime.now(UTC) + timedelta(seconds=600),
+            )
+            .returning(table.generation)
         )
-    repo = store.leases if table is ChatLease else store.delivery_leases
-    fence = await repo.take(chat_id, ELSEWHERE, ttl_s=600)
-    assert fence is not None
-    return fence
+    assert generation is not None
+    return Fence(chat_id, ELSEWHERE, int(generation))
 
 
 async def running_turn(store: Store, turn_id: str = "t1", update_id: int = 1) -> None:
@@ -79,8 +83,10 @@ async def test_each_take_gets_a_new_generation_and_a_renewal_keeps_it(store: Sto
     second = await store.leases.take(CHAT, "b:2:y", ttl_s=600)
     assert second is not None and second.generation == first.generation + 1
     assert not await store.leases.renew(first, ttl_s=600)  # the old take can't come back
-    third = await take_over(store, CHAT)  # a lapsed row taken by another holder
-    assert third.generation == second.generation + 1
+    async with store.db.session() as s, s.begin():  # it lapsed: another holder takes it
+        await s.execute(update(ChatLease).values(expires_at=datetime.now(UTC)))
+    third = await store.leases.take(CHAT, ELSEWHERE, ttl_s=600)
+    assert third is not None and third.generation == second.generation + 1
     async with store.db.session() as s:
         row = await s.get_one(ChatLease, CHAT)
     assert (row.holder, row.generation) == (ELSEWHERE, third.generation)
