@@ -58,6 +58,7 @@ from palui.interact.paused import PausedConnectors
 from palui.interact.router import Router
 from palui.interact.status import Status, StatusInfo
 from palui.interact.taps import ApprovalTaps, EditTaps, SheetTaps
+from palui.interact.web_link import WebLinks
 from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
@@ -70,6 +71,8 @@ from palui.tools.rules import ToolRules
 from palui.tools.switchboard import Switchboard, catalog_reload
 from palui.tools.watch import ToolWatch, load_catalog_state
 from palui.turns.runner import TurnRunner
+from palui.web.console import console_app
+from palui.web.deps import WebDeps
 from palui.webhooks.specs import WebhookSpec, load_webhooks
 
 log = get_logger("palui.app")
@@ -94,6 +97,7 @@ class Running:
     menu: list[tuple[str, str]]
     background: Background
     prunes: bool  # the daily retention prune: the daemon's, not a one-chat console's
+    web: WebDeps  # what the web console's pages read and change
 
 
 class Palui:
@@ -157,7 +161,9 @@ class Palui:
         senders, workers, recovery and jobs only for the chats of `scope`."""
         s, store, now, registry = self.settings, self.store, self._now, self.registry
         turn_limits = limits(s, self.tool_rules)
-        approvals = Approvals(store, channel, ttl_s=s.approval_ttl_s, now=now)
+        approvals = Approvals(
+            store, channel, ttl_s=s.approval_ttl_s, now=now, approver=s.groups.approver
+        )
         edits = EditFlow(store, channel, approvals, registry, self.tool_rules, now=now)
         paused = PausedConnectors(store.tool_settings)
         memory = Memory(store, self.model, registry, memory_config(s), is_paused=paused.is_paused)
@@ -211,6 +217,7 @@ class Palui:
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
+            web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
         )  # fmt: skip
         router = Router(
             [
@@ -231,9 +238,25 @@ class Palui:
             store, inbox, workers, outbox, background, recovery,
             approvals=approvals, edits=edits, owners=allowed_users, scope=scope,
         )  # fmt: skip
+        web = WebDeps(
+            store, approvals, channel, now, allowed_users, wakeups.approval_decided, registry,
+            session_days=s.web.session_days, secure_cookies=self._web_base().startswith("https:"),
+            daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
+            job_daily_token_cap=s.job_daily_token_cap, connector_sheet=connector_sheet,
+            job_sheet=job_sheet, jobs_changed=scheduler.sync,
+        )  # fmt: skip
         return Running(
-            chats, wakeups, scheduler, board, commands.menu(), background, scope.only is None
+            chats, wakeups, scheduler, board, commands.menu(), background, scope.only is None, web
         )
+
+    def _web_base(self) -> str:
+        """Where sign-in links point: PALUI_WEB_URL, else this HTTP server's own address."""
+        if self.settings.web_url:
+            return self.settings.web_url
+        if self.http is not None:
+            return self.http.url
+        host = self.settings.http_host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.settings.http_port}"
 
     async def _start(self, running: Running) -> None:
         """Connectors and the tool watch, then the chats, then the jobs (a due run is queued
@@ -317,6 +340,7 @@ class Palui:
             on_webhook_stored=running.wakeups.webhook_stored, telegram=telegram_webhook,
             connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
+            console=console_app(running.web),
         )  # fmt: skip
 
     async def chat_console(

@@ -136,12 +136,13 @@ def _summary(description: str) -> str:
 
 def outcome_line(record: ApprovalRecord) -> str:
     """The line a decided card ends with."""
+    where = " on the web" if record.decided_on == "web" else ""
     if record.status == ApprovalStatus.DENIED:
-        return f"❌ Denied by {record.decided_by} — nothing was run"
+        return f"❌ Denied{where} by {record.decided_by} — nothing was run"
     if record.status == ApprovalStatus.EXPIRED:
         return "⌛ Expired — nothing was run"
     at = record.decided_at.strftime("%H:%M") if record.decided_at else "?"
-    return f"✅ Approved by {record.decided_by} at {at} UTC"
+    return f"✅ Approved{where} by {record.decided_by} at {at} UTC"
 
 
 def card(

@@ -26,3 +26,8 @@ class Wakeups:
     def webhook_stored(self, chat_id: int) -> None:
         """A webhook delivery for the chat is in the database: summarise it."""
         self._workers.kick(chat_id)
+
+    def approval_decided(self, chat_id: int) -> None:
+        """A card of the chat was decided outside a tap (the web console): resume its turn."""
+        self._workers.kick(chat_id)
+        self._outbox.deliver_soon(chat_id)

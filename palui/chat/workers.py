@@ -38,6 +38,7 @@ from palui.errors import LeaseLost
 from palui.jobs.runs import admit_run
 from palui.logs import get_logger
 from palui.memory import Memory
+from palui.turns.foreign import said
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
@@ -55,6 +56,7 @@ class _Worker:
     kicked: asyncio.Event = field(default_factory=asyncio.Event)  # ends an idle grace
     # Set while nothing waits for this worker: it ended, or idles in its grace.
     idle: asyncio.Event = field(default_factory=asyncio.Event)
+    answering: bool = False  # a batch of messages was taken and its turn has not ended
 
 
 class ChatWorkers:
@@ -100,6 +102,12 @@ class ChatWorkers:
     def idle(self, chat_id: int) -> asyncio.Event:
         """Set while the chat's worker has nothing to do (ended, or idling in its grace)."""
         return self._worker(chat_id).idle
+
+    def busy(self, chat_id: int) -> bool:
+        """Whether a turn runs for the chat in this process now: a message arriving waits for
+        the next one (and gets the 👀 reaction, `palui.chat.inbox`)."""
+        running = self._turns.running.get(chat_id)
+        return self._worker(chat_id).answering or (running is not None and not running.task.done())
 
     def kick(self, chat_id: int) -> None:
         if not self._scope.serves(chat_id):
@@ -206,7 +214,7 @@ class ChatWorkers:
                 if worker.rekick:
                     continue
                 return
-            if any(i.text and not i.edited for i in batch) and await self._paused(chat_id):
+            if any(said(i) for i in batch) and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
             await self._answer(chat_id, batch, fence)
 
@@ -221,12 +229,17 @@ class ChatWorkers:
         return [item.payload for item in await self._store.inbox.pending(chat_id)]
 
     async def _answer(self, chat_id: int, batch: Sequence[Inbound], fence: Fence) -> None:
-        readable = [i for i in batch if i.text and not i.edited]
-        others = [i for i in batch if not (i.text and not i.edited)]
+        readable = [i for i in batch if said(i)]
+        others = [i for i in batch if not said(i)]
         for inbound in others:
             note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
             await self._store.outbox.add(chat_id, note)
             await self._store.inbox.mark_done([inbound.update_id])
         if readable:
-            await self._turns.run_chat_turn(chat_id, readable, fence)
+            worker = self._worker(chat_id)
+            worker.answering = True
+            try:
+                await self._turns.run_chat_turn(chat_id, readable, fence)
+            finally:
+                worker.answering = False
         await self._outbox.deliver(chat_id)

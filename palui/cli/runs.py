@@ -20,8 +20,8 @@ from typing import Any, TextIO
 from palui.config import Settings, load_settings
 from palui.db import Database
 from palui.db.runs import AmbiguousRun, RunRepo, RunSummary, StepRecord
-from palui.domain import CallStage
 from palui.logs import configure_logging
+from palui.turns.explain import step_detail, timing
 
 
 def add_runs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -150,27 +150,10 @@ def _show_text(run: RunSummary, steps: list[StepRecord]) -> str:
         if (step.step, step.call_id) != current:
             current = (step.step, step.call_id)
             lines.append(f"\nModel step {step.step} · {step.tool}  (call {step.call_id})")
-        timing = f" {step.duration_ms / 1000:.1f} s" if step.duration_ms is not None else ""
-        extra = _detail_text(step)
+        took = timing(step.duration_ms)
+        timed = f" {took}" if took else ""
+        detail = step_detail(step)
+        extra = f"  [{detail}]" if detail else ""
         reason = f"  {step.reason}" if step.reason else ""
-        lines.append(f"  {step.stage:<12} {step.outcome:<12}{timing}{reason}{extra}")
+        lines.append(f"  {step.stage:<12} {step.outcome:<12}{timed}{reason}{extra}")
     return "\n".join(lines) + "\n"
-
-
-def _detail_text(step: StepRecord) -> str:
-    detail = step.detail
-    parts = []
-    if "decision_id" in detail:
-        parts.append(f"decision {detail['decision_id']}")
-    if "hook" in detail:
-        parts.append(f"hook {detail['hook']}")
-    if "before" in detail and "after" in detail and step.stage != CallStage.POST_HOOK:
-        parts.append(f"arguments {_compact(detail['before'])} -> {_compact(detail['after'])}")
-    if "action_id" in detail and detail["action_id"] is not None:
-        parts.append(f"action #{detail['action_id']}")
-    return f"  [{'; '.join(parts)}]" if parts else ""
-
-
-def _compact(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= 120 else text[:117] + "..."

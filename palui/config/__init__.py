@@ -4,7 +4,7 @@ Every setting has one name. In the environment it is `PALUI_<NAME>`; in palui.to
 at the top level, except the budgets and caps, which live under `[limits]` (and are still
 `PALUI_<NAME>` in the environment, e.g. `PALUI_MAX_STEPS`). The environment wins over the file.
 Sections that only make sense in a file (`[mcp.*]`, `[recall]`, `[webhooks.*]`, `[hooks]`,
-`[guards.*]`) are read from the file alone.
+`[guards.*]`, `[web]`) are read from the file alone.
 
 `settings.py` holds the values and their checks, `sections.py` the file-only sections, and
 `loading.py` reads both sources and words a refusal.

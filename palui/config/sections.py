@@ -201,3 +201,20 @@ class RetentionSettings(BaseModel):
     approvals_days: int = Field(default=90, ge=0)  # decided cards, their edits, paused turns
     job_runs_days: int = Field(default=90, ge=0)  # finished job runs (a job's latest is kept)
     notices_days: int = Field(default=30, ge=0)  # stranger and send-cap notices, stop requests
+
+
+class GroupsSettings(BaseModel):
+    """`[groups]`: who may decide a card in a group chat. `allowed` (the default): any user in
+    PALUI_ALLOWED_USERS; `requester`: only the person whose message started the turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    approver: Literal["allowed", "requester"] = "allowed"
+
+
+class WebSettings(BaseModel):
+    """`[web]`: the web console (palui.web). A session lasts `session_days` after sign-in."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    session_days: int = Field(default=7, ge=1, le=365)

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from palui.config.secrets import configured_secrets
 from palui.config.sections import (
+    GroupsSettings,
     HooksSettings,
     McpServerSettings,
     RecallSettings,
@@ -21,6 +22,7 @@ from palui.config.sections import (
     RunCodeSettings,
     ToolGuardSettings,
     WebhookSettings,
+    WebSettings,
     destination_patterns,
 )
 from palui.errors import ConfigError
@@ -87,6 +89,7 @@ class Settings(BaseSettings):
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port
+    web_url: str | None = None  # the public base of the console's sign-in links
     log_format: Literal["console", "json"] = "console"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     timezone: str = "UTC"  # the person's: jobs' schedules are read in it
@@ -120,6 +123,8 @@ class Settings(BaseSettings):
     guards: dict[str, ToolGuardSettings] = Field(default_factory=dict)
     run_code: RunCodeSettings = Field(default_factory=RunCodeSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    groups: GroupsSettings = Field(default_factory=GroupsSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
 
     @classmethod
     def settings_customise_sources(

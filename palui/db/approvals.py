@@ -6,7 +6,7 @@ A claim is a conditional UPDATE, so a second tap, a replay, or a second process 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import select, update
@@ -33,7 +33,7 @@ def _record(row: ApprovalRow) -> ApprovalRecord:
         row.id, row.token, row.turn_id, row.chat_id, row.call_id, row.tool, row.arguments,
         row.digest, row.tool_class, row.sends_out, row.why, ApprovalStatus(row.status),
         row.message_id, row.decided_by, row.created_at, row.expires_at, row.decided_at,
-        row.result, row.model_arguments, row.edited_by, row.edited_at,
+        row.result, row.model_arguments, row.edited_by, row.edited_at, row.decided_on,
     )  # fmt: skip
 
 
@@ -116,8 +116,11 @@ class ApprovalRepo:
         async with self._db.session() as s:
             return [_record(r) for r in await s.scalars(query.order_by(ApprovalRow.created_at))]
 
-    async def decide(self, approval_id: str, approve: bool, by: str, now: datetime) -> bool:
-        """Record a tap; False when the card was already decided or has expired."""
+    async def decide(
+        self, approval_id: str, approve: bool, by: str, now: datetime, *, on: str | None = None
+    ) -> bool:
+        """Record a tap (`on="web"`: a press in the web console); False when the card was
+        already decided or has expired."""
         async with self._db.session() as s, s.begin():
             result = await s.execute(
                 update(ApprovalRow)
@@ -129,6 +132,7 @@ class ApprovalRepo:
                 .values(
                     status=ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED,
                     decided_by=by,
+                    decided_on=on,
                     decided_at=now,
                 )
             )
@@ -232,3 +236,17 @@ class ApprovalRepo:
     async def chats_with_paused_turns(self) -> list[int]:
         async with self._db.session() as s:
             return list(set(await s.scalars(select(PausedTurn.chat_id))))
+
+    async def listed(
+        self, chat_ids: Collection[int], *, pending: bool, limit: int = 100
+    ) -> list[ApprovalRecord]:
+        """The chats' pending approvals (oldest first), or their decided ones (newest first)."""
+        query = select(ApprovalRow).where(ApprovalRow.chat_id.in_(list(chat_ids)))
+        if pending:
+            query = query.where(ApprovalRow.status == ApprovalStatus.PENDING)
+            query = query.order_by(ApprovalRow.created_at)
+        else:
+            query = query.where(ApprovalRow.status != ApprovalStatus.PENDING)
+            query = query.order_by(ApprovalRow.created_at.desc())
+        async with self._db.session() as s:
+            return [_record(r) for r in await s.scalars(query.limit(limit))]

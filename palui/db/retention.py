@@ -37,6 +37,8 @@ from palui.db.models import (
     Turn,
     UpkeepMark,
     WebhookDelivery,
+    WebLink,
+    WebSession,
 )
 from palui.db.repo import Repo
 from palui.domain import (
@@ -226,6 +228,10 @@ class RetentionRepo(Repo):
                     [StopRequest.requested_at < cutoff, StopRequest.turn_id.not_in(open_turns)],
                 )
             )
+        # The web console's sign-ins: a link past its ten minutes or a session past its days
+        # opens nothing, so it goes at the next prune whatever `[retention]` says.
+        plan.append((WebLink.__table__, [WebLink.token_hash], [WebLink.expires_at < now]))
+        plan.append((WebSession.__table__, [WebSession.token_hash], [WebSession.expires_at < now]))
         return plan
 
     async def _delete(

@@ -20,11 +20,15 @@ from palui.db.memory import MemoryRepo
 from palui.db.outbox import OutboxRepo
 from palui.db.recovery import RecoveryRepo
 from palui.db.retention import RetentionRepo
+from palui.db.runs import RunRepo
 from palui.db.sessions import ChatRepo, History, Provenance
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
+from palui.db.turn_listing import TurnListingRepo
 from palui.db.turns import TurnRepo
+from palui.db.usage import UsageRepo
+from palui.db.web import WebRepo
 from palui.db.webhooks import WebhookRepo
 from palui.domain import InboxItem, OutboxItem
 from palui.domain.windows import day_start, hour_ago
@@ -69,3 +73,7 @@ class Store:
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
         self.retention = RetentionRepo(db)  # the daily prune (chat.sweepers)
+        self.usage = UsageRepo(db)  # the web console's charts
+        self.web = WebRepo(db)  # the web console's links and sessions
+        self.runs = RunRepo(db)  # `palui runs`: a turn's steps
+        self.turn_listing = TurnListingRepo(db)  # the web console's turns and their calls

@@ -82,6 +82,7 @@ class ApprovalRecord:
     model_arguments: str | None = None  # the model's values, when a person edited them
     edited_by: str | None = None
     edited_at: datetime | None = None
+    decided_on: str | None = None  # "web": decided in the web console, else by a tap
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Palui's own HTTP server (aiohttp): `GET /healthz`, `POST /webhooks/<name>`, `POST /telegram`.
+"""Palui's own HTTP server (aiohttp): `GET /healthz`, `POST /webhooks/<name>`, `POST /telegram`,
+and the web console (palui.web) mounted at `/ui` when one is given.
 
 Rules it keeps (DESIGN §1.9, §3):
 - a webhook delivery is answered 202 only once it is stored; every refusal (401, 404, 413, 400,
@@ -114,6 +115,10 @@ async def _json_errors(
         return _error(exc.status, exc.reason.lower())
 
 
+async def _to_console(_request: web.Request) -> web.Response:
+    return web.Response(status=303, headers={"Location": "/ui/"})
+
+
 class HttpServer:
     def __init__(
         self,
@@ -129,6 +134,7 @@ class HttpServer:
         rate_per_min: int = 60,
         clock: Callable[[], float] = time.time,
         throttle: FailureThrottle | None = None,
+        console: web.Application | None = None,
     ) -> None:
         self._store = store
         self._host = host
@@ -141,8 +147,10 @@ class HttpServer:
         self._rate_per_min = rate_per_min  # counted in the database: shared by all processes
         self._clock = clock
         self._throttle = throttle if throttle is not None else FailureThrottle()
+        self._console = console  # the web console's sub-application (its own access checks)
         self._runner: web.AppRunner | None = None
         self.port = port
+        self.listening = False  # True once `start` has bound the port
 
     @property
     def url(self) -> str:
@@ -154,6 +162,9 @@ class HttpServer:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_post("/webhooks/{name}", self._webhook)
         app.router.add_post("/telegram", self._telegram_update)
+        if self._console is not None:
+            app.router.add_get("/ui", _to_console)
+            app.add_subapp("/ui", self._console)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
@@ -167,6 +178,7 @@ class HttpServer:
                 f"({exc.strerror or exc}). Pick a free port or stop what uses it."
             ) from None
         self.port = self._runner.addresses[0][1]
+        self.listening = True
         log.info("http_listening", host=self._host, port=self.port, webhooks=len(self._webhooks))
 
     async def stop(self) -> None:

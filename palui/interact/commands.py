@@ -13,6 +13,7 @@ from palui.domain import Inbound
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.interact.status import Status
+from palui.interact.web_link import WebLinks
 from palui.logs import get_logger
 from palui.memory import Memory
 from palui.memory.keeper import SaveResult
@@ -70,6 +71,7 @@ class Commands:
         status: Status,
         *,
         holder: str,
+        web: WebLinks | None = None,
     ) -> None:
         self._store = store
         self._turns = turns
@@ -80,6 +82,7 @@ class Commands:
         self._jobs = jobs
         self._status = status
         self._holder = holder  # this process, as /stop names it to the one running the turn
+        self._web = web
         self.table = (
             Command("start", "What Palui is", None, self._start),
             Command("new", "Start a fresh conversation", "start a fresh conversation", self._new),
@@ -102,6 +105,12 @@ class Commands:
                 "Scheduled jobs: pause or delete them",
                 'scheduled jobs (ask me to schedule one, e.g. "every morning at 8, …")',
                 self._job_cards,
+            ),
+            Command(
+                "web",
+                "A sign-in link to the web console",
+                "a sign-in link to the web console (/web revoke signs out everywhere)",
+                self._web_link,
             ),
             Command("help", "What Palui can do and the commands", "this message", self._help),
         )
@@ -177,3 +186,8 @@ class Commands:
 
     async def _job_cards(self, inbound: Inbound) -> str | None:
         return None if await self._jobs.post(inbound.chat_id) else NO_JOBS
+
+    async def _web_link(self, inbound: Inbound) -> str:
+        if self._web is None:
+            return "The web console is not served here; it runs with `palui run`."
+        return await self._web.reply(inbound)

@@ -11,13 +11,12 @@ shows, and toggles from, what a tap in another process set.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 
 from palui import callbacks
 from palui.callbacks import ConnectorButton
 from palui.db import Store
-from palui.db.tools import ToolSettingRecord
 from palui.domain import RECALL_ID, Button, Card, ConnectorState, Inbound
+from palui.interact.connector_switches import ConnectorSwitches
 from palui.interact.paused import PausedConnectors
 from palui.interact.sheet_tap import SheetTap
 from palui.logs import get_logger
@@ -28,7 +27,6 @@ from palui.ports import Channel, Toolset
 from palui.tools.catalog import CatalogEntry, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.switchboard import Switchboard
-from palui.tools.watch import stored_tool
 
 log = get_logger("palui.interact.connector_sheet")
 
@@ -57,18 +55,19 @@ class ConnectorSheet:
         memory: Memory | None = None,
         board: Switchboard | None = None,
     ) -> None:
-        self._board = board
-        self._memory = memory
-        self._paused = paused
-        self._store = store
         self._channel = channel
         self._registry = registry
-        self._catalog = catalog
+        self._memory = memory
+        self._paused = paused
+        # What the taps change, shared with the web console's Connectors page.
+        self.switches = ConnectorSwitches(
+            store, registry, catalog, paused=paused, memory=memory, board=board
+        )
 
     # -- drawing ---------------------------------------------------------------------------------
 
     def _entries(self, toolset: Toolset) -> list[CatalogEntry]:
-        return [self._catalog.entry(toolset.id, remote) for remote in toolset.tools()]
+        return self.switches.entries(toolset)
 
     def card(self, toolset: Toolset) -> Card:
         status = toolset.status()
@@ -150,14 +149,8 @@ class ConnectorSheet:
         )
         return Card(text, rows=(choices, back))
 
-    async def _sync(self) -> None:
-        if self._board is not None:
-            await self._board.sync()
-
     async def post(self, chat_id: int) -> int:
-        await self._sync()
-        if self._memory is not None:
-            await self._memory.refresh(checks=True)
+        await self.switches.fresh()
         toolsets = self._registry.toolsets
         for toolset in toolsets:
             await self._channel.send_card(chat_id, self.card(toolset))
@@ -178,9 +171,7 @@ class ConnectorSheet:
     async def tap(self, inbound: Inbound, button: ConnectorButton) -> SheetTap:
         chat, message = inbound.chat_id, inbound.message_id
         op, key = button.op, button.key
-        await self._sync()
-        if self._memory is not None:
-            await self._memory.refresh(checks=True)
+        await self.switches.fresh()
         if op in ("t", "c"):
             found = self._find_tool(key)
             if found is None:
@@ -188,7 +179,7 @@ class ConnectorSheet:
             toolset, entry = found
             if op == "c":
                 return SheetTap("Pick a class.", chat, message, self._class_choices(entry))
-            await self._save(entry, enabled=not entry.enabled)
+            await self.switches.set_tool(entry, not entry.enabled)
             state = "on" if not entry.enabled else "off"
             return SheetTap(f"{entry.remote.name} is {state}.", chat, message, self.card(toolset))
         if op == "s" and len(key) == 11 and key[-1] in CLASS_CODES:
@@ -197,8 +188,7 @@ class ConnectorSheet:
                 return SheetTap("That tool is gone; send /connectors again.", chat, message)
             toolset, entry = found
             tool_class = CLASS_CODES[key[-1]]
-            await self._save(entry, tool_class=tool_class)
-            log.info("class_set_in_chat", tool=entry.name, tool_class=str(tool_class))
+            await self.switches.set_class(entry, tool_class)
             notice = f"{entry.remote.name} is now {tool_class}."
             return SheetTap(notice, chat, message, self.card(toolset))
         connector = self._find_connector(key)
@@ -210,21 +200,16 @@ class ConnectorSheet:
         self, op: str, toolset: Toolset, chat: int, message: int | None
     ) -> SheetTap:
         if op == "r":
-            count = 0
-            for entry in self._entries(toolset):
-                if entry.classification.tool_class is ToolClass.READ and not entry.enabled:
-                    await self._save(entry, enabled=True)
-                    count += 1
+            count = await self.switches.enable_read(toolset)
             return SheetTap(f"Switched on {count} read tools.", chat, message, self.card(toolset))
         if op == "p":
             paused = not self._paused.is_paused(toolset.id)
-            await self._paused.set(toolset.id, paused)
+            await self.switches.set_paused(toolset, paused)
             word = "paused" if paused else "resumed"
             return SheetTap(f"{toolset.id} {word}.", chat, message, self.card(toolset))
         if op in MEMORY_SWITCHES and toolset.id == RECALL_ID and self._memory is not None:
             switch = MEMORY_SWITCHES[op]
-            value = await self._memory.toggle(switch)
-            log.info("memory_switch_set", switch=str(switch), on=value)
+            value = await self.switches.set_memory(switch, not self._memory.switches.get(switch))
             notice = f"{switch.label} is {_word(value)}."
             return SheetTap(notice, chat, message, self.card(toolset))
         if op == "k":
@@ -232,25 +217,3 @@ class ConnectorSheet:
         if op == "b":
             return SheetTap("Back.", chat, message, self.card(toolset))
         return SheetTap("This button is not valid.", chat, message)
-
-    async def _save(
-        self,
-        entry: CatalogEntry,
-        *,
-        enabled: bool | None = None,
-        tool_class: ToolClass | None = None,
-    ) -> None:
-        saved = (await self._store.tool_settings.all()).get(entry.name)
-        record = saved or ToolSettingRecord(
-            entry.name, entry.enabled, None, entry.classification.definition_hash, False
-        )
-        if enabled is not None:
-            record = replace(record, enabled=enabled)
-        if tool_class is not None:
-            # A person looked at it: a class of theirs also clears a changed-definition flag.
-            record = replace(
-                record, tool_class=str(tool_class), needs_review=False,
-                definition_hash=entry.classification.definition_hash,
-            )  # fmt: skip
-        await self._store.tool_settings.save(record)
-        self._catalog.remember(entry.name, stored_tool(record))

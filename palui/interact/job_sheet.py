@@ -18,11 +18,9 @@ from palui.db import Store
 from palui.db.jobs import JobRecord, RunRecord
 from palui.domain import Button, Card, Inbound
 from palui.interact.sheet_tap import SheetTap
+from palui.jobs.control import JobControl
 from palui.jobs.view import is_once, last_run_words, next_run, schedule_words, when
-from palui.logs import get_logger
 from palui.ports import Channel
-
-log = get_logger("palui.jobs")
 
 MAX_PROMPT_SHOWN = 300
 
@@ -39,7 +37,9 @@ class JobSheet:
         self._store = store
         self._channel = channel
         self._now = now
-        self._jobs_changed = jobs_changed  # the scheduler's sync: it re-reads the jobs table
+        # What the taps change, shared with the web console's Jobs page; `jobs_changed` is the
+        # scheduler's sync (it re-reads the jobs table).
+        self.control = JobControl(store, jobs_changed)
 
     def card(self, job: JobRecord, last: RunRecord | None) -> Card:
         now = self._now()
@@ -88,12 +88,10 @@ class JobSheet:
             gone = Card("This job no longer exists.")
             return SheetTap("That job is gone; send /jobs again.", chat, message, gone)
         if op in ("p", "r"):
-            if op == "r" and is_once(job) and (await self._last(job)) is not None:
-                return SheetTap("A one-time job that ran can't be resumed.", chat, message)
-            updated = await self._store.jobs.set_enabled(job.id, op == "r")
-            assert updated is not None
-            log.info("job_switched", job_id=job.id, enabled=updated.enabled)
-            await self._changed()
+            switched = await self.control.set_enabled(job, op == "r", by="/jobs")
+            updated = switched.job
+            if updated is None:
+                return SheetTap(switched.refusal or "Nothing changed.", chat, message)
             notice = f"Job #{job.id} {'resumed' if updated.enabled else 'paused'}."
             return SheetTap(notice, chat, message, self.card(updated, await self._last(job)))
         if op == "d":
@@ -106,9 +104,7 @@ class JobSheet:
             )
             return SheetTap("Delete this job?", chat, message, ask)
         if op == "y":
-            await self._store.jobs.delete(job.id)
-            log.info("job_deleted", job_id=job.id, by="/jobs")
-            await self._changed()
+            await self.control.delete(job, by="/jobs")
             done = Card(f"🗑 Job #{job.id} deleted ({schedule_words(job)}).")
             return SheetTap(f"Job #{job.id} deleted.", chat, message, done)
         if op == "n":
@@ -116,8 +112,4 @@ class JobSheet:
         return SheetTap("This button is not valid.", chat, message)
 
     async def _last(self, job: JobRecord) -> RunRecord | None:
-        return (await self._store.jobs.last_runs([job.id])).get(job.id)
-
-    async def _changed(self) -> None:
-        if self._jobs_changed is not None:
-            await self._jobs_changed()
+        return await self.control.last_run(job)

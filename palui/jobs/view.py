@@ -31,25 +31,27 @@ def is_once(job: JobRecord) -> bool:
     return load_schedule(job.schedule, job.timezone).kind is ScheduleKind.ONCE
 
 
-def last_run_words(run: RunRecord | None, timezone: str, now: datetime) -> str:
-    if run is None:
-        return "not yet"
-    at = when(run.scheduled_for, timezone, now)
+def run_outcome(run: RunRecord) -> str:
+    """What became of a run: its turn's status once it started."""
     if run.status == RunStatus.STARTED:
         words = {
             TurnStatus.AWAITING_APPROVAL: "waiting for approval",
             TurnStatus.CANCELLED: "stopped",
         }
         status = run.turn_status
-        outcome = words.get(status, status) if status else "started"  # done, running, failed
-    else:
-        outcome = {
-            RunStatus.QUEUED: "about to run",
-            RunStatus.SKIPPED: "skipped (over its token cap)",
-            RunStatus.MISSED: "missed while Palui was down",
-            RunStatus.COALESCED: "merged into a later run",
-        }.get(run.status, run.status)
-    return f"{at} — {outcome}"
+        return words.get(status, status) if status else "started"  # done, running, failed
+    return {
+        RunStatus.QUEUED: "about to run",
+        RunStatus.SKIPPED: "skipped (over its token cap)",
+        RunStatus.MISSED: "missed while Palui was down",
+        RunStatus.COALESCED: "merged into a later run",
+    }.get(run.status, run.status)
+
+
+def last_run_words(run: RunRecord | None, timezone: str, now: datetime) -> str:
+    if run is None:
+        return "not yet"
+    return f"{when(run.scheduled_for, timezone, now)} — {run_outcome(run)}"
 
 
 def job_line(job: JobRecord, now: datetime) -> str:

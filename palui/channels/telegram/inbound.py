@@ -6,7 +6,8 @@ from typing import Any
 
 from telegram import Update
 
-from palui.domain import ChatUser, Inbound
+from palui.channels.telegram.words import chat_kind, with_words
+from palui.domain import ChatKind, ChatUser, Inbound
 
 
 def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | None:
@@ -26,11 +27,12 @@ def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | Non
             message_id=message.message_id if message is not None else None,
             callback_query_id=query.id,
             callback_data=query.data,
+            chat_kind=chat_kind(message.chat) if message is not None else ChatKind.PRIVATE,
         )
     message = update.message or update.edited_message
     if message is None or message.from_user is None:
         return None
-    return Inbound(
+    inbound = Inbound(
         update_id=update.update_id,
         chat_id=message.chat.id,
         user=_user(message.from_user),
@@ -40,6 +42,7 @@ def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | Non
         received_at=message.date,
         bot_username=bot_username,
     )
+    return with_words(inbound, message, bot_username)  # groups, forwards, replies (words.py)
 
 
 def _user(user: Any) -> ChatUser:

@@ -17,6 +17,7 @@ from palui.db.models.tools import (
     ToolSetting,
 )
 from palui.db.models.upkeep import UpkeepMark
+from palui.db.models.web import WebLink, WebSession
 from palui.db.models.webhooks import WebhookDelivery
 
 __all__ = [
@@ -49,6 +50,8 @@ __all__ = [
     "Turn",
     "UTCDateTime",
     "UpkeepMark",
+    "WebLink",
+    "WebSession",
     "WebhookDelivery",
     "utcnow",
 ]

@@ -50,6 +50,7 @@ class ApprovalRow(Base):
     status: Mapped[str] = mapped_column(String(16), index=True)
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     decided_by: Mapped[str | None] = mapped_column(String(128))
+    decided_on: Mapped[str | None] = mapped_column(String(8))  # "web" (the console), else a tap
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -5,8 +5,8 @@ send a reply another process has since recovered: every write that matters is co
 the generation the holder took still being the lease's. Rows are no longer deleted on release
 (the holder is cleared), so the generation keeps counting up per chat.
 
-Revision ID: 0018
-Revises: 0017
+Revision ID: 0020
+Revises: 0019
 Create Date: 2026-12-01 15:40:00
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0018"
-down_revision = "0017"
+revision = "0020"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

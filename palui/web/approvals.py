@@ -1,0 +1,70 @@
+"""Approvals: the pending ones as their cards read, with Approve and Deny, and the decided ones
+as history. A press here goes through `Approvals.decide`, the rules of a tap: bound to the
+digest of the call the page showed, single use, expiry; the chat's card is edited to say it was
+decided on the web and by whom, and the chat's worker resumes the turn."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from palui.approvals.cards import closed_card, outcome_line
+from palui.web.deps import WebDeps
+from palui.web.render import render, see_other
+from palui.web.viewer import viewer_of
+from palui.web.waiting import pending_card
+
+# What the page says after a press (a fixed set: the address can't make the page say anything).
+NOTICES = {
+    "approved": "Approved. The turn goes on in the chat.",
+    "denied": "Denied. Nothing was run; the model is told.",
+    "already": "Already decided: nothing changed.",
+    "expired": "This approval had expired. Nothing was run.",
+    "changed": "The call changed after the page was loaded. Nothing was decided.",
+    "missing": "There is no such approval.",
+}
+
+
+def _code(notice: str) -> str:
+    if notice.startswith("Approved"):
+        return "approved"
+    if notice.startswith("Denied"):
+        return "denied"
+    if notice.startswith("Already"):
+        return "already"
+    if "expired" in notice:
+        return "expired"
+    return "changed" if "changed" in notice else "missing"
+
+
+def routes(deps: WebDeps) -> list[web.RouteDef]:
+    async def listing(request: web.Request) -> web.Response:
+        viewer = viewer_of(request)
+        pending = await deps.store.approvals.listed(viewer.chat_ids, pending=True)
+        decided = await deps.store.approvals.listed(viewer.chat_ids, pending=False, limit=50)
+        return render(
+            request, "approvals.html", nav="approvals",
+            pending=[(a, pending_card(deps, a).text) for a in pending],
+            decided=[(a, closed_card(a, outcome_line(a)).text) for a in decided],
+            notice=NOTICES.get(request.query.get("done", "")),
+        )  # fmt: skip
+
+    async def decide(request: web.Request) -> web.Response:
+        viewer = viewer_of(request)
+        form = await request.post()
+        choice, digest = form.get("decision"), form.get("digest")
+        if choice not in ("approve", "deny") or not isinstance(digest, str):
+            return see_other("/ui/approvals?done=missing")
+        result = await deps.approvals.decide(
+            request.match_info["approval_id"], choice == "approve", viewer.display,
+            chat_ids=viewer.chat_ids, digest=digest,
+        )  # fmt: skip
+        if result.resumable_turn is not None:
+            record = await deps.store.approvals.by_id(request.match_info["approval_id"])
+            if record is not None:
+                deps.wake(record.chat_id)
+        return see_other(f"/ui/approvals?done={_code(result.notice)}")
+
+    return [
+        web.get("/approvals", listing, name="approvals"),
+        web.post("/approvals/{approval_id}", decide, name="approval_decide"),
+    ]

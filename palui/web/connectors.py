@@ -1,0 +1,159 @@
+"""Connectors: each connector's state and trust, its tools with class, where the class came from,
+switch, "sends out" and "off-site"; the same switches as `/connectors`.
+
+Every change goes through `ConnectorSwitches`, the code the chat's cards use: the same stored
+settings, and the settings version bumped, so every process reloads before its next turn. The
+switches are read fresh from the database before the page is drawn and before a change. A form
+names the state it wants (on or off, paused or not), so a form sent twice changes nothing more.
+Connectors are not a chat's: any signed-in person sets them, as any allowed user can in a chat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from palui.interact.connector_switches import ConnectorSwitches
+from palui.logs import get_logger
+from palui.memory.switches import Switch
+from palui.policy.classes import ToolClass
+from palui.tools.catalog import CatalogEntry
+from palui.web.deps import WebDeps
+from palui.web.render import render, see_other
+from palui.web.viewer import viewer_of
+
+log = get_logger("palui.web")
+
+PAGE = "/ui/connectors"
+# What a change says on the page it returns to: a fixed code in the address, never free text.
+NOTICES = {
+    "on": "Switched on.",
+    "off": "Switched off.",
+    "class": "Class set (recorded as set by you).",
+    "paused": "Connector paused: its tools are offered to no turn.",
+    "resumed": "Connector resumed.",
+    "read": "Its read tools are switched on.",
+    "memory": "Memory switch set.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    switch: str
+    label: str
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorView:
+    id: str
+    name: str
+    state: str  # "connected", "paused" or what is wrong
+    trust: str
+    paused: bool
+    tools: list[CatalogEntry]
+    memory: list[MemoryRow]
+    skip_rate: str
+
+
+def _views(switches: ConnectorSwitches) -> list[ConnectorView]:
+    views = []
+    for toolset in switches.toolsets:
+        memory: list[MemoryRow] = []
+        skip = ""
+        if switches.has_memory_switches(toolset) and switches.memory is not None:
+            state = switches.memory.switches
+            memory = [MemoryRow(s.value, s.label, state.get(s)) for s in Switch]
+            skip = switches.memory.skip_rate()
+        views.append(
+            ConnectorView(
+                toolset.id,
+                toolset.id.removeprefix("mcp-"),
+                switches.state(toolset),
+                toolset.trust,
+                switches.paused.is_paused(toolset.id),
+                switches.entries(toolset),
+                memory,
+                skip,
+            )
+        )
+    return views
+
+
+def _on(form: object) -> bool:
+    return str(form) == "1"
+
+
+def routes(deps: WebDeps) -> list[web.RouteDef]:
+    def switches() -> ConnectorSwitches:
+        if deps.connector_sheet is None:
+            raise web.HTTPServiceUnavailable(text="The connectors are not served here.")
+        return deps.connector_sheet.switches
+
+    async def listing(request: web.Request) -> web.Response:
+        board = switches()
+        await board.fresh()
+        return render(
+            request,
+            "connectors.html",
+            nav="connectors",
+            connectors=_views(board),
+            classes=[c.value for c in ToolClass],
+            notice=NOTICES.get(request.query.get("done", "")),
+        )
+
+    async def tool(request: web.Request) -> web.Response:
+        viewer, form, board = viewer_of(request), await request.post(), switches()
+        await board.fresh()
+        found = board.tool(str(form.get("tool", "")))
+        if found is None:
+            return render(request, "not_found.html", status=404)
+        toolset, entry = found
+        if "class" in form:
+            try:
+                tool_class = ToolClass(str(form["class"]))
+            except ValueError:
+                raise web.HTTPBadRequest(text="Unknown class.") from None
+            await board.set_class(entry, tool_class)
+            done = "class"
+        else:
+            on = _on(form.get("on"))
+            await board.set_tool(entry, on)
+            done = "on" if on else "off"
+        log.info("web_tool_changed", tool=entry.name, user_id=viewer.user_id)
+        return see_other(f"{PAGE}?done={done}#{toolset.id}")
+
+    async def connector(request: web.Request) -> web.Response:
+        viewer, form, board = viewer_of(request), await request.post(), switches()
+        await board.fresh()
+        toolset = board.connector(request.match_info["connector"])
+        if toolset is None:
+            return render(request, "not_found.html", status=404)
+        action = request.match_info["action"]
+        if action == "pause":
+            paused = _on(form.get("paused"))
+            await board.set_paused(toolset, paused)
+            done = "paused" if paused else "resumed"
+        elif action == "enable-read":
+            await board.enable_read(toolset)
+            done = "read"
+        elif action == "memory" and board.has_memory_switches(toolset):
+            try:
+                switch = Switch(str(form.get("switch", "")))
+            except ValueError:
+                raise web.HTTPBadRequest(text="Unknown switch.") from None
+            await board.set_memory(switch, _on(form.get("on")))
+            done = "memory"
+        else:
+            return render(request, "not_found.html", status=404)
+        log.info(
+            "web_connector_changed", connector=toolset.id, action=action, user_id=viewer.user_id
+        )
+        return see_other(f"{PAGE}?done={done}#{toolset.id}")
+
+    return [
+        web.get("/connectors", listing, name="connectors"),
+        web.post("/connectors/tool", tool, name="connector_tool"),
+        web.post("/connectors/{connector}/{action}", connector, name="connector_action"),
+    ]

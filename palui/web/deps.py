@@ -1,0 +1,35 @@
+"""What the console's pages need, built once by the composition root (palui.app)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from palui.approvals.decisions import Approvals
+from palui.db import Store
+from palui.interact.connector_sheet import ConnectorSheet
+from palui.interact.job_sheet import JobSheet
+from palui.ports import Channel
+from palui.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True, slots=True)
+class WebDeps:
+    store: Store
+    approvals: Approvals  # decides as a tap does: digest-bound, single use, expiry
+    channel: Channel
+    now: Callable[[], datetime]
+    allowed_users: frozenset[int]
+    wake: Callable[[int], None]  # a decided approval: the chat's worker resumes its turn
+    registry: ToolRegistry | None = None  # tools' descriptions, as their cards show them
+    session_days: int = 7
+    secure_cookies: bool = False  # the public URL is https
+    daily_token_cap: int = 0  # 0 = off
+    runs_per_hour: int = 0  # 0 = off
+    job_daily_token_cap: int = 0
+    # The sheets' switch logic and the scheduler, for the Connectors and Jobs pages.
+    connector_sheet: ConnectorSheet | None = None  # its `switches`: the Connectors page's
+    job_sheet: JobSheet | None = None  # its `control`: the Jobs page's
+    jobs_changed: Callable[[], Any] | None = None
