@@ -6,7 +6,8 @@ PaluiError
 ├── ModelError           the model call failed
 │   └── ModelUnavailable every configured model (primary and fallbacks) was unreachable
 ├── ChannelError         the chat channel refused or failed a request
-└── BudgetExceeded       a turn ran out of steps or time
+├── BudgetExceeded       a turn ran out of steps or time
+└── LeaseLost            another process took over the chat's lease this work ran under
 """
 
 from __future__ import annotations
@@ -48,3 +49,12 @@ class BudgetExceeded(PaluiError):
         self.budget = budget
         self.limit = limit
         super().__init__(f"turn budget exceeded: {budget} ({limit:g})")
+
+
+class LeaseLost(PaluiError):
+    """Another process took over the lease (chat or delivery) this work runs under: its
+    generation is no longer the lease's, so the write was refused and nothing more is done."""
+
+    def __init__(self, chat_id: int, what: str = "chat") -> None:
+        self.chat_id = chat_id
+        super().__init__(f"the {what} lease of chat {chat_id} was taken over by another process")

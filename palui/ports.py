@@ -16,6 +16,7 @@ from palui.domain import (
     Claim,
     Completion,
     ConnectorStatus,
+    Fence,
     HeldDecision,
     Inbound,
     Message,
@@ -216,3 +217,11 @@ class Ledger(Protocol):
     ) -> Claim: ...
 
     async def settle(self, action_id: int, state: str, result: str) -> None: ...
+
+
+class Fences(Protocol):
+    """The leases this process holds (`palui.chat.leases`): may work under a fence still act?"""
+
+    async def confirm(self, fence: Fence) -> None:
+        """Raise `palui.errors.LeaseLost` unless `fence` is still the lease's current take."""
+        ...

@@ -43,7 +43,7 @@ from palui.chat.inbox import Inbox
 from palui.chat.leases import ChatLeases
 from palui.chat.outbox import Outbox
 from palui.chat.pauses import CapPauses
-from palui.chat.recovery import Recovery
+from palui.chat.recovery import SWEEP_EVERY_S, Recovery
 from palui.chat.sweepers import sweep_retention
 from palui.chat.wakeups import Wakeups
 from palui.chat.workers import ChatWorkers
@@ -177,15 +177,19 @@ class Palui:
             [catalog_reload(store, self.catalog), paused.load, memory.refresh],
         )
         background = Background()
-        leases = ChatLeases(store.leases)
+        leases = ChatLeases(store.leases, ttl_s=s.lease_ttl_s)
         # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
-        senders = ChatLeases(store.delivery_leases)
-        recovery = Recovery(store.recovery, leases, senders, scope=scope)
+        senders = ChatLeases(store.delivery_leases, ttl_s=s.lease_ttl_s, what="delivery")
+        # Orphaned chats are looked for at least twice per lapse.
+        sweep_every_s = min(SWEEP_EVERY_S, s.lease_ttl_s / 2)
+        recovery = Recovery(
+            store.recovery, leases, senders, scope=scope, sweep_every_s=sweep_every_s
+        )
         outbox = Outbox(store, channel, senders, background, scope=scope)
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
-            memory=memory, board=board,
+            memory=memory, board=board, fences=leases,
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,

@@ -30,6 +30,7 @@ from palui.db.approvals import ApprovalRecord, NewApproval
 from palui.domain import (
     ApprovalStatus,
     ChatKind,
+    Fence,
     HeldDecision,
     Inbound,
     ToolCallRequest,
@@ -273,9 +274,10 @@ class Approvals:
             return Verdict.CHANGED
         return Verdict.APPROVED
 
-    async def claim_execution(self, decision: HeldDecision) -> bool:
-        """approved -> executing, once: the approval is used up before the call goes out."""
-        return await self._store.approvals.claim_execution(decision.approval_id)
+    async def claim_execution(self, decision: HeldDecision, fence: Fence | None = None) -> bool:
+        """approved -> executing, once: the approval is used up before the call goes out
+        (under `fence`, only while the chat's lease holds: else `LeaseLost`)."""
+        return await self._store.approvals.claim_execution(decision.approval_id, fence)
 
     async def executed(self, decision: HeldDecision, result: str) -> None:
         await self._store.approvals.executed(decision.approval_id, result)

@@ -92,14 +92,15 @@ class Chats:
         return await self.inbox.accept(inbound)
 
     async def wait_idle(self, chat_id: int) -> None:
-        """Wait until the chat has no turn or command running (its replies are then sent)."""
-        while busy := [
-            t
-            for t in (self._workers.task(chat_id), *self._background.handlers())
-            if t
-            if not t.done()
-        ]:
-            await asyncio.wait(busy)
+        """Wait until the chat has no turn or command running (its replies are then sent).
+        A worker idling in its grace (keeping the lease for the next message) counts as idle."""
+        idle = self._workers.idle(chat_id)
+        while True:
+            busy = [t for t in self._background.handlers() if not t.done()]
+            if not busy and idle.is_set():
+                return
+            waiting = asyncio.ensure_future(idle.wait())
+            await asyncio.wait([waiting, *busy])
 
     async def notify_owners(self, text: str) -> None:
         """Tell every allowed user (in their private chat with the bot)."""

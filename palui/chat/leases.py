@@ -4,6 +4,15 @@ The chat's worker holds the chat's lease row (`palui.db.leases`) while it runs t
 in the background; a worker that finds the lease held elsewhere steps back and looks again a
 little later (the holder answers whatever is waiting in the meantime, since the inbox is shared).
 A process that dies stops renewing, so its leases lapse and another process takes over.
+
+Fencing: `hold` yields the `Fence` of its take (a new generation each time), and the work done
+under it carries that fence into its writes, which the database refuses once another process has
+taken the lease over (`LeaseLost`). A renewal that finds the lease taken over calls `on_lost`, so
+the chat's running turn is cancelled before its next side effect. Between renewals the holder
+trusts its lease only for half a lapse after its last confirmed renewal (a monotonic clock, so a
+process stopped with SIGSTOP or a long pause sees the gap): `confirm`, called before a side
+effect, asks the database again only when that is past. The same class, over its own table, is
+the outbox's delivery lease.
 """
 
 from __future__ import annotations
@@ -12,10 +21,14 @@ import asyncio
 import contextlib
 import os
 import socket
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 from palui.db.leases import LeaseRepo
+from palui.domain import Fence
+from palui.errors import LeaseLost
 from palui.logs import get_logger
 
 log = get_logger("palui.lease")
@@ -24,12 +37,36 @@ LEASE_TTL_S = 60.0  # longer than a renewal gap; a dead holder's chats wait this
 RENEW_EVERY_S = 15.0
 RETRY_S = 2.0  # how soon a worker that stepped back looks again
 
+OnLost = Callable[[int], object]
+
+
+@dataclass(slots=True)
+class _Held:
+    fence: Fence
+    confirmed_at: float  # monotonic: when the last take or renewal that succeeded was sent
+    on_lost: OnLost | None
+    lost: bool = False
+
 
 class ChatLeases:
-    def __init__(self, repo: LeaseRepo, *, ttl_s: float = LEASE_TTL_S) -> None:
+    def __init__(
+        self,
+        repo: LeaseRepo,
+        *,
+        ttl_s: float = LEASE_TTL_S,
+        what: str = "chat",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._repo = repo
         self._ttl_s = ttl_s
+        self._what = what  # "chat" or "delivery", for the logs and errors
+        self._clock = clock
+        self._held: dict[int, _Held] = {}  # the leases this process holds now, by chat
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    @property
+    def ttl_s(self) -> float:
+        return self._ttl_s
 
     async def clear_dead(self) -> int:
         """Release leases of processes on this host that no longer run (a `kill -9`), so a
@@ -45,40 +82,83 @@ class ChatLeases:
         return cleared
 
     @contextlib.asynccontextmanager
-    async def hold(self, chat_id: int) -> AsyncIterator[bool]:
-        """Yields True while this process holds the chat's lease, False when another does."""
+    async def hold(
+        self, chat_id: int, on_lost: OnLost | None = None
+    ) -> AsyncIterator[Fence | None]:
+        """Yields the fence of this process's take of the chat's lease, None when another
+        holds it (or this process already does, elsewhere). `on_lost(chat_id)` is called if a
+        renewal finds it taken over meanwhile."""
+        if chat_id in self._held:
+            yield None  # a second take here would fence out the first one's work
+            return
+        started = self._clock()
         try:
-            taken = await self._repo.acquire(chat_id, self.holder, self._ttl_s)
+            fence = await self._repo.take(chat_id, self.holder, self._ttl_s)
         except asyncio.CancelledError:
             # Cancelled (e.g. shutdown) after the upsert may have committed: without this the
             # lease would stay ours until it lapses, and a restart here would wait for it.
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._repo.release(chat_id, self.holder))
             raise
-        if not taken:
-            log.info("chat_lease_busy", chat_id=chat_id)
-            yield False
+        if fence is None:
+            log.info(f"{self._what}_lease_busy", chat_id=chat_id)
+            yield None
             return
-        renewer = asyncio.create_task(self._renew(chat_id), name=f"lease-{chat_id}")
+        held = self._held[chat_id] = _Held(fence, started, on_lost)
+        renewer = asyncio.create_task(self._renew(held), name=f"lease-{chat_id}")
         try:
-            yield True
+            yield fence
         finally:
+            if self._held.get(chat_id) is held:
+                del self._held[chat_id]
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
             try:
-                await self._repo.release(chat_id, self.holder)
+                await self._repo.release(chat_id, self.holder, fence.generation)
             except Exception as exc:  # it lapses by itself
-                log.warning("chat_lease_not_released", chat_id=chat_id, error=str(exc))
+                log.warning(f"{self._what}_lease_not_released", chat_id=chat_id, error=str(exc))
 
-    async def _renew(self, chat_id: int) -> None:
+    def current(self, fence: Fence) -> bool:
+        """Whether this process still holds `fence` as far as it knows (no database)."""
+        held = self._held.get(fence.chat_id)
+        return held is not None and held.fence == fence and not held.lost
+
+    async def confirm(self, fence: Fence) -> None:
+        """Before a side effect: raise `LeaseLost` unless `fence` is still the lease's. Free
+        while the last renewal is recent; else one renewal decides."""
+        held = self._held.get(fence.chat_id)
+        if held is None or held.fence != fence or held.lost:
+            raise LeaseLost(fence.chat_id, self._what)
+        if self._clock() - held.confirmed_at < self._ttl_s / 2:
+            return
+        await self._renew_once(held)
+
+    async def _renew_once(self, held: _Held) -> None:
+        sent = self._clock()
+        if await self._repo.renew(held.fence, self._ttl_s):
+            held.confirmed_at = max(held.confirmed_at, sent)
+            return
+        if not held.lost:
+            held.lost = True
+            log.error(
+                f"{self._what}_lease_lost", chat_id=held.fence.chat_id,
+                generation=held.fence.generation,
+            )  # fmt: skip
+            if held.on_lost is not None:
+                held.on_lost(held.fence.chat_id)
+        raise LeaseLost(held.fence.chat_id, self._what)
+
+    async def _renew(self, held: _Held) -> None:
         while True:
             await asyncio.sleep(min(RENEW_EVERY_S, self._ttl_s / 3))
             try:
-                if not await self._repo.acquire(chat_id, self.holder, self._ttl_s):
-                    log.error("chat_lease_lost", chat_id=chat_id)
+                await self._renew_once(held)
+            except LeaseLost:
+                return
             except Exception as exc:
-                log.warning("chat_lease_not_renewed", chat_id=chat_id, error=str(exc))
+                log.warning(f"{self._what}_lease_not_renewed", chat_id=held.fence.chat_id,
+                            error=str(exc))  # fmt: skip
 
 
 def _alive(pid: int) -> bool:

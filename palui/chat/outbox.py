@@ -12,6 +12,9 @@ the edit and its record changes nothing), so the answer is shown once either way
 can't be edited any more (deleted, too old) is removed, or else marked as replaced, and the
 answer is sent as new messages. A row with `reply_to` (a group's answer) sends part 0 as a reply
 to that message: threaded to what it answers.
+
+The delivery lease is fenced like a chat's: a sender that stalled past its lapse while another
+process took the chat's outbox over records nothing more and stops (see `_deliver_held`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import contextlib
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
 from palui.db import Store
-from palui.domain import EVERY_CHAT, ChatScope
-from palui.errors import ChannelError
+from palui.domain import EVERY_CHAT, ChatScope, Fence
+from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 from palui.ports import Channel
 
@@ -73,31 +76,43 @@ class Outbox:
         """Send the chat's undelivered replies in order, recording each part as it goes out."""
         if not self._scope.serves(chat_id):
             return  # its replies stay pending for the process that serves the chat
-        async with self.lock(chat_id), self._senders.hold(chat_id) as sending:
-            if not sending:
+        async with self.lock(chat_id), self._senders.hold(chat_id) as fence:
+            if fence is None:
                 return  # another process sends this chat's outbox, reading it until it is empty
-            while items := await self._store.outbox.pending(chat_id):
-                for item in items:
-                    parts = self._channel.render(item.text)
-                    try:
-                        for index in range(item.parts_sent, len(parts)):
-                            if index == 0 and item.edit_message_id is not None:
-                                await self._into_preview(chat_id, item.edit_message_id, parts[0])
-                            elif index == 0 and item.reply_to is not None:
-                                await self._channel.send_part(
-                                    chat_id, parts[0], reply_to=item.reply_to
-                                )
-                            else:
-                                await self._channel.send_part(chat_id, parts[index])
-                            done = index + 1 == len(parts)
-                            await self._store.outbox.part_sent(item.id, index + 1, done=done)
-                    except ChannelError as exc:
-                        if getattr(exc, "permanent", False):
-                            log.error("reply_dropped", chat_id=chat_id, error=str(exc))
-                            await self._store.outbox.part_sent(item.id, len(parts), done=True)
-                            continue
-                        log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
-                        return  # the sweeper tries again; order is kept by stopping here
+            try:
+                await self._deliver_held(chat_id, fence)
+            except LeaseLost:
+                # Taken over while sending (this process stalled past the lease): the new
+                # holder sends from what is recorded; this one sends nothing more.
+                log.warning("delivery_lease_lost", chat_id=chat_id)
+
+    async def _deliver_held(self, chat_id: int, fence: Fence) -> None:
+        """Send under the delivery lease taken as `fence`. The lease is confirmed right before
+        each part goes out and the part's record is fenced; what remains unfenced is the send
+        itself: a sender that stalls between its confirmation and Telegram's answer (for
+        longer than half a lapse) may still put that one part in the chat after the lease
+        was taken over, and the new holder, not seeing it recorded, sends it again."""
+        record = self._store.outbox.part_sent
+        while items := await self._store.outbox.pending(chat_id):
+            for item in items:
+                parts = self._channel.render(item.text)
+                try:
+                    for index in range(item.parts_sent, len(parts)):
+                        await self._senders.confirm(fence)
+                        if index == 0 and item.edit_message_id is not None:
+                            await self._into_preview(chat_id, item.edit_message_id, parts[0])
+                        elif index == 0 and item.reply_to is not None:
+                            await self._channel.send_part(chat_id, parts[0], reply_to=item.reply_to)
+                        else:
+                            await self._channel.send_part(chat_id, parts[index])
+                        await record(item.id, index + 1, done=index + 1 == len(parts), fence=fence)
+                except ChannelError as exc:
+                    if getattr(exc, "permanent", False):
+                        log.error("reply_dropped", chat_id=chat_id, error=str(exc))
+                        await record(item.id, len(parts), done=True, fence=fence)
+                        continue
+                    log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
+                    return  # the sweeper tries again; order is kept by stopping here
 
     async def _into_preview(self, chat_id: int, message_id: int, part: object) -> None:
         """Show the answer's first part in its preview; a preview that can't be edited is

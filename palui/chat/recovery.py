@@ -17,8 +17,10 @@ happens only by a process that holds the chat's lease (`palui.db.recovery`):
 Delivery leases (who sends a chat's outbox) of dead processes on this host are cleared likewise,
 so a restart delivers a reply its predecessor was sending without waiting for the lease to lapse.
 
-A holder that is alive but could not renew for a whole lease (a stalled database link) may be
-recovered over: leases carry no fencing token. Its own late writes then end the turn normally.
+A holder that is alive but could not renew for a whole lease (a stalled database link, a long
+pause) may be recovered over: the take-over counts the lease's generation up, and that holder's
+late writes, made under its old fence, are refused (`palui.db.leases`), so the recovered turn's
+end is never overwritten and its reply never sent.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ class Recovery:
         senders: ChatLeases | None = None,
         *,
         scope: ChatScope = EVERY_CHAT,
+        sweep_every_s: float = SWEEP_EVERY_S,
     ) -> None:
         self._repo = repo
+        self._sweep_every_s = sweep_every_s
         self._scope = scope  # chats outside it are left to the process that serves them
         self._leases = leases
         self._senders = senders
@@ -82,10 +86,10 @@ class Recovery:
         unfinished = filter(self._scope.serves, await self._repo.unfinished_chats())
         return await self._repo.unheld(list(unfinished))
 
-    async def sweep(self, kick: Callable[[int], None], every_s: float = SWEEP_EVERY_S) -> None:
+    async def sweep(self, kick: Callable[[int], None], every_s: float | None = None) -> None:
         """Forever: kick each orphaned chat; its worker takes the lease and recovers it."""
         while True:
-            await asyncio.sleep(every_s)
+            await asyncio.sleep(self._sweep_every_s if every_s is None else every_s)
             try:
                 for chat_id in await self.orphaned():
                     log.info("orphaned_chat", chat_id=chat_id)

@@ -8,13 +8,20 @@ messages wait: a busy chat's queue may never be empty, and its session must not 
 `compact_after` unsummarised. A cap hit leaves everything stored and wakes the chat when
 the cap lifts; a lease another process holds wakes it a little later (the holder answers what
 waits in the shared inbox meanwhile).
+
+The worker keeps the lease while it is busy and for a short idle grace after the queue empties
+(a kick meanwhile is answered under the same lease), so a chat in conversation pays one take,
+one release and one recovery check per busy spell, not per message; recovery runs only when the
+lease is newly taken (a new generation). Each turn carries the lease's fence; a turn that finds
+it taken over (`LeaseLost`: this process stalled past its lapse) ends without a word, and the
+worker gives the chat up to its new holder.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from palui.approvals.edits import EditFlow
@@ -26,14 +33,19 @@ from palui.chat.pauses import CapPauses
 from palui.chat.recovery import Recovery
 from palui.chat.stored_inbound import for_a_turn, inbound_from_json
 from palui.db import Store
-from palui.domain import EVERY_CHAT, ChatScope, Inbound
+from palui.domain import EVERY_CHAT, ChatScope, Fence, Inbound
+from palui.errors import LeaseLost
 from palui.jobs.runs import admit_run
+from palui.logs import get_logger
 from palui.memory import Memory
 from palui.turns.foreign import said
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
 UNREADABLE_NOTE = "I can only read text messages for now."
+IDLE_GRACE_S = 3.0  # the lease is kept this long after the queue empties, for the next message
+
+log = get_logger("palui.chat.workers")
 
 
 @dataclass(slots=True)
@@ -41,6 +53,9 @@ class _Worker:
     task: asyncio.Task[None] | None = None
     rekick: bool = False  # a kick came while the worker was looking: look again
     wake: asyncio.TimerHandle | None = None  # a cap lifts, or the lease may be free again
+    kicked: asyncio.Event = field(default_factory=asyncio.Event)  # ends an idle grace
+    # Set while nothing waits for this worker: it ended, or idles in its grace.
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
     answering: bool = False  # a batch of messages was taken and its turn has not ended
 
 
@@ -58,6 +73,7 @@ class ChatWorkers:
         memory: Memory,
         now: Callable[[], datetime],
         scope: ChatScope = EVERY_CHAT,
+        idle_grace_s: float = IDLE_GRACE_S,
     ) -> None:
         self._store = store
         self._scope = scope  # a chat outside it is never run here, whatever wakes it
@@ -69,6 +85,7 @@ class ChatWorkers:
         self._edits = edits
         self._memory = memory
         self._now = now
+        self._idle_grace_s = idle_grace_s
         self._workers: dict[int, _Worker] = {}
         self._closed = False
 
@@ -76,10 +93,15 @@ class ChatWorkers:
         worker = self._workers.get(chat_id)
         if worker is None:
             worker = self._workers[chat_id] = _Worker()
+            worker.idle.set()
         return worker
 
     def task(self, chat_id: int) -> asyncio.Task[None] | None:
         return self._worker(chat_id).task
+
+    def idle(self, chat_id: int) -> asyncio.Event:
+        """Set while the chat's worker has nothing to do (ended, or idling in its grace)."""
+        return self._worker(chat_id).idle
 
     def busy(self, chat_id: int) -> bool:
         """Whether a turn runs for the chat in this process now: a message arriving waits for
@@ -92,10 +114,16 @@ class ChatWorkers:
             return
         worker = self._worker(chat_id)
         worker.rekick = True
-        if self._closed or (worker.task is not None and not worker.task.done()):
+        if worker.task is not None and not worker.task.done():
+            worker.idle.clear()
+            worker.kicked.set()  # a worker in its grace looks again now
             return
+        if self._closed:
+            return
+        worker.idle.clear()
         worker.task = asyncio.create_task(self._drain(chat_id), name=f"chat-{chat_id}")
         worker.task.add_done_callback(log_failure)
+        worker.task.add_done_callback(lambda _: worker.idle.set())
 
     def close(self) -> list[asyncio.Task[None]]:
         """Stop kicking; the running workers, for the caller to cancel."""
@@ -115,39 +143,66 @@ class ChatWorkers:
         """Run the chat's turns while this process holds its lease; else look again soon."""
         worker = self._worker(chat_id)
         while True:
-            async with self._leases.hold(chat_id) as held:
-                if held:
-                    await self._recovery.chat_taken(chat_id)  # a previous holder that died
-                    await self._drain_held(chat_id)
-            if not held:
+            try:
+                async with self._leases.hold(chat_id, self._turns.lease_lost) as fence:
+                    if fence is not None:
+                        # A new take (a new generation): a previous holder may have died.
+                        await self._recovery.chat_taken(chat_id)
+                        await self._drain_while_busy(chat_id, fence)
+            except LeaseLost:
+                log.warning("chat_given_up", chat_id=chat_id)  # its new holder goes on
+                break
+            if fence is None:
                 break
             if not worker.rekick:
                 return  # else a kick came while the lease was being released: look again
         self._wake_in(chat_id, LEASE_RETRY_S)
 
-    async def _drain_held(self, chat_id: int) -> None:
+    async def _drain_while_busy(self, chat_id: int, fence: Fence) -> None:
+        """Drain, then keep the lease for the idle grace: a kick within it drains again under
+        the same lease. A last look at its end answers what reached another process
+        meanwhile (that process found the lease taken and left the message to us)."""
+        worker = self._worker(chat_id)
+        while True:
+            await self._drain_held(chat_id, fence)
+            if worker.rekick:
+                continue
+            worker.kicked.clear()
+            worker.idle.set()
+            try:
+                async with asyncio.timeout(self._idle_grace_s):
+                    await worker.kicked.wait()
+            except TimeoutError:
+                await self._drain_held(chat_id, fence)
+                if not worker.rekick:
+                    return
+
+    async def _drain_held(self, chat_id: int, fence: Fence) -> None:
         """Run turns for the chat until its inbox holds no waiting message."""
         worker = self._worker(chat_id)
         while True:
             worker.rekick = False
+            # Still ours? (free while renewed lately; else one renewal): a process that stalled
+            # past the lapse starts nothing more in a chat another process took over.
+            await self._leases.confirm(fence)
             # A session past `compact_after` is compacted (and saved) before the next turn
             # starts; with nothing past it this is a few reads. Slices are fixed in the database
             # first, so a crash here leaves them for the next look (memory.keeper).
             await self._memory.maintain(chat_id)
             for turn_id in await self._store.approvals.resumable(chat_id):
-                await self._turns.resume(chat_id, turn_id)
+                await self._turns.resume(chat_id, turn_id, fence)
                 await self._outbox.deliver(chat_id)
             for delivery in await self._store.webhooks.pending(chat_id):
                 if await self._paused(chat_id):
                     return  # the delivery stays stored; a timer wakes the chat when it lifts
-                await self._turns.run_webhook_turn(delivery)
+                await self._turns.run_webhook_turn(delivery, fence)
                 await self._outbox.deliver(chat_id)
             for run in await self._store.jobs.queued(chat_id):
                 if await self._paused(chat_id):
                     return  # the run stays queued; a timer wakes the chat when the cap lifts
                 job = await admit_run(self._store, run, self._now())
                 if job is not None:
-                    await self._turns.run_job_turn(run, job)
+                    await self._turns.run_job_turn(run, job, fence)
                 await self._outbox.deliver(chat_id)
             batch = [
                 inbound
@@ -161,7 +216,7 @@ class ChatWorkers:
                 return
             if any(said(i) for i in batch) and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
-            await self._answer(chat_id, batch)
+            await self._answer(chat_id, batch, fence)
 
     async def _paused(self, chat_id: int) -> bool:
         lifts_at = await self._pauses.paused_until(chat_id)
@@ -173,7 +228,7 @@ class ChatWorkers:
     async def _pending_payloads(self, chat_id: int) -> list[dict[str, object]]:
         return [item.payload for item in await self._store.inbox.pending(chat_id)]
 
-    async def _answer(self, chat_id: int, batch: Sequence[Inbound]) -> None:
+    async def _answer(self, chat_id: int, batch: Sequence[Inbound], fence: Fence) -> None:
         readable = [i for i in batch if said(i)]
         others = [i for i in batch if not said(i)]
         for inbound in others:
@@ -184,7 +239,7 @@ class ChatWorkers:
             worker = self._worker(chat_id)
             worker.answering = True
             try:
-                await self._turns.run_chat_turn(chat_id, readable)
+                await self._turns.run_chat_turn(chat_id, readable, fence)
             finally:
                 worker.answering = False
         await self._outbox.deliver(chat_id)

@@ -95,6 +95,9 @@ class Settings(BaseSettings):
     timezone: str = "UTC"  # the person's: jobs' schedules are read in it
     jobs_may_create_jobs: bool = False  # may a job's run call palui__schedule_job?
     job_sync_s: float = Field(default=30, gt=0)  # how often jobs are reloaded from the database
+    # How long a chat's lease outlives its holder's last renewal (renewed every third of it,
+    # at most every 15 s): a process that died or stalled is taken over after this long.
+    lease_ttl_s: float = Field(default=60, ge=2)
 
     max_steps: int = Field(default=12, ge=1)
     turn_timeout_s: float = Field(default=120, gt=0)

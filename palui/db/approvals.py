@@ -12,8 +12,17 @@ from datetime import datetime
 from sqlalchemy import select, update
 
 from palui.db.engine import Database
+from palui.db.leases import check, held_by
 from palui.db.models import ApprovalRow, InboxUpdate, PausedTurn, Turn, utcnow
-from palui.domain import ApprovalRecord, ApprovalStatus, InboxStatus, NewApproval, Taint, TurnStatus
+from palui.domain import (
+    ApprovalRecord,
+    ApprovalStatus,
+    Fence,
+    InboxStatus,
+    NewApproval,
+    Taint,
+    TurnStatus,
+)
 
 # The records are re-exported from their old home, so imports of it keep working.
 __all__ = ["ApprovalRecord", "ApprovalRepo", "NewApproval"]
@@ -41,9 +50,12 @@ class ApprovalRepo:
         *,
         update_ids: Sequence[int] = (),
         taint: Taint | None = None,
+        fence: Fence | None = None,
     ) -> None:
-        """Store the paused turn and its approvals; the messages it answers are now handled."""
+        """Store the paused turn and its approvals; the messages it answers are now handled.
+        Under a `fence`, nothing is stored once the chat's lease was taken over (`LeaseLost`)."""
         async with self._db.session() as s, s.begin():
+            await check(s, fence)
             turn = await s.get_one(Turn, turn_id)
             turn.status = TurnStatus.AWAITING_APPROVAL
             turn.tainted = taint is not None
@@ -148,15 +160,24 @@ class ApprovalRepo:
                     expired.append(_record(row))
         return expired
 
-    async def claim_execution(self, approval_id: str) -> bool:
-        """approved -> executing, once: the approval is used up before the call goes out."""
+    async def claim_execution(self, approval_id: str, fence: Fence | None = None) -> bool:
+        """approved -> executing, once: the approval is used up before the call goes out.
+        Under a `fence`, only while the chat's lease is still that take (else `LeaseLost`)."""
+        claim = update(ApprovalRow).where(
+            ApprovalRow.id == approval_id, ApprovalRow.status == ApprovalStatus.APPROVED
+        )
+        if fence is not None:
+            claim = claim.where(held_by(fence))  # folded in: no extra statement when it holds
         async with self._db.session() as s, s.begin():
             result = await s.execute(
-                update(ApprovalRow)
-                .where(ApprovalRow.id == approval_id, ApprovalRow.status == ApprovalStatus.APPROVED)
-                .values(status=ApprovalStatus.EXECUTING)
+                claim.values(status=ApprovalStatus.EXECUTING).execution_options(
+                    synchronize_session=False
+                )
             )
-        return bool(getattr(result, "rowcount", 0))
+            claimed = bool(getattr(result, "rowcount", 0))
+            if not claimed:
+                await check(s, fence)  # why not: taken over, or used up already
+        return claimed
 
     async def executed(self, approval_id: str, result: str) -> None:
         async with self._db.session() as s, s.begin():

@@ -1,47 +1,112 @@
 """Chat leases: one process at a time runs a chat's turns (DESIGN §3, several processes).
 
-A lease row names its holder and when it lapses. Taking it is one upsert that succeeds only when
-the row is free, lapsed, or already ours, so two processes can never both hold it; a holder that
-dies stops renewing and the lease lapses on its own.
+A lease row names its holder, when it lapses, and its generation. Taking it is one upsert that
+succeeds only when the row is free, lapsed, or already ours, so two processes can never both
+hold it; a holder that dies stops renewing and the lease lapses on its own.
+
+Fencing: each take counts the row's generation up (a renewal keeps it), and the holder's work
+carries the `Fence` it took. A write that matters is made conditional on that generation still
+being the row's (`held_by`, folded into the write's own statement, or `check` in its
+transaction), so a holder that stalled past its lapse while another process took over finds its
+late writes refused (`LeaseLost`) instead of overwriting what the new holder recovered. Rows are
+never deleted (a release clears the holder), so the generation only ever goes up.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import exists, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.models import ChatLease, DeliveryLease, utcnow
 from palui.db.repo import Repo
+from palui.domain import Fence
+from palui.errors import LeaseLost
+
+Table = type[ChatLease] | type[DeliveryLease]
+RELEASED = ""  # the holder of a released row: anyone may take it
+
+
+def held_by(fence: Fence, table: Table = ChatLease) -> Any:
+    """SQL true while `fence` is still the lease's current take (for a write's WHERE)."""
+    return exists().where(
+        table.chat_id == fence.chat_id,
+        table.holder == fence.holder,
+        table.generation == fence.generation,
+    )
+
+
+async def check(s: AsyncSession, fence: Fence | None, table: Table = ChatLease) -> None:
+    """Inside a write transaction: raise `LeaseLost` unless `fence` is still current. On
+    PostgreSQL the row is locked for share, so a take-over waits until this transaction ends."""
+    if fence is None:
+        return
+    query = select(table.generation).where(
+        table.chat_id == fence.chat_id,
+        table.holder == fence.holder,
+        table.generation == fence.generation,
+    )
+    if await s.scalar(query.with_for_update(read=True)) is None:
+        raise LeaseLost(fence.chat_id, "delivery" if table is DeliveryLease else "chat")
 
 
 class LeaseRepo(Repo):
-    table: type[ChatLease] | type[DeliveryLease] = ChatLease
+    table: Table = ChatLease
 
-    async def acquire(self, chat_id: int, holder: str, ttl_s: float) -> bool:
-        """Take or renew the chat's lease for `ttl_s` seconds; False when another holds it."""
+    async def take(self, chat_id: int, holder: str, ttl_s: float) -> Fence | None:
+        """Take the chat's lease for `ttl_s` seconds under a new generation; None when another
+        holds it."""
         now = utcnow()
-        stmt = self._insert(self.table).values(
-            chat_id=chat_id, holder=holder, expires_at=now + timedelta(seconds=ttl_s)
-        )
+        t = self.table
+        stmt = self._insert(t).values(
+            chat_id=chat_id, holder=holder, expires_at=now + timedelta(seconds=ttl_s),
+            generation=1,
+        )  # fmt: skip
         stmt = stmt.on_conflict_do_update(
             index_elements=["chat_id"],
-            set_={"holder": stmt.excluded.holder, "expires_at": stmt.excluded.expires_at},
-            where=or_(self.table.holder == holder, self.table.expires_at < now),
+            set_={
+                "holder": stmt.excluded.holder,
+                "expires_at": stmt.excluded.expires_at,
+                "generation": t.generation + 1,
+            },
+            where=(t.holder == holder) | (t.holder == RELEASED) | (t.expires_at < now),
         )
         async with self._db.session() as s, s.begin():
             # RETURNING, not rowcount: asyncpg reports no reliable rowcount for an upsert.
-            taken = (await s.execute(stmt.returning(self.table.holder))).scalar_one_or_none()
-        return taken is not None
+            taken = (await s.execute(stmt.returning(t.generation))).scalar_one_or_none()
+        return None if taken is None else Fence(chat_id, holder, int(taken))
 
-    async def release(self, chat_id: int, holder: str) -> None:
+    async def acquire(self, chat_id: int, holder: str, ttl_s: float) -> Fence | None:
+        """`take` (its older name)."""
+        return await self.take(chat_id, holder, ttl_s)
+
+    async def renew(self, fence: Fence, ttl_s: float) -> bool:
+        """Extend the lease taken as `fence`, lapsed or not; False when it was taken over."""
+        t = self.table
+        stmt = (
+            update(t)
+            .where(t.chat_id == fence.chat_id, t.holder == fence.holder)
+            .where(t.generation == fence.generation)
+            .values(expires_at=utcnow() + timedelta(seconds=ttl_s))
+            .returning(t.chat_id)
+        )
         async with self._db.session() as s, s.begin():
-            await s.execute(
-                delete(self.table).where(self.table.chat_id == chat_id, self.table.holder == holder)
-            )
+            return (await s.execute(stmt)).scalar_one_or_none() is not None
+
+    async def release(self, chat_id: int, holder: str, generation: int | None = None) -> None:
+        """Give the lease up (only if `holder` still has it); the row and its generation stay."""
+        t = self.table
+        stmt = update(t).where(t.chat_id == chat_id, t.holder == holder)
+        if generation is not None:
+            stmt = stmt.where(t.generation == generation)
+        async with self._db.session() as s, s.begin():
+            await s.execute(stmt.values(holder=RELEASED, expires_at=utcnow()))
 
     async def holders(self) -> list[tuple[int, str]]:
-        """(chat_id, holder) of every lease row, lapsed or not."""
+        """(chat_id, holder) of every lease row not released, lapsed or not."""
+        t = self.table
         async with self._db.session() as s:
-            rows = await s.execute(select(self.table.chat_id, self.table.holder))
+            rows = await s.execute(select(t.chat_id, t.holder).where(t.holder != RELEASED))
             return [(chat_id, holder) for chat_id, holder in rows]

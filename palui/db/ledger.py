@@ -14,11 +14,13 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from palui.db.engine import Database
+from palui.db.leases import check
 from palui.db.models import ActionRow, utcnow
-from palui.domain import ActionState, Claim
+from palui.domain import ActionState, Claim, Fence
+from palui.ports import Ledger
 
 # Claim is re-exported from its old home, so imports of it keep working.
-__all__ = ["ActionLedger", "Claim"]
+__all__ = ["ActionLedger", "Claim", "FencedLedger"]
 
 
 class ActionLedger:
@@ -26,8 +28,19 @@ class ActionLedger:
         self._db = db
         self._window = window
 
+    def fenced(self, fence: Fence | None) -> Ledger:
+        """The ledger as a turn run under `fence` uses it: its claims are refused
+        (`LeaseLost`) once another process took the chat's lease over."""
+        return self if fence is None else FencedLedger(self, fence)
+
     async def claim(
-        self, key: str, chat_id: int, tool: str, arguments: str, turn_id: str | None
+        self,
+        key: str,
+        chat_id: int,
+        tool: str,
+        arguments: str,
+        turn_id: str | None,
+        fence: Fence | None = None,
     ) -> Claim:
         now = utcnow()
         async with self._db.session() as s, s.begin():
@@ -40,6 +53,7 @@ class ActionLedger:
             if latest is not None and latest.state != ActionState.FAILED:
                 return Claim(ActionState(latest.state), latest.id, latest.result, latest.updated_at)
             if latest is not None:
+                await check(s, fence)
                 result = await s.execute(
                     update(ActionRow)
                     .where(ActionRow.id == latest.id, ActionRow.state == ActionState.FAILED)
@@ -51,6 +65,7 @@ class ActionLedger:
         slot = int(now.timestamp() // self._window.total_seconds())
         try:
             async with self._db.session() as s, s.begin():
+                await check(s, fence)  # in the claim's transaction: no stale claim commits
                 row = ActionRow(
                     key=key, slot=slot, chat_id=chat_id, tool=tool[:128], arguments=arguments,
                     state=ActionState.IN_PROGRESS, turn_id=turn_id, created_at=now, updated_at=now,
@@ -68,3 +83,20 @@ class ActionLedger:
                 .where(ActionRow.id == action_id)
                 .values(state=state, result=result, updated_at=utcnow())
             )
+
+
+class FencedLedger:
+    """One turn's view of the ledger (implements `palui.ports.Ledger`): claims under its fence."""
+
+    def __init__(self, ledger: ActionLedger, fence: Fence) -> None:
+        self._ledger = ledger
+        self._fence = fence
+
+    async def claim(
+        self, key: str, chat_id: int, tool: str, arguments: str, turn_id: str | None
+    ) -> Claim:
+        return await self._ledger.claim(key, chat_id, tool, arguments, turn_id, self._fence)
+
+    async def settle(self, action_id: int, state: str, result: str) -> None:
+        # Not fenced: how the call it claimed ended is true whoever holds the lease now.
+        await self._ledger.settle(action_id, state, result)

@@ -8,9 +8,11 @@ import asyncio
 from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
-from palui.db.models import OutboxMessage, utcnow
+from palui.db.leases import held_by
+from palui.db.models import DeliveryLease, OutboxMessage, utcnow
 from palui.db.repo import Repo
-from palui.domain import OutboxItem
+from palui.domain import Fence, OutboxItem
+from palui.errors import LeaseLost
 
 RECORD_ATTEMPTS = 4
 
@@ -34,17 +36,23 @@ class OutboxRepo(Repo):
                 for r in rows
             ]
 
-    async def part_sent(self, outbox_id: int, parts_sent: int, *, done: bool) -> None:
+    async def part_sent(
+        self, outbox_id: int, parts_sent: int, *, done: bool, fence: Fence | None = None
+    ) -> None:
         """Record delivered parts. The part is already in the chat, so a failure here would make
-        the sweeper send it again: a busy database gets a few more tries first."""
+        the sweeper send it again: a busy database gets a few more tries first. Under a `fence`
+        (the chat's delivery lease), a sender whose lease was taken over records nothing and
+        gets `LeaseLost`: the new holder reads the row as it stands and goes on from there."""
+        record = update(OutboxMessage).where(OutboxMessage.id == outbox_id)
+        if fence is not None:
+            record = record.where(held_by(fence, DeliveryLease))
+        record = record.values(parts_sent=parts_sent, sent_at=utcnow() if done else None)
         for attempt in range(RECORD_ATTEMPTS):
             try:
                 async with self._db.session() as s, s.begin():
-                    await s.execute(
-                        update(OutboxMessage)
-                        .where(OutboxMessage.id == outbox_id)
-                        .values(parts_sent=parts_sent, sent_at=utcnow() if done else None)
-                    )
+                    recorded = await s.execute(record.returning(OutboxMessage.id))
+                    if fence is not None and recorded.scalar_one_or_none() is None:
+                        raise LeaseLost(fence.chat_id, "delivery")
                 return
             except OperationalError:
                 if attempt + 1 == RECORD_ATTEMPTS:

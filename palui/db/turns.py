@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, NamedTuple
 
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.inbox import mark_inbox_done
+from palui.db.leases import held_by
 from palui.db.models import (
     InboxUpdate,
     MessageRow,
@@ -21,7 +24,17 @@ from palui.db.models import (
     utcnow,
 )
 from palui.db.repo import Repo
-from palui.domain import Completion, Role, Taint, TurnKind, TurnStatus
+from palui.domain import Completion, Fence, Role, Taint, TurnKind, TurnStatus
+from palui.errors import LeaseLost
+
+
+class _Ended(NamedTuple):
+    """What the end of a turn reads back from its row (RETURNING, no second query)."""
+
+    session_id: int
+    chat_id: int
+    tainted: bool
+    reply_to: int | None  # a group's answer is threaded to the message it answers
 
 
 class TurnRepo(Repo):
@@ -118,21 +131,38 @@ class TurnRepo(Repo):
         error: str | None = None,
         taint: Taint | None = None,
         preview_message_id: int | None = None,
+        fence: Fence | None = None,
     ) -> int | None:
         """End a turn in one transaction: its reply into history and the outbox, inbox done.
 
         `preview_message_id`: the reply's first part is delivered as an edit of that message
-        (the turn's streamed preview). Returns the reply's outbox id."""
+        (the turn's streamed preview). Under a `fence` (the chat lease the turn runs under)
+        nothing is written once another process took the lease over: `LeaseLost`. Returns the
+        reply's outbox id."""
         outbox_id: int | None = None
+        values: dict[str, Any] = {
+            "status": status, "ended_at": utcnow(), "steps": steps, "budget_hit": budget_hit,
+            "error": error,
+        }  # fmt: skip
+        if taint is not None:
+            source = func.coalesce(Turn.taint_source, taint.label)
+            values |= {"tainted": True, "taint_source": source}
+        ending = update(Turn).where(Turn.id == turn_id)
+        if fence is not None:
+            # Folded into the turn's own UPDATE: a stale holder's end changes nothing.
+            ending = ending.where(held_by(fence))
+        ending = ending.values(**values).returning(
+            Turn.session_id, Turn.chat_id, Turn.tainted, Turn.reply_to
+        )
         async with self._db.session() as s, s.begin():
-            turn = await s.get_one(Turn, turn_id)
-            turn.status = status
-            turn.ended_at = utcnow()
-            turn.steps = steps
-            turn.budget_hit = budget_hit
-            turn.error = error
-            turn.tainted = turn.tainted or taint is not None
-            turn.taint_source = turn.taint_source or (taint.label if taint else None)
+            ended = (
+                await s.execute(ending.execution_options(synchronize_session=False))
+            ).one_or_none()
+            if ended is None:
+                if fence is not None:
+                    raise LeaseLost(fence.chat_id)
+                raise NoResultFound(f"no turn {turn_id}")
+            turn = _Ended(ended.session_id, ended.chat_id, bool(ended.tainted), ended.reply_to)
             if reply is not None:
                 if remember:
                     s.add(

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
-from palui.domain import ChatKind, Inbound, TurnKind
+from palui.domain import ChatKind, Fence, Inbound, TurnKind
 from palui.logs import bound, get_logger
 from palui.memory import Recalled
 from palui.turns import foreign, words
@@ -24,7 +24,11 @@ RANKING_MESSAGES = 6  # the newest messages rank the tools offered
 
 
 async def run_chat_turn(
-    parts: TurnParts, drive: Drive, chat_id: int, batch: Sequence[Inbound]
+    parts: TurnParts,
+    drive: Drive,
+    chat_id: int,
+    batch: Sequence[Inbound],
+    fence: Fence | None = None,
 ) -> None:
     turn_id = uuid.uuid4().hex
     update_ids = [i.update_id for i in batch]
@@ -55,8 +59,8 @@ async def run_chat_turn(
         recent = history.messages[-RANKING_MESSAGES:]
         offer = await parts.offers.for_messages(recent, TurnKind.CHAT, taint is not None)
         persons = await words.of_session(store, session_id)
-        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.CHAT, taint, persons)
-        deps = parts.deps(turn_id, chat_id, tools)
+        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.CHAT, taint, persons, fence)
+        deps = parts.deps(turn_id, chat_id, tools, fence)
         # In a group the answer is one message threaded to what it answers: no preview edited
         # once a second under the group's 20 messages a minute.
         stream = None if group else parts.channel.streaming_reply(chat_id)
@@ -66,4 +70,4 @@ async def run_chat_turn(
             stream.watch_preview(functools.partial(store.turns.record_preview, turn_id))
             deps = dataclasses.replace(deps, on_delta=stream.push)
         log.info("turn_started", messages=len(batch), tools=len(offer.tools))
-        await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream)
+        await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream, fence)

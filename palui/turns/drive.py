@@ -9,8 +9,8 @@ import dataclasses
 from collections.abc import Awaitable
 
 from palui.agent.turn import NeedsApproval
-from palui.domain import Reply, TurnStatus
-from palui.errors import ChannelError
+from palui.domain import Fence, Reply, TurnStatus
+from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 from palui.ports import ReplyStream
 from palui.tools.runner import TurnTools
@@ -58,6 +58,28 @@ class Drive:
         tools: TurnTools,
         update_ids: list[int],
         stream: ReplyStream | None,
+        fence: Fence | None = None,
+    ) -> None:
+        """Drive the loop to its end; under `fence` (the chat lease the turn runs under) the
+        end is written only while that lease holds. A turn whose lease was taken over ends
+        without writing or sending anything and raises `LeaseLost` to its worker."""
+        try:
+            await self._drive(chat_id, turn_id, loop, tools, update_ids, stream, fence)
+        except LeaseLost:
+            log.warning("chat_lease_lost", turn_id=turn_id, chat_id=chat_id)
+            if stream is not None:
+                await stream.close()  # no more previews; the preview shown stays as it is
+            raise
+
+    async def _drive(
+        self,
+        chat_id: int,
+        turn_id: str,
+        loop: Loop,
+        tools: TurnTools,
+        update_ids: list[int],
+        stream: ReplyStream | None,
+        fence: Fence | None,
     ) -> None:
         parts = self._parts
         task: asyncio.Task[Reply | NeedsApproval] = asyncio.ensure_future(loop)
@@ -68,19 +90,24 @@ class Drive:
             result = await task
         except asyncio.CancelledError:
             this = asyncio.current_task()
-            if not running.stop_requested or (this is not None and this.cancelling()):
+            shutdown = this is not None and this.cancelling()
+            if running.lease_lost and not shutdown:
+                raise LeaseLost(chat_id) from None  # another process runs the chat now
+            if not running.stop_requested or shutdown:
                 raise  # shutdown: the inbox rows stay pending and run again after restart
             log.info("turn_stopped")
             await _leave(stream, "(stopped — this answer is incomplete)")
             told = running.stopped_text  # None: the /stop's own reply already said it
             await ending.end(
                 parts, turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped",
-                reply=told, remember=False,
+                reply=told, remember=False, fence=fence,
             )  # fmt: skip
             return
+        except LeaseLost:
+            raise
         except Exception as exc:
             await _leave(stream, None)
-            await ending.fail(parts, turn_id, update_ids, tools, exc)
+            await ending.fail(parts, turn_id, update_ids, tools, exc, fence)
             return
         finally:
             typing.cancel()
@@ -89,7 +116,7 @@ class Drive:
             self._running.by_chat.pop(chat_id, None)
         if isinstance(result, NeedsApproval):
             await _leave(stream, "(waiting for your approval below)")
-            await ending.pause(parts, chat_id, turn_id, result, tools, update_ids)
+            await ending.pause(parts, chat_id, turn_id, result, tools, update_ids, fence)
             return
         text = result.text.strip() or "(The model returned an empty answer.)"
         # Previews stop before the end is committed, so the reply's outbox row names the
@@ -97,7 +124,7 @@ class Drive:
         preview = await ending.finish_stream(stream) if stream is not None else None
         await ending.end(
             parts, turn_id, TurnStatus.DONE, update_ids, tools, reply=text, steps=result.steps,
-            budget_hit=result.budget_hit, preview_message_id=preview,
+            budget_hit=result.budget_hit, preview_message_id=preview, fence=fence,
         )  # fmt: skip
         log.info("turn_done", steps=result.steps, tokens=result.usage.total_tokens)
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from palui.agent.snapshot import dump_snapshot
 from palui.agent.turn import NeedsApproval
-from palui.domain import TurnContext, TurnStatus
-from palui.errors import ModelError, ModelUnavailable
+from palui.domain import Fence, TurnContext, TurnStatus
+from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.ports import ReplyStream
 from palui.tools.catalog import off_site
@@ -36,7 +36,8 @@ async def end(
     tools: TurnTools,
     **fields: Any,
 ) -> int | None:
-    """Commit the turn's end; the reply's outbox id."""
+    """Commit the turn's end; the reply's outbox id. `fence=` (the chat lease the turn runs
+    under) makes it conditional on that lease still holding (`LeaseLost` if not)."""
     return await parts.store.turns.finish(
         turn_id, status, update_ids=update_ids, taint=tools.taint, **fields
     )
@@ -49,23 +50,28 @@ async def pause(
     paused: NeedsApproval,
     tools: TurnTools,
     update_ids: list[int],
+    fence: Fence | None = None,
 ) -> None:
     """Store the paused turn with its approvals, then post the cards. A failure before the
     pause is stored ends the turn as failed (the person is told; the worker goes on); one while
-    posting leaves it paused with its cards stored, and the person is told to look at them."""
+    posting leaves it paused with its cards stored, and the person is told to look at them.
+    Under `fence`, only while the chat's lease holds: else `LeaseLost`, nothing stored or
+    posted."""
     try:
         approvals = await parts.approvals.open(turn_id, chat_id, paused.held, tools)
         await tools.record_held(paused.held, paused.snapshot.steps)
         context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
         await parts.store.approvals.pause_turn(
             turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
-            update_ids=update_ids, taint=tools.taint,
+            update_ids=update_ids, taint=tools.taint, fence=fence,
         )  # fmt: skip
+    except LeaseLost:
+        raise
     except Exception as exc:
         log.exception("turn_pause_failed")
         await end(
             parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=PAUSE_FAILED,
-            remember=False, error=f"pausing failed: {exc!r}",
+            remember=False, error=f"pausing failed: {exc!r}", fence=fence,
         )  # fmt: skip
         return
     log.info("turn_paused", held=[call.name for call in paused.held])
@@ -89,7 +95,12 @@ async def finish_stream(stream: ReplyStream) -> int | None:
 
 
 async def fail(
-    parts: TurnParts, turn_id: str, update_ids: list[int], tools: TurnTools, exc: Exception
+    parts: TurnParts,
+    turn_id: str,
+    update_ids: list[int],
+    tools: TurnTools,
+    exc: Exception,
+    fence: Fence | None = None,
 ) -> None:
     """A turn that could not answer: the person is told why, and truthfully what ran — "Nothing
     was run" only when no call that changes the world (a write, a destructive call, anything
@@ -112,7 +123,7 @@ async def fail(
             text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
     await end(
         parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=text, remember=False,
-        error=str(exc) or repr(exc),
+        error=str(exc) or repr(exc), fence=fence,
     )  # fmt: skip
 
 

@@ -7,6 +7,11 @@ and records its result after (executing -> executed). A crash between the two le
 Before each call the switches are synced with the database (`CallGate`): a tool switched off or
 paused in any process since the turn's offer is refused, approved or not, and a class changed
 meanwhile decides the call.
+
+Under a fence (the chat lease the turn runs under) the lease is confirmed before and after each
+call (`palui.ports.Fences`: free while it was renewed lately), so a turn whose process stalled
+while another took the chat over stops before its next call or model request (`LeaseLost`); the
+ledger claim and the approval claim are themselves conditional on the fence.
 """
 
 from __future__ import annotations
@@ -18,11 +23,13 @@ from palui.approvals.decisions import CHANGED, DENIED, EXPIRED, STILL_RUNNING, A
 from palui.domain import (
     CallStage,
     CallStatus,
+    Fence,
     HeldDecision,
     ToolCallRequest,
     ToolOutcome,
     Verdict,
 )
+from palui.ports import Fences
 from palui.tools.runner import TurnTools
 from palui.tools.switchboard import CallGate
 
@@ -64,6 +71,12 @@ class TurnCalls:
     tools: TurnTools
     approvals: Approvals
     gate: CallGate | None = None
+    fence: Fence | None = None
+    fences: Fences | None = None
+
+    async def _confirm(self) -> None:
+        if self.fence is not None and self.fences is not None:
+            await self.fences.confirm(self.fence)
 
     def concurrent_safe(self, name: str) -> bool:
         return self.tools.concurrent_safe(name)
@@ -77,8 +90,11 @@ class TurnCalls:
         return self.tools.needs_approval(call)
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
+        await self._confirm()
         refused = await self._switched_off(call, step)
-        return refused or await self.tools.run(call, step)
+        outcome = refused or await self.tools.run(call, step)
+        await self._confirm()  # e.g. stalled during the call: the next step must not go on
+        return outcome
 
     async def _switched_off(self, call: ToolCallRequest, step: int) -> ToolOutcome | None:
         tool = self.tools.offer.tools.get(call.name)
@@ -93,8 +109,10 @@ class TurnCalls:
 
     async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
         if decision.verdict is Verdict.APPROVED:
-            if await self.approvals.claim_execution(decision):
-                return await self._run_approved(decision, step)
+            if await self.approvals.claim_execution(decision, self.fence):
+                outcome = await self._run_approved(decision, step)
+                await self._confirm()
+                return outcome
             # Another resume took it: it may be running or have run; never fire it twice.
             decision = HeldDecision(
                 decision.approval_id, decision.call, Verdict.INTERRUPTED, decision.model_arguments

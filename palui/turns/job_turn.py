@@ -8,7 +8,7 @@ import uuid
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
 from palui.db.jobs import JobRecord, RunRecord
-from palui.domain import Message, Role, TurnKind
+from palui.domain import Fence, Message, Role, TurnKind
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
 from palui.turns import taint as starting
@@ -23,7 +23,9 @@ def job_heading(job_id: int) -> str:
     return f"⏰ Job #{job_id}"
 
 
-async def run_job_turn(parts: TurnParts, drive: Drive, run: RunRecord, job: JobRecord) -> None:
+async def run_job_turn(
+    parts: TurnParts, drive: Drive, run: RunRecord, job: JobRecord, fence: Fence | None = None
+) -> None:
     turn_id, chat_id = uuid.uuid4().hex, job.chat_id
     store = parts.store
     if not await store.jobs.start_run(run.id, turn_id):
@@ -36,8 +38,8 @@ async def run_job_turn(parts: TurnParts, drive: Drive, run: RunRecord, job: JobR
         taint = starting.job_turn(job)
         offer = await parts.offers.for_messages([prompt], TurnKind.SCHEDULED, taint is not None)
         said = words.of_job(job, taint)
-        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, taint, said)
-        deps = parts.deps(turn_id, chat_id, tools)
+        tools = await parts.tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, taint, said, fence)
+        deps = parts.deps(turn_id, chat_id, tools, fence)
         log.info("turn_started", kind="scheduled", tools=len(offer.tools))
         loop = headed(run_turn(deps, messages), job_heading(job.id))
-        await drive(chat_id, turn_id, loop, tools, [], None)
+        await drive(chat_id, turn_id, loop, tools, [], None, fence)

@@ -10,10 +10,10 @@ from datetime import datetime, timedelta
 from palui.agent.turn import TurnDeps
 from palui.approvals.decisions import Approvals
 from palui.db import Store
-from palui.domain import Completion, Taint, TurnKind
+from palui.domain import Completion, Fence, Taint, TurnKind
 from palui.memory import Memory
 from palui.policy.named import NamedDestinations
-from palui.ports import Channel, ChatModel
+from palui.ports import Channel, ChatModel, Fences
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import TurnTools
@@ -38,6 +38,7 @@ class TurnParts:
     delivery_lock: Callable[[int], asyncio.Lock]
     memory: Memory | None = None
     gate: CallGate | None = None  # refuses a call whose tool was switched off meanwhile
+    fences: Fences | None = None  # the chat leases this process holds (turns run under one)
 
     async def tools(
         self,
@@ -47,21 +48,25 @@ class TurnParts:
         kind: TurnKind,
         taint: Taint | None,
         words: Sequence[str] = (),
+        fence: Fence | None = None,
     ) -> TurnTools:
         """The turn's tools; `words` are the person's own (`palui.turns.words`): once tainted,
-        the turn sends out without a card only to what they name or the operator allows."""
+        the turn sends out without a card only to what they name or the operator allows. Its
+        ledger claims are made under `fence`, the chat lease the turn runs under."""
         named = NamedDestinations.of(words, self.limits.allowed_destinations)
         since = self.now() - IDEMPOTENT_RETRY_WINDOW
         recent = await self.store.approvals.recent_executed_digests(chat_id, since)
         return TurnTools(
             offer, self.store.tool_calls, turn_id, kind=kind, catalog=self.catalog,
             taint=taint, result_limit=self.limits.tool_result_chars,
-            just_approved=frozenset(recent), ledger=self.store.actions, chat_id=chat_id,
-            rules=self.limits.tool_rules,
+            just_approved=frozenset(recent), ledger=self.store.actions.fenced(fence),
+            chat_id=chat_id, rules=self.limits.tool_rules,
             notify=self.store.outbox.add, now=self.now, named=named,
         )  # fmt: skip
 
-    def deps(self, turn_id: str, chat_id: int, tools: TurnTools) -> TurnDeps:
+    def deps(
+        self, turn_id: str, chat_id: int, tools: TurnTools, fence: Fence | None = None
+    ) -> TurnDeps:
         async def record_usage(completion: Completion, latency_s: float) -> None:
             await self.store.turns.record_model_call(turn_id, chat_id, completion, latency_s)
 
@@ -71,5 +76,5 @@ class TurnParts:
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,
             tools=tools.offer.specs,
-            runner=TurnCalls(tools, self.approvals, self.gate),
+            runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences),
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from palui.agent.snapshot import load_snapshot
 from palui.agent.turn import resume_turn
+from palui.domain import Fence
 from palui.logs import bound, get_logger
 from palui.turns import words
 from palui.turns.drive import Drive, headed
@@ -17,7 +18,12 @@ log = get_logger("palui.turns")
 
 
 async def resume(
-    parts: TurnParts, drive: Drive, stops: StopRequests, chat_id: int, turn_id: str
+    parts: TurnParts,
+    drive: Drive,
+    stops: StopRequests,
+    chat_id: int,
+    turn_id: str,
+    fence: Fence | None = None,
 ) -> None:
     await stops.forget(turn_id)  # a /stop its earlier drive ended before taking
     state = await parts.store.approvals.claim_resume(turn_id)
@@ -28,12 +34,12 @@ async def resume(
         tainted = context.taint is not None
         offer = await parts.offers.named(context.offer, context.kind, tainted)
         said = await words.of_paused_turn(parts.store, turn_id, context.kind)
-        tools = await parts.tools(offer, turn_id, chat_id, context.kind, context.taint, said)
+        tools = await parts.tools(offer, turn_id, chat_id, context.kind, context.taint, said, fence)
         log.info("turn_resumed")
         held = {call.id for call in snapshot.step_calls} - set(snapshot.outcomes)
         decisions = await parts.approvals.decisions(turn_id, held, tools.offer)
-        loop = resume_turn(parts.deps(turn_id, chat_id, tools), snapshot, decisions)
+        loop = resume_turn(parts.deps(turn_id, chat_id, tools, fence), snapshot, decisions)
         job_id = await parts.store.jobs.job_of_turn(turn_id)
         if job_id is not None:
             loop = headed(loop, job_heading(job_id))
-        await drive(chat_id, turn_id, loop, tools, [], None)
+        await drive(chat_id, turn_id, loop, tools, [], None, fence)

@@ -16,9 +16,9 @@ from palui.approvals.decisions import Approvals
 from palui.db import Store
 from palui.db.jobs import JobRecord, RunRecord
 from palui.db.webhooks import Delivery
-from palui.domain import Inbound, Message, TurnKind
+from palui.domain import Fence, Inbound, Message, TurnKind
 from palui.memory import Memory
-from palui.ports import Channel, ChatModel
+from palui.ports import Channel, ChatModel, Fences
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer, ToolRegistry
 from palui.tools.switchboard import CallGate, Switchboard
@@ -51,13 +51,14 @@ class TurnRunner:
         is_paused: Callable[[str], bool] = lambda connector_id: False,
         memory: Memory | None = None,
         board: Switchboard | None = None,
+        fences: Fences | None = None,
     ) -> None:
         # The switches, true to the database (`board`): synced before each offer and each call.
         self._offers = Offers(registry, catalog, limits, is_paused, board)
         gate = CallGate(board, catalog, is_paused) if board is not None else None
         self._parts = TurnParts(
             store, model, channel, catalog, approvals, limits, self._offers, now,
-            delivery_lock, memory, gate,
+            delivery_lock, memory, gate, fences,
         )  # fmt: skip
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.
@@ -72,17 +73,27 @@ class TurnRunner:
         """Cancel the chat's running turn; the names of the tool calls it interrupted."""
         return self._running.stop(chat_id)
 
+    def lease_lost(self, chat_id: int) -> None:
+        """Another process took the chat's lease over: its running turn here ends silently."""
+        self._running.lose(chat_id)
+
     async def offer(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
         return await self._offers.for_messages(recent, kind, tainted)
 
-    async def run_chat_turn(self, chat_id: int, batch: Sequence[Inbound]) -> None:
-        await run_chat_turn(self._parts, self._drive, chat_id, batch)
+    # Each takes the fence of the chat lease its worker holds: the turn's writes that matter
+    # are conditional on it (`LeaseLost` once another process took the chat over).
+    async def run_chat_turn(
+        self, chat_id: int, batch: Sequence[Inbound], fence: Fence | None = None
+    ) -> None:
+        await run_chat_turn(self._parts, self._drive, chat_id, batch, fence)
 
-    async def run_webhook_turn(self, delivery: Delivery) -> None:
-        await run_webhook_turn(self._parts, self._drive, delivery)
+    async def run_webhook_turn(self, delivery: Delivery, fence: Fence | None = None) -> None:
+        await run_webhook_turn(self._parts, self._drive, delivery, fence)
 
-    async def run_job_turn(self, run: RunRecord, job: JobRecord) -> None:
-        await run_job_turn(self._parts, self._drive, run, job)
+    async def run_job_turn(
+        self, run: RunRecord, job: JobRecord, fence: Fence | None = None
+    ) -> None:
+        await run_job_turn(self._parts, self._drive, run, job, fence)
 
-    async def resume(self, chat_id: int, turn_id: str) -> None:
-        await resume(self._parts, self._drive, self.stops, chat_id, turn_id)
+    async def resume(self, chat_id: int, turn_id: str, fence: Fence | None = None) -> None:
+        await resume(self._parts, self._drive, self.stops, chat_id, turn_id, fence)

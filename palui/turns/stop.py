@@ -47,6 +47,8 @@ class RunningTurn:
     stop_requested: bool = False
     # Stopped by a /stop another process received: this process tells the person.
     stopped_text: str | None = None
+    # Cancelled because another process took the chat's lease over: it ends saying nothing.
+    lease_lost: bool = False
 
     def cancel(self) -> list[str]:
         """Cancel the turn; the names of the tool calls it interrupted."""
@@ -72,6 +74,14 @@ class RunningTurns:
         if running is None or running.task.done():
             return None
         return running.cancel()
+
+    def lose(self, chat_id: int) -> None:
+        """The chat's lease was taken over: cancel its running turn before its next side
+        effect; its drive then ends it without writing or sending anything."""
+        running = self.by_chat.get(chat_id)
+        if running is not None and not running.task.done():
+            running.lease_lost = True
+            running.task.cancel()
 
 
 class StopRequests:

@@ -8,7 +8,7 @@ import uuid
 
 from palui.agent.turn import run_turn
 from palui.db.webhooks import Delivery
-from palui.domain import TurnKind
+from palui.domain import Fence, TurnKind
 from palui.logs import bound, get_logger
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import TurnTools
@@ -20,7 +20,9 @@ from palui.webhooks.prompt import webhook_messages
 log = get_logger("palui.turns")
 
 
-async def run_webhook_turn(parts: TurnParts, drive: Drive, delivery: Delivery) -> None:
+async def run_webhook_turn(
+    parts: TurnParts, drive: Drive, delivery: Delivery, fence: Fence | None = None
+) -> None:
     turn_id, chat_id = uuid.uuid4().hex, delivery.chat_id
     store = parts.store
     if not await store.webhooks.claim(delivery, turn_id):
@@ -38,6 +40,6 @@ async def run_webhook_turn(parts: TurnParts, drive: Drive, delivery: Delivery) -
         )
         log.info("turn_started", kind="webhook", webhook=delivery.webhook)
         loop = headed(run_turn(deps, messages), f"📨 Webhook {delivery.webhook}")
-        await drive(chat_id, turn_id, loop, tools, [], None)
+        await drive(chat_id, turn_id, loop, tools, [], None, fence)
     # Ended (answered, failed and told, or /stop): never summarised again.
     await store.webhooks.mark_handled(delivery.id)

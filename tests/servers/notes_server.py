@@ -8,7 +8,8 @@ NOTES_NOISY=1 (print a non-JSON line to stdout before speaking JSON-RPC),
 NOTES_EXIT_CODE=<n> (exit at once with that code, like a server that fails to start),
 NOTES_LEGACY=1 (speak only the 2025 handshake era over stdio, as most servers of today do),
 NOTES_LOG=<path> (append one JSON line per add_note/delete_note execution, before it acts),
-NOTES_HANG_ON=<tool> (that tool logs its execution, then never answers).
+NOTES_HANG_ON=<tool> (that tool logs its execution, then never answers),
+NOTES_SLOW_ON=<tool>:<seconds> (that tool logs its execution, then takes that long to act).
 
 This file imports only the MCP SDK, so it runs by path from any working directory.
 """
@@ -184,6 +185,9 @@ async def _executed(tool: str, arguments: dict[str, str]) -> None:
         _append(Path(path), json.dumps({"tool": tool, "arguments": arguments}))
     if os.environ.get("NOTES_HANG_ON") == tool:
         await asyncio.Event().wait()
+    slow, _, seconds = os.environ.get("NOTES_SLOW_ON", "").partition(":")
+    if slow == tool:
+        await asyncio.sleep(float(seconds))
 
 
 def _store_from_env() -> NoteStore:

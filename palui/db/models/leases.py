@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import (
-    BigInteger,
-    String,
-)
+from sqlalchemy import BigInteger, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from palui.db.models.base import Base, UTCDateTime, utcnow
@@ -21,6 +18,8 @@ class ChatLease(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     holder: Mapped[str] = mapped_column(String(96))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # One more with each take (a renewal keeps it): the fence of the turns run under it.
+    generation: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class DeliveryLease(Base):
@@ -31,6 +30,7 @@ class DeliveryLease(Base):
     chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     holder: Mapped[str] = mapped_column(String(96))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    generation: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class StopRequest(Base):
