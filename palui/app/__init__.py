@@ -28,6 +28,7 @@ from palui.app.parts import (
     build_model,
     limits,
     load_kinds,
+    media_intake,
     memory_config,
     retention_days,
     utc_now,
@@ -184,7 +185,7 @@ class Palui:
         )  # fmt: skip
         workers = ChatWorkers(
             store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
-            scope=scope,
+            scope=scope, media=media_intake(s, channel, self.model.name),
         )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(

@@ -69,6 +69,9 @@ class ConsoleChannel:
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         return None
 
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        raise ChannelError("the terminal holds no files")  # only text is typed here
+
     def decision(self, card: Card, approve: bool) -> str:
         """The callback data of the card's Approve or Deny, as if its button were tapped."""
         token = next(

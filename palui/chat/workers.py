@@ -21,6 +21,7 @@ from palui.approvals.edits import EditFlow
 from palui.chat.background import log_failure
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
 from palui.chat.leases import ChatLeases
+from palui.chat.media_step import read_media
 from palui.chat.outbox import Outbox
 from palui.chat.pauses import CapPauses
 from palui.chat.recovery import Recovery
@@ -28,11 +29,13 @@ from palui.chat.stored_inbound import for_a_turn, inbound_from_json
 from palui.db import Store
 from palui.domain import EVERY_CHAT, ChatScope, Inbound
 from palui.jobs.runs import admit_run
+from palui.media import MediaIntake
 from palui.memory import Memory
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
-UNREADABLE_NOTE = "I can only read text messages for now."
+# A message with neither text nor a file Palui reads (a sticker, a location...).
+UNREADABLE_NOTE = "I can read text, voice messages, photos and documents, but not this kind."
 
 
 @dataclass(slots=True)
@@ -56,8 +59,10 @@ class ChatWorkers:
         memory: Memory,
         now: Callable[[], datetime],
         scope: ChatScope = EVERY_CHAT,
+        media: MediaIntake | None = None,
     ) -> None:
         self._store = store
+        self._media = media  # None: files get UNREADABLE_NOTE (palui.chat.media_step)
         self._scope = scope  # a chat outside it is never run here, whatever wakes it
         self._turns = turns
         self._outbox = outbox
@@ -151,7 +156,8 @@ class ChatWorkers:
                 if worker.rekick:
                     continue
                 return
-            if any(i.text and not i.edited for i in batch) and await self._paused(chat_id):
+            runs = any((i.text or i.attachment) and not i.edited for i in batch)
+            if runs and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
             await self._answer(chat_id, batch)
 
@@ -166,12 +172,18 @@ class ChatWorkers:
         return [item.payload for item in await self._store.inbox.pending(chat_id)]
 
     async def _answer(self, chat_id: int, batch: Sequence[Inbound]) -> None:
-        readable = [i for i in batch if i.text and not i.edited]
-        others = [i for i in batch if not (i.text and not i.edited)]
+        # Files first: each becomes the text its turn reads, or a reply and no turn.
+        media = await read_media(self._store, self._media, chat_id, batch)
+        readable = [i for i in media.inbounds if i.text and not i.edited]
+        others = [i for i in media.inbounds if not (i.text and not i.edited)]
         for inbound in others:
             note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
             await self._store.outbox.add(chat_id, note)
             await self._store.inbox.mark_done([inbound.update_id])
+        for line in media.heard:  # what a voice note said, shown before the answer
+            await self._store.outbox.add(chat_id, line)
         if readable:
-            await self._turns.run_chat_turn(chat_id, readable)
+            if media.heard:
+                await self._outbox.deliver(chat_id)
+            await self._turns.run_chat_turn(chat_id, readable, media.images)
         await self._outbox.deliver(chat_id)

@@ -1,7 +1,7 @@
 """The palui.toml sections that only make sense in a file: `[mcp.<slug>]`, `[recall]`,
-`[webhooks.<name>]`, `[hooks]` and `[guards."<tool>"]`. Each is a frozen pydantic model that
-refuses unknown keys, so a typo is a config error rather than a silently ignored setting. Also
-the check of `[limits] allowed_destinations`.
+`[webhooks.<name>]`, `[hooks]`, `[guards."<tool>"]` and `[media]`. Each is a frozen pydantic
+model that refuses unknown keys, so a typo is a config error rather than a silently ignored
+setting. Also the check of `[limits] allowed_destinations`.
 """
 
 from __future__ import annotations
@@ -201,3 +201,16 @@ class RetentionSettings(BaseModel):
     approvals_days: int = Field(default=90, ge=0)  # decided cards, their edits, paused turns
     job_runs_days: int = Field(default=90, ge=0)  # finished job runs (a job's latest is kept)
     notices_days: int = Field(default=30, ge=0)  # stranger and send-cap notices, stop requests
+
+
+TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024  # the Bot API's getFile: larger files can't be fetched
+
+
+class MediaSettings(BaseModel):
+    """`[media]`: files people send (palui.media). A file past `max_bytes` is not downloaded
+    (never past Telegram's 20 MB); a document's text past `max_document_chars` is cut, marked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bytes: int = Field(default=TELEGRAM_DOWNLOAD_LIMIT, ge=1, le=TELEGRAM_DOWNLOAD_LIMIT)
+    max_document_chars: int = Field(default=20_000, ge=100)

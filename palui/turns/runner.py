@@ -9,7 +9,7 @@ tool offer (`offer`), the starting taint (`taint`), one drive of the loop and ho
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from palui.approvals.decisions import Approvals
@@ -75,8 +75,14 @@ class TurnRunner:
     async def offer(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
         return await self._offers.for_messages(recent, kind, tainted)
 
-    async def run_chat_turn(self, chat_id: int, batch: Sequence[Inbound]) -> None:
-        await run_chat_turn(self._parts, self._drive, chat_id, batch)
+    async def run_chat_turn(
+        self,
+        chat_id: int,
+        batch: Sequence[Inbound],
+        images: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        """`images`: photos for this turn's model calls, by their message's text (palui.media)."""
+        await run_chat_turn(self._parts, self._drive, chat_id, batch, images or {})
 
     async def run_webhook_turn(self, delivery: Delivery) -> None:
         await run_webhook_turn(self._parts, self._drive, delivery)

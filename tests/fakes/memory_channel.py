@@ -34,6 +34,7 @@ from palui.app import Palui
 from palui.config import Settings
 from palui.db.tools import ToolSettingRecord
 from palui.domain import Card, ChatUser, Inbound
+from palui.errors import ChannelError
 from palui.ports import ChatModel, Toolset
 from palui.tools.watch import stored_tool
 
@@ -159,6 +160,9 @@ class MemoryChannel:
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         self.answers.append((callback_query_id, text))
+
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        raise ChannelError("the memory channel holds no files")
 
 
 def approval_cards(chat: MemoryChannel) -> list[Card]:

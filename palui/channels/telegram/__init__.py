@@ -1,6 +1,7 @@
 """Telegram: long polling through an inbox, and a careful sender.
 
-The only package importing telegram: `inbound.py` reads updates, `keyboards.py` builds buttons.
+The only package importing telegram: `inbound.py` reads updates (`attachments.py` their files),
+`keyboards.py` builds buttons, `files.py` downloads what people send.
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
@@ -33,6 +34,7 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
+from palui.channels.telegram import files
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
 from palui.domain import Card
@@ -73,8 +75,9 @@ class TelegramChannel:
         request = HTTPXRequest(connection_pool_size=16, read_timeout=15, connect_timeout=10)
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
         self.bot = Bot(
-            token, base_url=f"{api_url}/bot", request=request, get_updates_request=poll_request
-        )
+            token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot",
+            request=request, get_updates_request=poll_request,
+        )  # fmt: skip
         self._limiter = limiter or SendRateLimiter()
         self._poll_timeout_s = poll_timeout_s
         self._stream_replies = stream_replies
@@ -284,6 +287,9 @@ class TelegramChannel:
             await self.bot.answer_callback_query(callback_query_id, text=text)
         except TelegramError as exc:
             raise ChannelError(str(exc)) from exc
+
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        return await files.download(self.bot, file_id, max_bytes)
 
     async def _call(self, chat_id: int, method: Any, *args: Any) -> Any:
         """Send within Telegram's rates; wait out 429s; retry network errors a few times."""

@@ -1,4 +1,5 @@
-"""The litellm adapter of the `ChatModel` port (palui.ports); the only module importing litellm.
+"""The litellm adapter of the `ChatModel` port (palui.ports); the only package importing litellm
+(`transcription` beside it turns voice into text, and says whether a model sees images).
 
 `LiteLLMModel` makes exactly one HTTP request per model attempt: litellm's own retries are off
 (it would otherwise send up to three requests per call), so the turn's time budget and /stop
@@ -288,6 +289,9 @@ def _short(text: str) -> str:
 
 def _to_openai(message: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    if message.images:  # OpenAI-style content parts: the text, then each image
+        images = [{"type": "image_url", "image_url": {"url": url}} for url in message.images]
+        out["content"] = [{"type": "text", "text": message.content}, *images]
     if message.role is Role.ASSISTANT and message.tool_calls:
         out["content"] = message.content or None
         out["tool_calls"] = [
