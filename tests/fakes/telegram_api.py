@@ -31,6 +31,7 @@ from aiohttp import web
 
 from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, bad_request
 from tests.fakes.telegram_entities import command_entities
+from tests.fakes.telegram_files import FakeFiles
 
 __all__ = ["DEFAULT_TOKEN", "AnsweredCallback", "FakeTelegram", "RecordedRequest"]
 
@@ -78,6 +79,7 @@ class FakeTelegram:
             "supports_inline_queries": False,
         }
         self.chats = FakeChats(self.bot_user)
+        self.files = FakeFiles(token, self.chats, self.push_update)  # getFile and downloads
         self.requests: list[RecordedRequest] = []
         self.flood_rejections: list[RecordedRequest] = []
         self.webhook_url = ""
@@ -96,6 +98,7 @@ class FakeTelegram:
         self._port = 0
         self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
             **self.chats.handlers(),
+            **self.files.handlers(),
             "getme": lambda _p: self.bot_user,
             "setwebhook": self._set_webhook,
             "deletewebhook": lambda p: self._set_webhook({**p, "url": ""}),
@@ -108,6 +111,7 @@ class FakeTelegram:
 
     async def start(self) -> None:
         app = web.Application()
+        self.files.add_routes(app)  # /file/bot<token>/...: before the catch-all
         app.router.add_route("*", "/{path:.*}", self._handle)
         # A client that gives up on a long poll must not leave a handler that swallows updates.
         self._runner = web.AppRunner(

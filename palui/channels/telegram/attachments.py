@@ -7,6 +7,7 @@ that reads it is tainted and a card's "why" says what it read.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from palui.config.sections import TELEGRAM_DOWNLOAD_LIMIT
@@ -19,12 +20,12 @@ def attachment_of(message: Any) -> Attachment | None:
     if (voice := message.voice) is not None:
         return Attachment(
             AttachmentKind.VOICE, voice.file_id, voice.file_size, voice.mime_type or "audio/ogg",
-            "voice.ogg", voice.duration,
+            "voice.ogg", _seconds(voice.duration),
         )  # fmt: skip
     if (audio := message.audio) is not None:
         return Attachment(
             AttachmentKind.AUDIO, audio.file_id, audio.file_size, audio.mime_type,
-            audio.file_name or "audio", audio.duration,
+            audio.file_name or "audio", _seconds(audio.duration),
         )  # fmt: skip
     if message.photo:
         sizes = sorted(message.photo, key=lambda size: (size.width * size.height, size.file_size))
@@ -37,6 +38,13 @@ def attachment_of(message: Any) -> Attachment | None:
             document.file_name,
         )  # fmt: skip
     return None
+
+
+def _seconds(duration: Any) -> int | None:
+    """A duration as whole seconds (PTB gives a timedelta with PTB_TIMEDELTA=1, else an int)."""
+    if duration is None:
+        return None
+    return int(duration.total_seconds()) if isinstance(duration, timedelta) else int(duration)
 
 
 def foreign_of(attachment: Attachment | None) -> tuple[Foreign, ...]:
