@@ -115,6 +115,12 @@ class FakeFiles:
         message["document"] = document
         return self._push({"message": message})
 
+    def push_raw_document(self, chat_id: int, user_id: int, document: dict[str, Any]) -> int:
+        """A document message exactly as given (e.g. without a `file_size`)."""
+        message = self._message(chat_id, user_id, None)
+        message["document"] = document
+        return self._push({"message": message})
+
     # --- Bot API ------------------------------------------------------------------------
 
     def api_get_file(self, params: dict[str, Any]) -> dict[str, Any]:
