@@ -90,7 +90,9 @@ class Channel(Protocol):
 
     def render(self, text: str) -> Sequence[Any]: ...
 
-    async def send_part(self, chat_id: int, part: Any) -> None: ...
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
+        """Send one part; `reply_to`: as a reply to that message (sent anyway if it is gone)."""
+        ...
 
     async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
         """Make an existing message (a streamed preview) show `part`. Showing it already counts
@@ -117,6 +119,10 @@ class Channel(Protocol):
         ...
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None: ...
+
+    async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
+        """Best effort: mark a person's message with an emoji reaction (👀: seen, queued)."""
+        ...
 
     async def download(self, file_id: str, max_bytes: int) -> bytes:
         """A file a person sent (`Attachment.file_id`). Raises `FileTooLarge` past `max_bytes`

@@ -5,6 +5,7 @@ keeps a text placeholder, never the image."""
 from __future__ import annotations
 
 import base64
+import json
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 
@@ -23,7 +24,9 @@ async def test_a_photo_with_a_caption_reaches_the_model_as_an_image_and_the_capt
     await start_palui(**VISION)
     fake_telegram.files.push_photo(OWNER_CHAT, OWNER_ID, [SMALL, LARGE], caption="what is it?")
     await fake_telegram.wait_for_text(OWNER_CHAT, "echo:")
-    user = fake_model.requests[0].messages[-1]
+    *_, photo, user = fake_model.requests[0].messages
+    # The photo is someone else's content: its fenced note says the image follows.
+    assert photo["role"] == "user" and "a photo you sent" in photo["content"]
     assert user["role"] == "user"
     parts = user["content"]
     assert [p["type"] for p in parts] == ["text", "image_url"]
@@ -35,8 +38,9 @@ async def test_a_photo_with_a_caption_reaches_the_model_as_an_image_and_the_capt
     # The next turn's history holds the placeholder, not the image.
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and now?")
     await fake_telegram.wait_for_messages(OWNER_CHAT, 2)
-    earlier = fake_model.requests[1].messages[1]
+    earlier = fake_model.requests[1].messages[2]
     assert earlier == {"role": "user", "content": "[photo] what is it?"}
+    assert "data:image" not in json.dumps(fake_model.requests[1].body)
 
 
 async def test_a_model_without_vision_gets_no_call_and_the_person_a_clear_reply(

@@ -158,7 +158,9 @@ class Palui:
         senders, workers, recovery and jobs only for the chats of `scope`."""
         s, store, now, registry = self.settings, self.store, self._now, self.registry
         turn_limits = limits(s, self.tool_rules)
-        approvals = Approvals(store, channel, ttl_s=s.approval_ttl_s, now=now)
+        approvals = Approvals(
+            store, channel, ttl_s=s.approval_ttl_s, now=now, approver=s.groups.approver
+        )
         edits = EditFlow(store, channel, approvals, registry, self.tool_rules, now=now)
         paused = PausedConnectors(store.tool_settings)
         memory = Memory(store, self.model, registry, memory_config(s), is_paused=paused.is_paused)

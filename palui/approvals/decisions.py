@@ -27,7 +27,14 @@ from palui.approvals.cards import (
 from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.db import Store
 from palui.db.approvals import ApprovalRecord, NewApproval
-from palui.domain import ApprovalStatus, HeldDecision, Inbound, ToolCallRequest, Verdict
+from palui.domain import (
+    ApprovalStatus,
+    ChatKind,
+    HeldDecision,
+    Inbound,
+    ToolCallRequest,
+    Verdict,
+)
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
 from palui.ports import Channel
@@ -48,6 +55,11 @@ CHANGED = (
 )
 
 
+NOT_YOURS = "Only the bot's owner can decide."
+NOT_REQUESTER = "Only the person who asked can decide this card."
+REQUESTER = "requester"  # `[groups] approver`: only the person whose message started the turn
+
+
 @dataclass(frozen=True, slots=True)
 class TapResult:
     notice: str  # the short answer the tapper sees
@@ -62,11 +74,26 @@ class Approvals:
         *,
         ttl_s: int,
         now: Callable[[], datetime],
+        approver: str = "allowed",
     ) -> None:
         self._store = store
         self._channel = channel
         self._ttl = timedelta(seconds=ttl_s)
         self._now = now
+        self._approver = approver  # `[groups] approver`: "allowed" or "requester"
+
+    async def refusal(self, record: ApprovalRecord, inbound: Inbound) -> str | None:
+        """Why this tapper may not decide (or edit) the card; None: they may. A card is decided
+        in its own chat; in a group under `[groups] approver = "requester"` only by the person
+        whose message started the turn (a job's or webhook's turn has none: any allowed user)."""
+        if record.chat_id != inbound.chat_id:
+            return NOT_YOURS
+        if self._approver == REQUESTER and inbound.chat_kind is not ChatKind.PRIVATE:
+            requester = await self._store.turns.requester(record.turn_id)
+            if requester is not None and requester != inbound.user.id:
+                log.info("tap_by_non_requester", chat_id=record.chat_id, user_id=inbound.user.id)
+                return NOT_REQUESTER
+        return None
 
     async def open(
         self, turn_id: str, chat_id: int, held: Sequence[ToolCallRequest], tools: TurnTools
@@ -125,7 +152,7 @@ class Approvals:
             log.warning("forged_tap", chat_id=inbound.chat_id, user_id=inbound.user.id)
             return TapResult("This button is no longer active.")
         if record.chat_id != inbound.chat_id:
-            return TapResult("Only the bot's owner can decide.")
+            return TapResult(NOT_YOURS)
         if action is ApprovalAction.SHOW_ALL:
             arguments, _ = render_arguments(record.arguments, full=True)
             # In a code block: the values show as they are, never as formatting or links.
@@ -133,6 +160,8 @@ class Approvals:
                 record.chat_id, f"All arguments of {record.tool}:\n```\n{arguments}\n```"
             )
             return TapResult("Sent below.")
+        if (refused := await self.refusal(record, inbound)) is not None:
+            return TapResult(refused)
         if record.status != ApprovalStatus.PENDING:
             return TapResult(f"Already decided ({record.status}).")
         now = self._now()

@@ -104,8 +104,8 @@ class EditFlow:
             if await self._edits.was_edited(token):
                 return "This card was edited: decide on the edited card below."
             return "This button is no longer active."
-        if record.chat_id != inbound.chat_id:
-            return "Only the bot's owner can decide."
+        if (refused := await self._approvals.refusal(record, inbound)) is not None:
+            return refused
         if record.status != ApprovalStatus.PENDING:
             return f"Already decided ({record.status})."
         if record.expires_at <= self._now():

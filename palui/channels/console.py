@@ -31,7 +31,7 @@ class ConsoleChannel:
             # Not permanent: whatever it was stays pending for the process serving that chat.
             raise ChannelError(f"chat {chat_id} is not the console's")
 
-    async def send_part(self, chat_id: int, part: Any) -> None:
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
         self._only_mine(chat_id)
         self._out.write(f"\npalui> {part}\n\n")
         self._out.flush()
@@ -68,6 +68,9 @@ class ConsoleChannel:
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         return None
+
+    async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
+        return None  # one person types in turn: nothing waits unseen
 
     async def download(self, file_id: str, max_bytes: int) -> bytes:
         raise ChannelError("the terminal holds no files")  # only text is typed here

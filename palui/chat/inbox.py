@@ -1,10 +1,13 @@
 """Inbox intake: what a channel receives is stored before it is acknowledged, then dispatched.
 
+- in a group, only what is addressed to Palui is taken (palui.chat.groups);
 - a stranger's event is not stored; its polite refusal (one a day) goes out in the background,
-  under a global budget (palui.chat.strangers), so strangers never hold up the intake;
+  under a global budget (palui.chat.strangers), so strangers never hold up the intake; in a
+  group a stranger's message gets no refusal (a tap still gets its toast, seen by them alone);
 - an event already stored (Telegram re-delivers after a crash) is not dispatched again;
 - commands and taps go to the interactions (palui.interact) at once, never to the model;
-  anything else wakes the chat's worker, which answers what waits in the inbox together.
+  anything else wakes the chat's worker, which answers what waits in the inbox together; a
+  message that arrives while a turn runs gets the 👀 reaction (it waits for the next turn).
 
 Implements the `InboundSink` port the channels take.
 """
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from palui.chat.background import Background
+from palui.chat.groups import QUEUED, addressed, in_group
 from palui.chat.outbox import Outbox
 from palui.chat.stored_inbound import inbound_from_json, inbound_to_json
 from palui.chat.strangers import StrangerRefusals
@@ -23,6 +27,7 @@ from palui.db import InboxItem, Store
 from palui.domain import Inbound
 from palui.logs import bound, get_logger
 from palui.ports import Channel, Interactions
+from palui.turns.foreign import said
 
 log = get_logger("palui.chat.inbox")
 
@@ -56,7 +61,13 @@ class Inbox:
 
     async def accept(self, inbound: Inbound) -> bool:
         """Take one event from the channel. Returns once it is safe to acknowledge it."""
+        if not addressed(inbound):
+            return False  # a group's own conversation: not Palui's to keep (palui.chat.groups)
         if not self.is_allowed(inbound.user.id):
+            if in_group(inbound) and not inbound.callback_query_id:
+                # No refusal in a group: it would talk to everyone there about one stranger.
+                log.info("stranger_ignored", user_id=inbound.user.id, chat_id=inbound.chat_id)
+                return False
             log.warning("stranger_refused", user_id=inbound.user.id, chat_id=inbound.chat_id)
             self.refusals.offer(inbound)
             return False
@@ -76,6 +87,14 @@ class Inbox:
         if self._interactions.owns(inbound):
             self._background.spawn(self._interact(inbound), handler=True)
         else:
+            if (
+                inbound.message_id is not None
+                and said(inbound)
+                and self._workers.busy(inbound.chat_id)
+            ):
+                # It waits behind the running turn: 👀 says it was seen and comes next.
+                react = self._channel.react(inbound.chat_id, inbound.message_id, QUEUED)
+                self._background.spawn(react)
             self._workers.kick(inbound.chat_id)
 
     async def _interact(self, inbound: Inbound) -> None:

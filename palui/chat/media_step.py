@@ -1,10 +1,10 @@
 """The media step before a chat turn: each message's file made into what the turn reads.
 
 A file that can't be read (too large, no transcription model, a model without vision, a type
-Palui doesn't read) gets its reply and is marked done, so it runs nothing and is handled once;
-the others go on to the turn with their text (a transcript, a photo's placeholder, a document
-fenced as data). A voice note's quote line goes out before the answer, so the person sees what
-was heard first.
+Palui doesn't read) gets its reply and is marked done, so it runs nothing and is handled once.
+The others go on to the turn with their text (a transcript, a photo's placeholder, a caption)
+and a document's text as someone else's words (`Inbound.foreign`, fenced by the turn). A voice
+note's quote line goes out before the answer, so the person sees first what was heard.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ async def read_media(
             await store.outbox.add(chat_id, read.note)
             await store.inbox.mark_done([inbound.update_id])
             continue
-        out.inbounds.append(dataclasses.replace(inbound, text=read.text))
+        foreign = inbound.foreign if read.foreign is None else read.foreign
+        out.inbounds.append(dataclasses.replace(inbound, text=read.text, foreign=foreign))
         if read.images:
             out.images[read.text] = out.images.get(read.text, ()) + read.images
         if read.heard:

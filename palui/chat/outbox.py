@@ -10,7 +10,8 @@ A streamed answer's first part replaces its preview: the row carries the preview
 and part 0 is delivered as an edit of it. An edit is idempotent (a repeat after a crash between
 the edit and its record changes nothing), so the answer is shown once either way. A preview that
 can't be edited any more (deleted, too old) is removed, or else marked as replaced, and the
-answer is sent as new messages.
+answer is sent as new messages. A row with `reply_to` (a group's answer) sends part 0 as a reply
+to that message: threaded to what it answers.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ class Outbox:
                         for index in range(item.parts_sent, len(parts)):
                             if index == 0 and item.edit_message_id is not None:
                                 await self._into_preview(chat_id, item.edit_message_id, parts[0])
+                            elif index == 0 and item.reply_to is not None:
+                                await self._channel.send_part(
+                                    chat_id, parts[0], reply_to=item.reply_to
+                                )
                             else:
                                 await self._channel.send_part(chat_id, parts[index])
                             done = index + 1 == len(parts)

@@ -31,6 +31,7 @@ from palui.domain import EVERY_CHAT, ChatScope, Inbound
 from palui.jobs.runs import admit_run
 from palui.media import MediaIntake
 from palui.memory import Memory
+from palui.turns.foreign import said
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
@@ -43,6 +44,7 @@ class _Worker:
     task: asyncio.Task[None] | None = None
     rekick: bool = False  # a kick came while the worker was looking: look again
     wake: asyncio.TimerHandle | None = None  # a cap lifts, or the lease may be free again
+    answering: bool = False  # a batch of messages was taken and its turn has not ended
 
 
 class ChatWorkers:
@@ -83,6 +85,12 @@ class ChatWorkers:
 
     def task(self, chat_id: int) -> asyncio.Task[None] | None:
         return self._worker(chat_id).task
+
+    def busy(self, chat_id: int) -> bool:
+        """Whether a turn runs for the chat in this process now: a message arriving waits for
+        the next one (and gets the 👀 reaction, `palui.chat.inbox`)."""
+        running = self._turns.running.get(chat_id)
+        return self._worker(chat_id).answering or (running is not None and not running.task.done())
 
     def kick(self, chat_id: int) -> None:
         if not self._scope.serves(chat_id):
@@ -156,7 +164,7 @@ class ChatWorkers:
                 if worker.rekick:
                     continue
                 return
-            runs = any((i.text or i.attachment) and not i.edited for i in batch)
+            runs = any(said(i) or (i.attachment and not i.edited) for i in batch)
             if runs and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
             await self._answer(chat_id, batch)
@@ -172,18 +180,23 @@ class ChatWorkers:
         return [item.payload for item in await self._store.inbox.pending(chat_id)]
 
     async def _answer(self, chat_id: int, batch: Sequence[Inbound]) -> None:
-        # Files first: each becomes the text its turn reads, or a reply and no turn.
-        media = await read_media(self._store, self._media, chat_id, batch)
-        readable = [i for i in media.inbounds if i.text and not i.edited]
-        others = [i for i in media.inbounds if not (i.text and not i.edited)]
-        for inbound in others:
-            note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
-            await self._store.outbox.add(chat_id, note)
-            await self._store.inbox.mark_done([inbound.update_id])
-        for line in media.heard:  # what a voice note said, shown before the answer
-            await self._store.outbox.add(chat_id, line)
-        if readable:
-            if media.heard:
-                await self._outbox.deliver(chat_id)
-            await self._turns.run_chat_turn(chat_id, readable, media.images)
+        worker = self._worker(chat_id)
+        worker.answering = True  # from the files' download on: a message now waits (👀)
+        try:
+            # Files first: each becomes the text its turn reads, or a reply and no turn.
+            media = await read_media(self._store, self._media, chat_id, batch)
+            readable = [i for i in media.inbounds if said(i)]
+            others = [i for i in media.inbounds if not said(i)]
+            for inbound in others:
+                note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
+                await self._store.outbox.add(chat_id, note)
+                await self._store.inbox.mark_done([inbound.update_id])
+            for line in media.heard:  # what a voice note said, shown before the answer
+                await self._store.outbox.add(chat_id, line)
+            if readable:
+                if media.heard:
+                    await self._outbox.deliver(chat_id)
+                await self._turns.run_chat_turn(chat_id, readable, media.images)
+        finally:
+            worker.answering = False
         await self._outbox.deliver(chat_id)

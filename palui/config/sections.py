@@ -203,6 +203,15 @@ class RetentionSettings(BaseModel):
     notices_days: int = Field(default=30, ge=0)  # stranger and send-cap notices, stop requests
 
 
+class GroupsSettings(BaseModel):
+    """`[groups]`: who may decide a card in a group chat. `allowed` (the default): any user in
+    PALUI_ALLOWED_USERS; `requester`: only the person whose message started the turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    approver: Literal["allowed", "requester"] = "allowed"
+
+
 TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024  # the Bot API's getFile: larger files can't be fetched
 
 

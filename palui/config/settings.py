@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from palui.config.secrets import configured_secrets
 from palui.config.sections import (
+    GroupsSettings,
     HooksSettings,
     McpServerSettings,
     MediaSettings,
@@ -124,6 +125,8 @@ class Settings(BaseSettings):
     guards: dict[str, ToolGuardSettings] = Field(default_factory=dict)
     run_code: RunCodeSettings = Field(default_factory=RunCodeSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    groups: GroupsSettings = Field(default_factory=GroupsSettings)
+
     media: MediaSettings = Field(default_factory=MediaSettings)
 
     @classmethod

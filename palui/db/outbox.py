@@ -30,7 +30,8 @@ class OutboxRepo(Repo):
         async with self._db.session() as s:
             rows = await s.scalars(query.order_by(OutboxMessage.id))
             return [
-                OutboxItem(r.id, r.chat_id, r.text, r.parts_sent, r.edit_message_id) for r in rows
+                OutboxItem(r.id, r.chat_id, r.text, r.parts_sent, r.edit_message_id, r.reply_to)
+                for r in rows
             ]
 
     async def part_sent(self, outbox_id: int, parts_sent: int, *, done: bool) -> None:

@@ -4,7 +4,7 @@ and /status add these up)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
@@ -32,12 +32,24 @@ class TurnRepo(Repo):
         session_id: int,
         kind: TurnKind,
         inputs: Sequence[tuple[int, str]],
+        *,
+        untrusted: Mapping[int, Sequence[str]] | None = None,
+        taint: Taint | None = None,
+        requester_id: int | None = None,
+        reply_to: int | None = None,
     ) -> int | None:
         """Record a running turn and add the person's messages (once per update) to history.
+
+        `untrusted`: per update, someone else's words in it (already fenced), stored as tainted
+        messages before the person's own; `taint` is then the turn's starting taint, recorded
+        now so later turns name it even if this one never ends. `requester_id`: whose message
+        started the turn (a group's `[groups] approver = "requester"`); `reply_to`: the message
+        its answer is threaded to.
 
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
         update_ids = [u for u, _ in inputs]
+        untrusted = untrusted or {}
         async with self._db.session() as s, s.begin():
             left = await _take_previews(s, chat_id, update_ids)
             s.add(
@@ -49,22 +61,35 @@ class TurnRepo(Repo):
                     status=TurnStatus.RUNNING,
                     started_at=utcnow(),
                     preview_message_id=left,
+                    tainted=taint is not None,
+                    taint_source=taint.label if taint else None,
+                    requester_id=requester_id,
+                    reply_to=reply_to,
                 )
             )
             for update_id, text in inputs:
-                await s.execute(
-                    self._insert(MessageRow)
-                    .values(
-                        session_id=session_id,
-                        chat_id=chat_id,
-                        role=Role.USER,
-                        content=text,
-                        turn_id=turn_id,
-                        update_id=update_id,
-                        created_at=utcnow(),
+                rows = [(words, True) for words in untrusted.get(update_id, ())]
+                if text or not rows:
+                    rows.append((text, False))
+                # The update's first row carries its id: a re-run that finds it adds none.
+                for index, (content, tainted) in enumerate(rows):
+                    added = await s.execute(
+                        self._insert(MessageRow)
+                        .values(
+                            session_id=session_id,
+                            chat_id=chat_id,
+                            role=Role.USER,
+                            content=content,
+                            turn_id=turn_id,
+                            update_id=update_id if index == 0 else None,
+                            tainted=tainted,
+                            created_at=utcnow(),
+                        )
+                        .on_conflict_do_nothing(index_elements=["update_id"])
+                        .returning(MessageRow.id)  # asyncpg reports no reliable rowcount here
                     )
-                    .on_conflict_do_nothing(index_elements=["update_id"])
-                )
+                    if index == 0 and added.scalar() is None:
+                        break
             await s.execute(
                 update(InboxUpdate)
                 .where(InboxUpdate.update_id.in_(update_ids))
@@ -122,7 +147,7 @@ class TurnRepo(Repo):
                     )
                 outbox = OutboxMessage(
                     chat_id=turn.chat_id, text=reply, turn_id=turn_id,
-                    edit_message_id=preview_message_id,
+                    edit_message_id=preview_message_id, reply_to=turn.reply_to,
                 )  # fmt: skip
                 s.add(outbox)
                 await s.flush()
@@ -166,6 +191,12 @@ class TurnRepo(Repo):
         async with self._db.session() as s:
             count = await s.scalar(select(func.count()).where(Turn.started_at >= since))
         return int(count or 0)
+
+    async def requester(self, turn_id: str) -> int | None:
+        """The person whose message started the turn (None: a job, a webhook, or a turn from
+        before this was recorded)."""
+        async with self._db.session() as s:
+            return await s.scalar(select(Turn.requester_id).where(Turn.id == turn_id))
 
     async def kind_and_taint(self, turn_id: str) -> tuple[TurnKind, bool] | None:
         """A turn's kind and whether it is tainted so far (None for an unknown turn)."""

@@ -40,6 +40,7 @@ class OutboxItem:
     text: str
     parts_sent: int
     edit_message_id: int | None = None  # the preview message the first part is edited into
+    reply_to: int | None = None  # the message the first part answers (threaded, in a group)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,19 @@ class TaintVia(StrEnum):
     JOB = "job"  # a job created in a tainted turn: each of its runs
 
 
+# The `connector` of someone else's words the person brought (a forwarded message, a quoted
+# message, a document): no connector id can be this (they are `mcp-<slug>`, `recall`, `palui`).
+FOREIGN = "foreign"
+
+
 @dataclass(frozen=True, slots=True)
 class Taint:
     """Where a turn's untrusted content came from: what a card's "why" names (DESIGN §1.1).
 
-    `connector` is a connector id ("mcp-web"), "webhook:<name>" for a webhook payload, or "an
-    earlier summary" / "an earlier message" when only that much is known. `via` says what
+    `connector` is a connector id ("mcp-web"), "webhook:<name>" for a webhook payload, `FOREIGN`
+    for someone else's words in the person's message (`tool` is then how a card names them: "a
+    forwarded message from Ana"), or "an earlier summary" / "an earlier message" when only that
+    much is known. `via` says what
     carried it here from the turn that read it (a memory, a job), when it did not arrive in
     this conversation directly."""
 
@@ -27,6 +34,23 @@ class Taint:
     tool: str | None = None  # full tool name, when a tool result brought it in
     turns_ago: int | None = None  # None or 0: this turn
     via: TaintVia | None = None
+
+    @classmethod
+    def foreign(cls, label: str) -> Taint:
+        """Someone else's words the person brought, named as a card completes "this turn read
+        …" (`palui.domain.media.Foreign.label`)."""
+        return cls(FOREIGN, label)
+
+    @property
+    def source(self) -> str:
+        """What a card names as the source: the connector, or the foreign words' label."""
+        if self.connector == FOREIGN and self.tool:
+            return self.tool
+        return self.connector
+
+    @property
+    def is_foreign(self) -> bool:
+        return self.connector == FOREIGN and bool(self.tool)
 
     def carried(self, turns: int = 1) -> Taint:
         """The same source seen from a turn `turns` later in the conversation."""

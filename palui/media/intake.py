@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from palui.domain import Attachment, AttachmentKind, Inbound
+from palui.domain import Attachment, AttachmentKind, Foreign, ForeignKind, Inbound
 from palui.errors import ChannelError, FileTooLarge, ModelError
 from palui.logs import get_logger
 from palui.media import documents, photos, voice
@@ -39,6 +39,9 @@ class Read:
     text: str  # the person's message as the turn and the history hold it
     images: tuple[str, ...] = ()  # data URLs for this turn's model calls only (photos)
     heard: str | None = None  # a voice note's transcript, quoted back before the answer
+    # The message's someone-else's-words with what the file said filled in (a document's text);
+    # None: as the message had them.
+    foreign: tuple[Foreign, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +88,11 @@ class MediaIntake:
             log.warning("media_download_failed", kind=kind, error=str(error))
             return Refused(NOT_FETCHED.format(reason=error))
         if kind is AttachmentKind.PHOTO:
-            return Read(photos.placeholder(caption), (photos.data_url(attachment, data),))
+            url = photos.data_url(attachment, data)
+            shown = _filled(inbound.foreign, ForeignKind.PHOTO, photos.ATTACHED)
+            return Read(photos.placeholder(caption), (url,), foreign=shown)
         if document_kind is not None:
-            return await self._document(attachment, document_kind, data, caption)
+            return await self._document(inbound, attachment, document_kind, data)
         assert self._transcriber is not None
         return await self._voice(self._transcriber, attachment, data, caption)
 
@@ -106,10 +111,10 @@ class MediaIntake:
 
     async def _document(
         self,
+        inbound: Inbound,
         attachment: Attachment,
         kind: documents.DocumentKind,
         data: bytes,
-        caption: str | None,
     ) -> Read | Refused:
         name = documents.display_name(attachment)
         try:
@@ -119,8 +124,17 @@ class MediaIntake:
         if not text.strip():
             empty = documents.NO_TEXT if kind is documents.DocumentKind.PDF else documents.EMPTY
             return Refused(empty.format(name=name))
-        max_chars = self._limits.max_document_chars
-        return Read(documents.for_the_turn(attachment, text, caption, max_chars))
+        shown = documents.cut(text, self._limits.max_document_chars)
+        said = documents.said_with(attachment, inbound.text)
+        return Read(said, foreign=_filled(inbound.foreign, ForeignKind.DOCUMENT, shown))
+
+
+def _filled(items: tuple[Foreign, ...], kind: ForeignKind, text: str) -> tuple[Foreign, ...]:
+    """`items` with the words of the file's own item (`kind`) filled in."""
+    return tuple(
+        Foreign(item.kind, item.label, text) if item.kind is kind and not item.text else item
+        for item in items
+    )
 
 
 def _too_large(size: int | None, limit: int) -> str:

@@ -20,6 +20,10 @@ NO_VISION = (
 )
 
 
+# The photo's item among the message's someone-else's words (`palui.turns.foreign` fences it).
+ATTACHED = "(an image: it is attached to the user's message that follows)"
+
+
 def placeholder(caption: str | None) -> str:
     """What history holds for a photo: the caption is the person's own words about it."""
     caption = (caption or "").strip()

@@ -1,9 +1,11 @@
 """The taint rule's policy: which trust taints, and how a card says where taint came from.
 
 A turn is tainted once it reads untrusted content (a result from a connector that is not
-`trusted`, a web fetch, a webhook payload). Taint is not laundered through the conversation: a
-turn whose context holds a message from a tainted turn starts tainted (`palui.turns.taint`
-decides a turn's starting taint), and the card names the source and how long ago it came in.
+`trusted`, a web fetch, a webhook payload, someone else's words the person brought: a forwarded
+message, a replied-to message by someone else, a document or photo). Taint is not laundered
+through the conversation: a turn whose context holds a message from a tainted turn starts
+tainted (`palui.turns.taint` decides a turn's starting taint), and the card names the source and
+how long ago it came in.
 """
 
 from __future__ import annotations
@@ -26,17 +28,22 @@ def most_recent(sources: Iterable[Taint]) -> Taint | None:
 
 
 def describe_taint(source: Taint) -> str:
-    """ "this conversation includes content from mcp-web, 2 turns ago; /new starts clean" """
+    """ "this conversation includes content from mcp-web, 2 turns ago; /new starts clean";
+    someone else's words are named by their label ("this turn read a forwarded message from
+    Ana")."""
+    name = source.source
     if not source.turns_ago:
         if source.via is not None:
-            return f"this turn {_CARRIED[source.via]} {source.connector}"
+            return f"this turn {_CARRIED[source.via]} {name}"
+        if source.is_foreign:
+            return f"this turn read {name}"
         tool = f" ({source.tool})" if source.tool else ""
         return f"this turn read untrusted content from {source.connector}{tool}"
     ago = "1 turn ago" if source.turns_ago == 1 else f"{source.turns_ago} turns ago"
-    where = source.connector
+    where = name if source.is_foreign else f"content from {name}"
     if source.via is not None:
-        where = f"{_CARRIER[source.via]} {source.connector}"
-    origin = f"this conversation includes content from {where}, {ago}"
+        where = f"content from {_CARRIER[source.via]} {name}"
+    origin = f"this conversation includes {where}, {ago}"
     return f"{origin}; /new starts clean"
 
 

@@ -42,7 +42,7 @@ def stamped(tool: OfferedTool, arguments: dict[str, Any], taint: Taint | None) -
         return arguments
     if taint is not None and not keeps_origin(tool):
         raise GuardRejected(
-            f"This turn read untrusted content (from {taint.connector}), and this recall "
+            f"This turn read untrusted content (from {taint.source}), and this recall "
             "server can't record where a memory came from, so Palui saves no memory in such a "
             "turn. Nothing was saved; tell the user what you would have saved."
         )

@@ -5,15 +5,19 @@ tainted turn, or whose session summary was built from one, starts tainted and na
 source and how many turns ago it came in. Taint is provenance and travels: memory from a recall
 that is not trusted, or a memory saved in a tainted turn (recall reports its origin), taints the
 turn it informs; a webhook payload taints its summary turn; a job created in a tainted turn
-taints each of its runs. During the turn `TurnTools` adds taint as untrusted results arrive
-(a memory tool's result too); this module only decides the start.
+taints each of its runs. Someone else's words in the person's messages (a forward, a replied-to
+message of someone else, a document or photo: `Inbound.foreign`) taint the turn that reads them
+and, stored as untrusted history, the turns after it. During the turn `TurnTools` adds taint
+as untrusted results arrive (a memory tool's result too); this module only decides the start.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from palui.db import History
 from palui.db.jobs import JobRecord
-from palui.domain import RECALL_ID, Role, Taint, TaintVia
+from palui.domain import RECALL_ID, Inbound, Role, Taint, TaintVia
 from palui.memory import Recalled
 from palui.policy.taint import taints
 
@@ -55,8 +59,17 @@ def from_recall(recalled: Recalled) -> Taint | None:
     return None
 
 
-def chat_turn(history: History, recalled: Recalled) -> Taint | None:
-    return from_history(history) or from_recall(recalled)
+def from_foreign(batch: Sequence[Inbound]) -> Taint | None:
+    """The latest piece of someone else's words in the messages this turn answers, named as
+    the channel labelled it ("a forwarded message from Ana"). The person's own text is not."""
+    found = [item for inbound in batch for item in inbound.foreign]
+    return Taint.foreign(found[-1].label) if found else None
+
+
+def chat_turn(history: History, recalled: Recalled, batch: Sequence[Inbound] = ()) -> Taint | None:
+    # The batch's own foreign words come first: they are in this turn, and the history (which
+    # holds them too, stored as untrusted) would count them as an earlier turn's.
+    return from_foreign(batch) or from_history(history) or from_recall(recalled)
 
 
 def webhook_turn(webhook: str) -> Taint:

@@ -67,6 +67,8 @@ class MemoryChannel:
     sent_cards: list[SentCard] = field(default_factory=list)
     edits: list[tuple[int, int, Card]] = field(default_factory=list)  # (chat, message id, card)
     answers: list[tuple[str, str]] = field(default_factory=list)  # (callback id, toast)
+    reactions: list[tuple[int, int, str]] = field(default_factory=list)  # (chat, message, emoji)
+    replies_to: list[tuple[int, int]] = field(default_factory=list)  # (chat, message answered)
     _sink: Sink | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -134,8 +136,10 @@ class MemoryChannel:
     def render(self, text: str) -> Sequence[Any]:
         return [text]
 
-    async def send_part(self, chat_id: int, part: Any) -> None:
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
         self.parts.append((chat_id, str(part)))
+        if reply_to is not None:
+            self.replies_to.append((chat_id, reply_to))
 
     async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
         self.parts.append((chat_id, str(part)))  # never streams: no preview to edit
@@ -160,6 +164,9 @@ class MemoryChannel:
 
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         self.answers.append((callback_query_id, text))
+
+    async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
+        self.reactions.append((chat_id, message_id, emoji))
 
     async def download(self, file_id: str, max_bytes: int) -> bytes:
         raise ChannelError("the memory channel holds no files")

@@ -32,6 +32,7 @@ from aiohttp import web
 from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, bad_request
 from tests.fakes.telegram_entities import command_entities
 from tests.fakes.telegram_files import FakeFiles
+from tests.fakes.telegram_groups import FakeGroups
 
 __all__ = ["DEFAULT_TOKEN", "AnsweredCallback", "FakeTelegram", "RecordedRequest"]
 
@@ -45,7 +46,7 @@ def _names(words: str) -> frozenset[str]:
 # Form-encoded values arrive as strings; PTB JSON-encodes every non-string parameter.
 _JSON_FIELDS = _names(
     "reply_markup entities commands scope "
-    "allowed_updates link_preview_options reply_parameters caption_entities"
+    "allowed_updates link_preview_options reply_parameters caption_entities reaction"
 )
 _INT_FIELDS = _names(
     "chat_id message_id offset limit timeout "
@@ -53,7 +54,7 @@ _INT_FIELDS = _names(
 )
 _BOOL_FIELDS = _names(
     "disable_notification protect_content show_alert "
-    "drop_pending_updates disable_web_page_preview allow_sending_without_reply"
+    "drop_pending_updates disable_web_page_preview allow_sending_without_reply is_big"
 )
 
 
@@ -106,6 +107,9 @@ class FakeTelegram:
             "logout": lambda _p: True,
             "close": lambda _p: True,
         }
+        # Groups, forwards, replies and reactions (issue 15): tests/fakes/telegram_groups.py.
+        self.groups = FakeGroups(self.chats, self._pushed)
+        self._handlers.update(self.groups.handlers())
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -258,6 +262,18 @@ class FakeTelegram:
     def flood(self, method: str = "sendMessage", times: int = 1, retry_after: int = 2) -> None:
         """Make the next `times` calls of `method` fail with 429 Too Many Requests."""
         self._floods[method.lower()] = [times, retry_after]
+
+    # --- test side: groups, forwards, replies (issue 15; tests/fakes/telegram_groups.py) ---
+
+    def push_message(self, chat_id: int, user_id: int, text: str, **options: Any) -> int:
+        """Queue a user's message with `FakeGroups.message`'s options (a group chat for a
+        negative `chat_id`, `reply_to` a message id, `forward_from` an origin); the update_id."""
+        return self.push_update({"message": self.groups.message(chat_id, user_id, text, **options)})
+
+    def message_id_of(self, update_id: int) -> int:
+        """The message id of a pushed message update (what a reply or a reaction names)."""
+        update = self._pushed[update_id]
+        return int((update.get("message") or update["edited_message"])["message_id"])
 
     # --- test side: what the bot did ----------------------------------------------------
 

@@ -132,6 +132,10 @@ class FakeChats:
             if chat_id is None or key[0] == chat_id
         ]
 
+    def remember_reply(self, chat_id: int, message_id: int, target: dict[str, Any]) -> None:
+        """The bot's message `message_id` was sent as a reply to `target` (telegram_groups)."""
+        self._messages[(chat_id, message_id)]["reply_to_message"] = copy.deepcopy(target)
+
     # --- Bot API ------------------------------------------------------------------------
 
     def api_send_message(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from telegram import Bot, BotCommand, Update
+from telegram import Bot, BotCommand, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -208,17 +208,26 @@ class TelegramChannel:
     def render(self, text: str) -> Sequence[Chunk]:
         return split_for_telegram(text)
 
-    async def send_part(self, chat_id: int, part: Any) -> None:
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
         chunk: Chunk = part
+        # A reply to a message that was deleted meanwhile is sent anyway, unthreaded.
+        threaded = (
+            ReplyParameters(reply_to, allow_sending_without_reply=True)
+            if reply_to is not None
+            else None
+        )
         try:
-            await self._call(chat_id, self._send_html, chat_id, chunk)
+            await self._call(chat_id, self._send_html, chat_id, chunk, threaded)
         except BadRequest as exc:
             if "parse" not in exc.message.lower():
                 raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
             # Formatting is a nicety: if Telegram can't parse it, the words still arrive.
             log.warning("html_rejected", error=exc.message)
+            send = functools.partial(
+                self.bot.send_message, chat_id, chunk.plain, reply_parameters=threaded
+            )
             try:
-                await self._call(chat_id, self.bot.send_message, chat_id, chunk.plain)
+                await self._call(chat_id, send)
             except BadRequest as plain_exc:
                 raise PermanentChannelError(plain_exc.message) from plain_exc
 
@@ -252,8 +261,12 @@ class TelegramChannel:
         if not done:
             raise PermanentChannelError("Telegram did not delete the message")
 
-    async def _send_html(self, chat_id: int, chunk: Chunk) -> None:
-        await self.bot.send_message(chat_id, chunk.html, parse_mode=ParseMode.HTML)
+    async def _send_html(
+        self, chat_id: int, chunk: Chunk, threaded: ReplyParameters | None
+    ) -> None:
+        await self.bot.send_message(
+            chat_id, chunk.html, parse_mode=ParseMode.HTML, reply_parameters=threaded
+        )
 
     async def send_notice(self, chat_id: int, text: str) -> None:
         await self._call(chat_id, self.bot.send_message, chat_id, text)
@@ -287,6 +300,13 @@ class TelegramChannel:
             await self.bot.answer_callback_query(callback_query_id, text=text)
         except TelegramError as exc:
             raise ChannelError(str(exc)) from exc
+
+    async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
+        """setMessageReaction, best effort: a chat that allows no reactions changes nothing."""
+        try:
+            await self.bot.set_message_reaction(chat_id, message_id, emoji)
+        except TelegramError as exc:
+            log.info("reaction_not_set", chat_id=chat_id, error=str(exc))
 
     async def download(self, file_id: str, max_bytes: int) -> bytes:
         return await files.download(self.bot, file_id, max_bytes)

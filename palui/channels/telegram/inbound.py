@@ -7,7 +7,8 @@ from typing import Any
 from telegram import Update
 
 from palui.channels.telegram.attachments import attachment_of, foreign_of
-from palui.domain import ChatUser, Inbound
+from palui.channels.telegram.words import chat_kind, with_words
+from palui.domain import ChatKind, ChatUser, Inbound
 
 
 def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | None:
@@ -27,12 +28,13 @@ def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | Non
             message_id=message.message_id if message is not None else None,
             callback_query_id=query.id,
             callback_data=query.data,
+            chat_kind=chat_kind(message.chat) if message is not None else ChatKind.PRIVATE,
         )
     message = update.message or update.edited_message
     if message is None or message.from_user is None:
         return None
     attachment = attachment_of(message)  # a file's message has a caption instead of a text
-    return Inbound(
+    inbound = Inbound(
         update_id=update.update_id,
         chat_id=message.chat.id,
         user=_user(message.from_user),
@@ -44,6 +46,7 @@ def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | Non
         attachment=attachment,
         foreign=foreign_of(attachment),
     )
+    return with_words(inbound, message, bot_username)  # groups, forwards, replies (words.py)
 
 
 def _user(user: Any) -> ChatUser:

@@ -76,6 +76,10 @@ class Turn(Base):
     # The streamed preview this turn's answer is shown in (recorded as soon as it was sent): a
     # re-run of an interrupted turn takes it over instead of leaving it beside a new answer.
     preview_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # Whose message started a chat turn (a group's `[groups] approver = "requester"` lets only
+    # them decide its cards) and the message its answer is threaded to (groups).
+    requester_id: Mapped[int | None] = mapped_column(BigInteger)
+    reply_to: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class ModelCall(Base):

@@ -45,6 +45,8 @@ class OutboxMessage(Base):
     parts_sent: Mapped[int] = mapped_column(Integer, default=0)
     # The preview message the first part replaces (an edit, so delivering it again is harmless).
     edit_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # The message the first part answers (sent as a reply to it: a group's threading).
+    reply_to: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
 
