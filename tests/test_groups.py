@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from palui.config import load_settings
+from palui.errors import ConfigError
 from tests.conftest import OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 
@@ -113,3 +117,13 @@ async def test_under_approver_requester_only_the_requester_decides_a_card(
     fake_telegram.push_callback(GROUP, OWNER_ID, card["message_id"], _approve(card))
     await fake_telegram.wait_for_text(GROUP, "Deleted it.")
     assert json.loads(with_notes.read_text()) == {}
+
+
+def test_groups_approver_is_read_from_palui_toml_and_a_typo_is_one_line(tmp_path) -> None:
+    path = tmp_path / "palui.toml"
+    assert load_settings(path if path.exists() else None).groups.approver == "allowed"
+    path.write_text('[groups]\napprover = "requester"\n')
+    assert load_settings(path).groups.approver == "requester"
+    path.write_text('[groups]\napprover = "anyone"\n')
+    with pytest.raises(ConfigError, match=r"^\[groups\] approver in .*palui.toml: Input should"):
+        load_settings(path)
