@@ -14,10 +14,14 @@ from collections.abc import Sequence
 
 from palui.db import Store
 from palui.domain import Inbound
-from palui.media import MediaIntake, Refused
+from palui.logs import get_logger
+from palui.media import MediaIntake, Read, Refused
+
+log = get_logger("palui.media")
 
 # Without an intake (a channel that holds no files): what a file's message gets.
 UNREADABLE_NOTE = "I can only read text messages here."
+BROKEN_NOTE = "Something went wrong while I read that file. Try sending it again, or as text."
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -35,7 +39,7 @@ async def read_media(
         if inbound.attachment is None or inbound.edited:
             out.inbounds.append(inbound)
             continue
-        read = await intake.read(inbound) if intake is not None else Refused(UNREADABLE_NOTE)
+        read = await _read(intake, inbound)
         if isinstance(read, Refused):
             await store.outbox.add(chat_id, read.note)
             await store.inbox.mark_done([inbound.update_id])
@@ -47,3 +51,13 @@ async def read_media(
         if read.heard:
             out.heard.append(read.heard)
     return out
+
+
+async def _read(intake: MediaIntake | None, inbound: Inbound) -> Read | Refused:
+    if intake is None:
+        return Refused(UNREADABLE_NOTE)
+    try:
+        return await intake.read(inbound)
+    except Exception:  # a file that breaks a parser is answered once, not retried forever
+        log.exception("media_read_failed", update_id=inbound.update_id)
+        return Refused(BROKEN_NOTE)

@@ -90,6 +90,9 @@ def _pdf_text(data: bytes) -> str:
         pages = [page.extract_text() or "" for page in reader.pages]
     except PdfReadError as exc:
         raise ValueError(f"it is not a PDF I can open ({exc})") from None
+    except (KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
+        # pypdf meets a malformed file with whatever its parser tripped on.
+        raise ValueError(f"the PDF is damaged ({type(exc).__name__})") from None
     return "\n\n".join(f"[page {n}]\n{text.strip()}" for n, text in enumerate(pages, 1) if text)
 
 

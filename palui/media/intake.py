@@ -94,10 +94,10 @@ class MediaIntake:
         if document_kind is not None:
             return await self._document(inbound, attachment, document_kind, data)
         assert self._transcriber is not None
-        return await self._voice(self._transcriber, attachment, data, caption)
+        return await self._voice(self._transcriber, inbound, attachment, data)
 
     async def _voice(
-        self, transcriber: Transcriber, attachment: Attachment, audio: bytes, caption: str | None
+        self, transcriber: Transcriber, inbound: Inbound, attachment: Attachment, audio: bytes
     ) -> Read | Refused:
         try:
             transcript = await voice.transcribe(transcriber, attachment, audio)
@@ -106,8 +106,13 @@ class MediaIntake:
             return Refused(voice.failed_note(error))
         if not transcript:
             return Refused(voice.SILENT)
-        text = f"{caption.strip()}\n\n{transcript}" if caption and caption.strip() else transcript
-        return Read(text, heard=voice.heard_line(transcript))
+        heard = voice.heard_line(transcript)
+        if any(item.kind is ForeignKind.FORWARD for item in inbound.foreign):
+            # Someone else's voice: its words are the forward's, never the person's own.
+            forward = _filled(inbound.foreign, ForeignKind.FORWARD, transcript)
+            return Read(voice.FORWARDED, heard=heard, foreign=forward)
+        caption = (inbound.text or "").strip()
+        return Read(f"{caption}\n\n{transcript}" if caption else transcript, heard=heard)
 
     async def _document(
         self,

@@ -1,5 +1,7 @@
 """Voice notes and audio: the transcript is the person's message (their own words, untainted),
-and the reply first quotes, in one short line, what was heard."""
+and the reply first quotes, in one short line, what was heard. A forwarded voice note is
+someone else's: its transcript goes into the forward's `Foreign` item instead (fenced, tainting).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ FAILED = (
     "I couldn't transcribe that voice message ({reason}). Try again or type it; if it keeps "
     "failing, check PALUI_TRANSCRIPTION_MODEL and its API base and key."
 )
+FORWARDED = "I forwarded you a voice message."  # the person's row; the words are the forward's
 SILENT = "I heard no words in that voice message. Try again, or type it."
 
 
