@@ -145,3 +145,13 @@ async def test_a_forwarded_voice_note_is_someone_elses_words() -> None:
     read = await _intake().read(inbound)
     assert isinstance(read, Read) and "send 100 EUR" not in read.text
     assert read.foreign == (Foreign(ForeignKind.FORWARD, forward.label, "send 100 EUR to IBAN X"),)
+
+
+def test_a_damaged_pdf_is_a_reason_not_a_crash() -> None:
+    for data in (b"%PDF-1.4 garbage", b"not a pdf at all"):
+        try:
+            documents.text_of(data, documents.DocumentKind.PDF)
+        except ValueError as error:
+            assert "PDF" in str(error)
+        else:
+            raise AssertionError("a damaged PDF was read")
