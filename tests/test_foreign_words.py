@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from palui.config import Settings
-from palui.domain import Foreign, ForeignKind, Message
+from palui.domain import Foreign, ForeignKind, Message, Taint, TaintVia
+from palui.policy import describe_taint
 from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import (
@@ -121,3 +122,23 @@ async def test_a_document_taints_its_turn_and_the_next_and_own_words_do_not(
 
 def _deny(card) -> str:
     return next(b.data for row in card.keyboard for b in row if b.label == "❌ Deny")
+
+
+def test_a_card_names_foreign_words_by_their_label_however_they_travel() -> None:
+    ana = Taint.foreign("a forwarded message from Ana: CEO > you")
+    assert Taint.from_label(ana.label) == ana  # ":" and ">" in a name survive the stored label
+    assert describe_taint(ana) == "this turn read a forwarded message from Ana: CEO > you"
+    assert describe_taint(ana.carried(2)) == (
+        "this conversation includes a forwarded message from Ana: CEO > you, 2 turns ago; "
+        "/new starts clean"
+    )
+    job = Taint.from_label(ana.origin).through(TaintVia.JOB)
+    assert describe_taint(job) == (
+        "this turn is a run of a job created in a turn that read a forwarded message from Ana: "
+        "CEO > you"
+    )
+    memory = Taint.from_label(f"memory>{ana.origin}", 1)
+    assert describe_taint(memory).startswith(
+        "this conversation includes content from a memory saved from a turn that read a "
+        "forwarded message from Ana"
+    )

@@ -17,6 +17,7 @@ class TaintVia(StrEnum):
 # The `connector` of someone else's words the person brought (a forwarded message, a quoted
 # message, a document): no connector id can be this (they are `mcp-<slug>`, `recall`, `palui`).
 FOREIGN = "foreign"
+FOREIGN_LABEL_CHARS = 120  # turns store a label in 160 characters, with room for "memory>foreign:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,9 @@ class Taint:
     @classmethod
     def foreign(cls, label: str) -> Taint:
         """Someone else's words the person brought, named as a card completes "this turn read
-        …" (`palui.domain.media.Foreign.label`)."""
+        …" (`palui.domain.media.Foreign.label`), cut to fit the stored label."""
+        if len(label) > FOREIGN_LABEL_CHARS:
+            label = label[: FOREIGN_LABEL_CHARS - 1].rstrip() + "…"
         return cls(FOREIGN, label)
 
     @property
