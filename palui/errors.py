@@ -6,6 +6,7 @@ PaluiError
 ├── ModelError           the model call failed
 │   └── ModelUnavailable every configured model (primary and fallbacks) was unreachable
 ├── ChannelError         the chat channel refused or failed a request
+│   └── FileTooLarge     a file a person sent is past the download limit
 ├── BudgetExceeded       a turn ran out of steps or time
 └── LeaseLost            another process took over the chat's lease this work ran under
 """
@@ -40,6 +41,15 @@ class ModelUnavailable(ModelError):
 
 class ChannelError(PaluiError):
     """The chat channel refused or failed a request."""
+
+
+class FileTooLarge(ChannelError):
+    """A file is past the limit Palui may download (`[media] max_bytes`, Telegram's 20 MB)."""
+
+    def __init__(self, size: int | None, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"the file is larger than {limit} bytes")
 
 
 class BudgetExceeded(PaluiError):

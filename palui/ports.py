@@ -2,8 +2,9 @@
 
 `ChatModel` is implemented by `palui.llm.LiteLLMModel`; `Channel` by the Telegram and console
 channels; `InboundSink` by the chat layer's inbox (channels hand it what people send);
-`Interactions` by `palui.interact`'s router (the chat layer hands it what is not a turn). The
-agent and the chat layer depend on these, never on the libraries or layers behind them.
+`Transcriber` by `palui.llm.transcription`; `Interactions` by `palui.interact`'s router (the
+chat layer hands it what is not a turn). The agent and the chat layer depend on these, never on
+the libraries or layers behind them.
 """
 
 from __future__ import annotations
@@ -122,6 +123,20 @@ class Channel(Protocol):
 
     async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
         """Best effort: mark a person's message with an emoji reaction (👀: seen, queued)."""
+        ...
+
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        """A file a person sent (`Attachment.file_id`). Raises `FileTooLarge` past `max_bytes`
+        (or the channel's own limit), `ChannelError` when it can't be fetched or the channel
+        holds no files (the console)."""
+        ...
+
+
+class Transcriber(Protocol):
+    """Speech to text (`palui.llm.transcription`)."""
+
+    async def transcribe(self, audio: bytes, file_name: str, mime_type: str | None) -> str:
+        """The words heard; raises `ModelError` (or `ModelUnavailable`) when it can't."""
         ...
 
 

@@ -276,7 +276,7 @@ async def test_the_fallback_model_answers_when_the_primary_fails(
 
 @pytest.mark.parametrize(
     ("kind", "expected"),
-    [("edited", "don't re-run edited messages"), ("photo", "only read text")],
+    [("edited", "don't re-run edited messages"), ("photo", "can't see images")],
 )
 async def test_edits_and_non_text_messages_get_a_note_and_no_turn(
     start_palui, fake_telegram, fake_model, kind: str, expected: str

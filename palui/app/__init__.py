@@ -28,9 +28,11 @@ from palui.app.parts import (
     build_model,
     limits,
     load_kinds,
+    media_intake,
     memory_config,
     retention_days,
     utc_now,
+    web_base,
 )
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
@@ -197,7 +199,7 @@ class Palui:
         )  # fmt: skip
         workers = ChatWorkers(
             store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
-            scope=scope,
+            scope=scope, media=media_intake(s, channel, self.model.name),
         )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(
@@ -253,13 +255,7 @@ class Palui:
         )
 
     def _web_base(self) -> str:
-        """Where sign-in links point: PALUI_WEB_URL, else this HTTP server's own address."""
-        if self.settings.web_url:
-            return self.settings.web_url
-        if self.http is not None:
-            return self.http.url
-        host = self.settings.http_host
-        return f"http://{f'[{host}]' if ':' in host else host}:{self.settings.http_port}"
+        return web_base(self.settings, self.http.url if self.http is not None else None)
 
     async def _start(self, running: Running) -> None:
         """Connectors and the tool watch, then the chats, then the jobs (a due run is queued

@@ -13,9 +13,12 @@ from palui.db.retention import RetentionDays
 from palui.domain import RECALL_ID
 from palui.errors import ConfigError
 from palui.llm import LiteLLMModel
+from palui.llm.transcription import LiteLLMTranscriber, model_sees_images
+from palui.media import MediaIntake, MediaLimits
 from palui.memory import MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
+from palui.ports import Channel
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.rules import ToolRules
 from palui.turns.runner import Limits
@@ -31,6 +34,34 @@ def build_model(settings: Settings) -> LiteLLMModel:
         api_base=settings.model_api_base,
         api_key=key,
         request_timeout=settings.model_timeout_s,
+    )
+
+
+def build_transcriber(settings: Settings) -> LiteLLMTranscriber | None:
+    """None without PALUI_TRANSCRIPTION_MODEL; its api base and key default to the model's."""
+    if not settings.transcription_model:
+        return None
+    key = settings.transcription_api_key or settings.model_api_key
+    return LiteLLMTranscriber(
+        settings.transcription_model,
+        api_base=settings.transcription_api_base or settings.model_api_base,
+        api_key=key.get_secret_value() if key else None,
+        request_timeout=settings.model_timeout_s,
+    )
+
+
+def media_intake(settings: Settings, channel: Channel, model: str) -> MediaIntake:
+    """Files people send (palui.media): the chat layer reads them before a turn."""
+    seen: list[bool] = []  # whether the model sees images, asked once per process
+
+    async def sees_images() -> bool:
+        if not seen:
+            seen.append(await model_sees_images(model, settings.model_vision))
+        return seen[0]
+
+    limits = MediaLimits(settings.media.max_bytes, settings.media.max_document_chars)
+    return MediaIntake(
+        channel, limits, transcriber=build_transcriber(settings), sees_images=sees_images
     )
 
 
@@ -99,3 +130,13 @@ def limits(s: Settings, tool_rules: ToolRules) -> Limits:
         runs_per_hour=s.runs_per_hour, max_tools=s.max_tools, tool_rules=tool_rules,
         jobs_may_create_jobs=s.jobs_may_create_jobs, allowed_destinations=s.allowed_destinations,
     )  # fmt: skip
+
+
+def web_base(settings: Settings, http_url: str | None) -> str:
+    """Where sign-in links point: PALUI_WEB_URL, else the HTTP server's own address."""
+    if settings.web_url:
+        return settings.web_url
+    if http_url is not None:
+        return http_url
+    host = settings.http_host
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.http_port}"

@@ -145,7 +145,9 @@ class EditFlow:
         """Use the messages that answer an open edit; the rest are for a turn."""
         rest = []
         for inbound in batch:
-            if inbound.text is None or inbound.edited or not await self._answer(inbound):
+            # A file's caption is no answer: the file is for a turn (palui.media).
+            typed = inbound.text is not None and inbound.attachment is None
+            if not typed or inbound.edited or not await self._answer(inbound):
                 rest.append(inbound)
         return rest
 

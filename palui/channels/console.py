@@ -72,6 +72,9 @@ class ConsoleChannel:
     async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
         return None  # one person types in turn: nothing waits unseen
 
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        raise ChannelError("the terminal holds no files")  # only text is typed here
+
     def decision(self, card: Card, approve: bool) -> str:
         """The callback data of the card's Approve or Deny, as if its button were tapped."""
         token = next(

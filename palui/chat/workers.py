@@ -28,6 +28,7 @@ from palui.approvals.edits import EditFlow
 from palui.chat.background import log_failure
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
 from palui.chat.leases import ChatLeases
+from palui.chat.media_step import read_media
 from palui.chat.outbox import Outbox
 from palui.chat.pauses import CapPauses
 from palui.chat.recovery import Recovery
@@ -37,12 +38,14 @@ from palui.domain import EVERY_CHAT, ChatScope, Fence, Inbound
 from palui.errors import LeaseLost
 from palui.jobs.runs import admit_run
 from palui.logs import get_logger
+from palui.media import MediaIntake
 from palui.memory import Memory
 from palui.turns.foreign import said
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
-UNREADABLE_NOTE = "I can only read text messages for now."
+# A message with neither text nor a file Palui reads (a sticker, a location...).
+UNREADABLE_NOTE = "I can read text, voice messages, photos and documents, but not this kind."
 IDLE_GRACE_S = 3.0  # the lease is kept this long after the queue empties, for the next message
 
 log = get_logger("palui.chat.workers")
@@ -74,8 +77,10 @@ class ChatWorkers:
         now: Callable[[], datetime],
         scope: ChatScope = EVERY_CHAT,
         idle_grace_s: float = IDLE_GRACE_S,
+        media: MediaIntake | None = None,
     ) -> None:
         self._store = store
+        self._media = media  # None: files get UNREADABLE_NOTE (palui.chat.media_step)
         self._scope = scope  # a chat outside it is never run here, whatever wakes it
         self._turns = turns
         self._outbox = outbox
@@ -214,7 +219,8 @@ class ChatWorkers:
                 if worker.rekick:
                     continue
                 return
-            if any(said(i) for i in batch) and await self._paused(chat_id):
+            runs = any(said(i) or (i.attachment and not i.edited) for i in batch)
+            if runs and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
             await self._answer(chat_id, batch, fence)
 
@@ -229,17 +235,23 @@ class ChatWorkers:
         return [item.payload for item in await self._store.inbox.pending(chat_id)]
 
     async def _answer(self, chat_id: int, batch: Sequence[Inbound], fence: Fence) -> None:
-        readable = [i for i in batch if said(i)]
-        others = [i for i in batch if not said(i)]
-        for inbound in others:
-            note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
-            await self._store.outbox.add(chat_id, note)
-            await self._store.inbox.mark_done([inbound.update_id])
-        if readable:
-            worker = self._worker(chat_id)
-            worker.answering = True
-            try:
-                await self._turns.run_chat_turn(chat_id, readable, fence)
-            finally:
-                worker.answering = False
+        worker = self._worker(chat_id)
+        worker.answering = True  # from the files' download on: a message now waits (👀)
+        try:
+            # Files first: each becomes the text its turn reads, or a reply and no turn.
+            media = await read_media(self._store, self._media, chat_id, batch)
+            readable = [i for i in media.inbounds if said(i)]
+            others = [i for i in media.inbounds if not said(i)]
+            for inbound in others:
+                note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
+                await self._store.outbox.add(chat_id, note)
+                await self._store.inbox.mark_done([inbound.update_id])
+            for line in media.heard:  # what a voice note said, shown before the answer
+                await self._store.outbox.add(chat_id, line)
+            if readable:
+                if media.heard:
+                    await self._outbox.deliver(chat_id)
+                await self._turns.run_chat_turn(chat_id, readable, fence, media.images)
+        finally:
+            worker.answering = False
         await self._outbox.deliver(chat_id)

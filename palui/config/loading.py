@@ -36,7 +36,17 @@ LIMIT_KEYS = (
     "allowed_destinations",
 )
 # Sections read from palui.toml as they are (their own issues give them a schema).
-FILE_SECTIONS = ("mcp", "recall", "webhooks", "hooks", "guards", "run_code", "groups", "web")
+FILE_SECTIONS = (
+    "mcp",
+    "recall",
+    "webhooks",
+    "hooks",
+    "guards",
+    "run_code",
+    "groups",
+    "web",
+    "media",
+)
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
@@ -101,7 +111,7 @@ def load_settings(config_path: Path | None = None) -> Settings:
         field = loc[0] if loc else "?"
         if field in FILE_SECTIONS and len(loc) > 1:
             section = f"[{field}.{loc[1]}]" + (f" {'.'.join(loc[2:])}" if len(loc) > 2 else "")
-            if field in ("hooks", "recall", "run_code", "groups", "web"):  # a plain table
+            if field in ("hooks", "recall", "run_code", "groups", "web", "media"):  # a plain table
                 section = f"[{field}] {'.'.join(loc[1:])}"
             message = error["msg"].removeprefix("Value error, ")
             raise ConfigError(f"{section} in {path}: {message}.") from None

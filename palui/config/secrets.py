@@ -1,11 +1,12 @@
 """Every secret value Palui is configured with or finds in its environment, for the log redactor
 (`palui.logs.Redactor` replaces each one wherever it appears in a log line).
 
-What counts (DESIGN §1.11): the Telegram token, the model's API key, the Telegram-webhook and
-webhook secrets, every header and env value of the `[mcp.*]` servers and of `[recall]` (a header
-is usually an Authorization, an env value often a key; a path redacted now and then costs less
-than a key leaked), the password of the database URL, and provider keys litellm reads from the
-environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, any *_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD...).
+What counts (DESIGN §1.11): the Telegram token, the model's and the transcription's API keys,
+the Telegram-webhook and webhook secrets, every header and env value of the `[mcp.*]` servers
+and of `[recall]` (a header is usually an Authorization, an env value often a key; a path
+redacted now and then costs less than a key leaked), the password of the database URL, and
+provider keys litellm reads from the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, any
+*_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD...).
 Values under MIN_LENGTH characters are left to the redactor's patterns: replacing every "1" or
 "true" in every line would make the logs unreadable and hide nothing.
 """
@@ -33,7 +34,10 @@ SECRET_ENV_NAME = re.compile(
 def configured_secrets(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
     """Every secret of `settings` and of the environment, each at least MIN_LENGTH long."""
     env = os.environ if environ is None else environ
-    keys = (settings.telegram_token, settings.model_api_key, settings.telegram_webhook_secret)
+    keys = (
+        settings.telegram_token, settings.model_api_key, settings.telegram_webhook_secret,
+        settings.transcription_api_key,
+    )  # fmt: skip
     found = [key.get_secret_value() for key in keys if key is not None]
     found += [secret for hook in settings.webhooks.values() if (secret := hook.secret())]
     for server in settings.mcp.values():

@@ -1,7 +1,7 @@
 """The palui.toml sections that only make sense in a file: `[mcp.<slug>]`, `[recall]`,
-`[webhooks.<name>]`, `[hooks]` and `[guards."<tool>"]`. Each is a frozen pydantic model that
-refuses unknown keys, so a typo is a config error rather than a silently ignored setting. Also
-the check of `[limits] allowed_destinations`.
+`[webhooks.<name>]`, `[hooks]`, `[guards."<tool>"]` and `[media]`. Each is a frozen pydantic
+model that refuses unknown keys, so a typo is a config error rather than a silently ignored
+setting. Also the check of `[limits] allowed_destinations`.
 """
 
 from __future__ import annotations
@@ -218,3 +218,16 @@ class WebSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     session_days: int = Field(default=7, ge=1, le=365)
+
+
+TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024  # the Bot API's getFile: larger files can't be fetched
+
+
+class MediaSettings(BaseModel):
+    """`[media]`: files people send (palui.media). A file past `max_bytes` is not downloaded
+    (never past Telegram's 20 MB); a document's text past `max_document_chars` is cut, marked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bytes: int = Field(default=TELEGRAM_DOWNLOAD_LIMIT, ge=1, le=TELEGRAM_DOWNLOAD_LIMIT)
+    max_document_chars: int = Field(default=20_000, ge=100)

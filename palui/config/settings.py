@@ -17,6 +17,7 @@ from palui.config.sections import (
     GroupsSettings,
     HooksSettings,
     McpServerSettings,
+    MediaSettings,
     RecallSettings,
     RetentionSettings,
     RunCodeSettings,
@@ -81,6 +82,12 @@ class Settings(BaseSettings):
     fallback_models: Annotated[tuple[str, ...], NoDecode] = ()
     model_timeout_s: float = Field(default=60, gt=0)
     stream_replies: bool = True
+    # Whether the model accepts images; None: as litellm's model map says (palui.media.photos).
+    model_vision: bool | None = None
+    # Voice notes and audio (palui.media.voice); api base and key default to the model's.
+    transcription_model: str | None = None
+    transcription_api_base: str | None = None
+    transcription_api_key: SecretStr | None = None
 
     kinds_file: Path = Path("config/tool_kinds.yaml")  # read when it exists
     database_url: str | None = None
@@ -125,6 +132,8 @@ class Settings(BaseSettings):
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     groups: GroupsSettings = Field(default_factory=GroupsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+
+    media: MediaSettings = Field(default_factory=MediaSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -86,6 +86,9 @@ class Message:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    # Images sent with a user message, as data URLs, for this turn's model calls only: history
+    # stores the message's text (a placeholder such as "[photo: caption]"), never the image.
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
 from palui.domain import ChatKind, Fence, Inbound, TurnKind
 from palui.logs import bound, get_logger
+from palui.media import with_images
 from palui.memory import Recalled
 from palui.turns import foreign, words
 from palui.turns import taint as starting
@@ -29,6 +30,7 @@ async def run_chat_turn(
     chat_id: int,
     batch: Sequence[Inbound],
     fence: Fence | None = None,
+    images: Mapping[str, tuple[str, ...]] | None = None,
 ) -> None:
     turn_id = uuid.uuid4().hex
     update_ids = [i.update_id for i in batch]
@@ -55,6 +57,7 @@ async def run_chat_turn(
         messages = build_context(
             history.messages, summary=history.summary, memory=recalled.text, now=parts.now()
         )
+        messages = with_images(messages, images or {})  # photos: this turn's calls only
         taint = starting.chat_turn(history, recalled, batch)
         recent = history.messages[-RANKING_MESSAGES:]
         offer = await parts.offers.for_messages(recent, TurnKind.CHAT, taint is not None)

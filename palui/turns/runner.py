@@ -9,7 +9,7 @@ tool offer (`offer`), the starting taint (`taint`), one drive of the loop and ho
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from palui.approvals.decisions import Approvals
@@ -83,9 +83,14 @@ class TurnRunner:
     # Each takes the fence of the chat lease its worker holds: the turn's writes that matter
     # are conditional on it (`LeaseLost` once another process took the chat over).
     async def run_chat_turn(
-        self, chat_id: int, batch: Sequence[Inbound], fence: Fence | None = None
+        self,
+        chat_id: int,
+        batch: Sequence[Inbound],
+        fence: Fence | None = None,
+        images: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
-        await run_chat_turn(self._parts, self._drive, chat_id, batch, fence)
+        """`images`: photos for this turn's model calls, by their message's text (palui.media)."""
+        await run_chat_turn(self._parts, self._drive, chat_id, batch, fence, images or {})
 
     async def run_webhook_turn(self, delivery: Delivery, fence: Fence | None = None) -> None:
         await run_webhook_turn(self._parts, self._drive, delivery, fence)

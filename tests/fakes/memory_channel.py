@@ -34,6 +34,7 @@ from palui.app import Palui
 from palui.config import Settings
 from palui.db.tools import ToolSettingRecord
 from palui.domain import Card, ChatUser, Inbound
+from palui.errors import ChannelError
 from palui.ports import ChatModel, Toolset
 from palui.tools.watch import stored_tool
 
@@ -166,6 +167,9 @@ class MemoryChannel:
 
     async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
         self.reactions.append((chat_id, message_id, emoji))
+
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        raise ChannelError("the memory channel holds no files")
 
 
 def approval_cards(chat: MemoryChannel) -> list[Card]:

@@ -29,6 +29,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.transcriptions import FakeTranscriptions
+
 __all__ = ["Brain", "FakeModel", "ModelRequest", "Script"]
 
 
@@ -108,6 +110,7 @@ class FakeModel:
         self.requests: list[ModelRequest] = []
         self.in_flight = 0
         self.disconnects = 0
+        self.transcriptions = FakeTranscriptions()  # POST /v1/audio/transcriptions
         self._changed = asyncio.Event()
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -121,6 +124,7 @@ class FakeModel:
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/models", self._models)
+        self.transcriptions.add_routes(app)
         # handler_cancellation: a client that goes away cancels its handler, which is how
         # `disconnects` learns of a cancelled call.
         self._runner = web.AppRunner(

@@ -35,6 +35,7 @@ from aiohttp import web
 from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, bad_request
 from tests.fakes.telegram_drafts import FakeDrafts
 from tests.fakes.telegram_entities import command_entities
+from tests.fakes.telegram_files import FakeFiles
 from tests.fakes.telegram_groups import FakeGroups
 from tests.fakes.telegram_limits import TelegramLimits
 
@@ -88,6 +89,7 @@ class FakeTelegram:
         self.drafts_supported = False  # an older Bot API: sendMessageDraft is 404 Not Found
         self.limits: TelegramLimits | None = None  # keep_limits(): 429 past Telegram's pace
         self.limit_rejections: list[RecordedRequest] = []
+        self.files = FakeFiles(token, self.chats, self.push_update)  # getFile and downloads
         self.requests: list[RecordedRequest] = []
         self.flood_rejections: list[RecordedRequest] = []
         self.webhook_url = ""
@@ -107,6 +109,7 @@ class FakeTelegram:
         self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
             **self.chats.handlers(),
             "sendmessagedraft": self.drafts.api_send_message_draft,
+            **self.files.handlers(),
             "getme": lambda _p: self.bot_user,
             "setwebhook": self._set_webhook,
             "deletewebhook": lambda p: self._set_webhook({**p, "url": ""}),
@@ -122,6 +125,7 @@ class FakeTelegram:
 
     async def start(self) -> None:
         app = web.Application()
+        self.files.add_routes(app)  # /file/bot<token>/...: before the catch-all
         app.router.add_route("*", "/{path:.*}", self._handle)
         # A client that gives up on a long poll must not leave a handler that swallows updates.
         self._runner = web.AppRunner(

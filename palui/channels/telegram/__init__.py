@@ -1,7 +1,8 @@
 """Telegram: long polling through an inbox, and a careful sender.
 
-The only package importing telegram: `inbound.py` reads updates, `keyboards.py` builds buttons,
-`drafts.py` streams answers as native drafts in private chats.
+The only package importing telegram: `inbound.py` reads updates (`attachments.py` their files),
+`keyboards.py` builds buttons, `drafts.py` streams answers as native drafts in private chats,
+`files.py` downloads what people send.
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
@@ -34,6 +35,7 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
+from palui.channels.telegram import files
 from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
@@ -81,8 +83,9 @@ class TelegramChannel:
         request = HTTPXRequest(connection_pool_size=16, read_timeout=15, connect_timeout=10)
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
         self.bot = Bot(
-            token, base_url=f"{api_url}/bot", request=request, get_updates_request=poll_request
-        )
+            token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot",
+            request=request, get_updates_request=poll_request,
+        )  # fmt: skip
         self._limiter = limiter or SendRateLimiter()
         self._poll_timeout_s = poll_timeout_s
         self._stream_replies = stream_replies
@@ -321,6 +324,9 @@ class TelegramChannel:
             await self.bot.set_message_reaction(chat_id, message_id, emoji)
         except TelegramError as exc:
             log.info("reaction_not_set", chat_id=chat_id, error=str(exc))
+
+    async def download(self, file_id: str, max_bytes: int) -> bytes:
+        return await files.download(self.bot, file_id, max_bytes)
 
     async def _call(self, chat_id: int, method: Any, *args: Any) -> Any:
         """Send within Telegram's rates; wait out 429s; retry network errors a few times."""

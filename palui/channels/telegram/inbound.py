@@ -6,6 +6,7 @@ from typing import Any
 
 from telegram import Update
 
+from palui.channels.telegram.attachments import attachment_of, foreign_of
 from palui.channels.telegram.words import chat_kind, with_words
 from palui.domain import ChatKind, ChatUser, Inbound
 
@@ -32,15 +33,18 @@ def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | Non
     message = update.message or update.edited_message
     if message is None or message.from_user is None:
         return None
+    attachment = attachment_of(message)  # a file's message has a caption instead of a text
     inbound = Inbound(
         update_id=update.update_id,
         chat_id=message.chat.id,
         user=_user(message.from_user),
-        text=message.text,
+        text=message.text if attachment is None else message.caption,
         message_id=message.message_id,
         edited=update.edited_message is not None,
         received_at=message.date,
         bot_username=bot_username,
+        attachment=attachment,
+        foreign=foreign_of(attachment),
     )
     return with_words(inbound, message, bot_username)  # groups, forwards, replies (words.py)
 

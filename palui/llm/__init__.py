@@ -1,4 +1,5 @@
-"""The litellm adapter of the `ChatModel` port (palui.ports); the only module importing litellm.
+"""The litellm adapter of the `ChatModel` port (palui.ports); the only package importing litellm
+(`transcription` beside it turns voice into text, and says whether a model sees images).
 
 `LiteLLMModel` makes exactly one HTTP request per model attempt: litellm's own retries are off
 (it would otherwise send up to three requests per call), so the turn's time budget and /stop
@@ -16,11 +17,11 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from palui.domain import Completion, Message, Role, ToolCallRequest, ToolSpec, Usage
+from palui.domain import Completion, Message, ToolSpec
 from palui.errors import ModelError, ModelUnavailable
+from palui.llm.wire import Stream, from_response, to_openai, tool_to_openai
 from palui.ports import DeltaHandler
 
 _REDACTED = "[redacted]"
@@ -61,9 +62,9 @@ class LiteLLMModel:
         *,
         on_delta: DeltaHandler | None = None,
     ) -> Completion:
-        request: dict[str, Any] = {"messages": [_to_openai(m) for m in messages]}
+        request: dict[str, Any] = {"messages": [to_openai(m) for m in messages]}
         if tools:
-            request["tools"] = [_tool_to_openai(t) for t in tools]
+            request["tools"] = [tool_to_openai(t) for t in tools]
         return await self._first_reachable(request, on_delta)
 
     async def ping(self) -> str:
@@ -103,7 +104,7 @@ class LiteLLMModel:
             "max_retries": 0,
             "drop_params": True,  # a provider without e.g. stream_options must not fail the call
         }
-        stream = _Stream(model)
+        stream = Stream(model)
         # A hard bound on the whole call, streamed or not: litellm's own timeout only bounds
         # each socket read.
         deadline = asyncio.timeout(self._timeout)
@@ -111,7 +112,7 @@ class LiteLLMModel:
             async with deadline:
                 if on_delta is None:
                     response = await self._guard(model, litellm.acompletion(**kwargs), stream)
-                    return _from_response(model, response)
+                    return from_response(model, response)
                 chunks = await self._guard(
                     model,
                     litellm.acompletion(
@@ -133,14 +134,14 @@ class LiteLLMModel:
                 raise
             raise self._explain(model, TimeoutError(), stream) from None
 
-    async def _guard(self, model: str, call: Awaitable[Any], stream: _Stream) -> Any:
+    async def _guard(self, model: str, call: Awaitable[Any], stream: Stream) -> Any:
         """Await a litellm call, turning its errors (not on_delta's) into ours."""
         try:
             return await call
         except Exception as error:
             raise self._explain(model, error, stream) from None
 
-    def _explain(self, model: str, error: BaseException, stream: _Stream) -> Exception:
+    def _explain(self, model: str, error: BaseException, stream: Stream) -> Exception:
         """Turn a failed call into `_Unreachable` (try the next model) or `ModelError`."""
         reason = _unreachable_reason(error, self._timeout)
         if reason is not None:
@@ -289,111 +290,3 @@ def _short(text: str) -> str:
 
 
 # -- conversion --------------------------------------------------------------------------------
-
-
-def _to_openai(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role.value, "content": message.content}
-    if message.role is Role.ASSISTANT and message.tool_calls:
-        out["content"] = message.content or None
-        out["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in message.tool_calls
-        ]
-    if message.role is Role.TOOL:
-        out["tool_call_id"] = message.tool_call_id
-    elif message.name:
-        out["name"] = message.name
-    return out
-
-
-def _tool_to_openai(tool: ToolSpec) -> dict[str, Any]:
-    parameters = tool.parameters or {"type": "object", "properties": {}}
-    function = {"name": tool.name, "description": tool.description, "parameters": parameters}
-    return {"type": "function", "function": function}
-
-
-def _usage(raw: Any) -> Usage:
-    prompt = getattr(raw, "prompt_tokens", None) or 0
-    return Usage(int(prompt), int(getattr(raw, "completion_tokens", None) or 0))
-
-
-def _from_response(model: str, response: Any) -> Completion:
-    if not response.choices:
-        raise ModelError(f"{model} returned no answer")
-    choice = response.choices[0]
-    message = choice.message
-    calls = tuple(
-        ToolCallRequest(
-            id=call.id or f"call_{index}",
-            name=call.function.name or "",
-            arguments=call.function.arguments or "{}",
-        )
-        for index, call in enumerate(message.tool_calls or ())
-    )
-    return Completion(
-        model=model,
-        content=message.content or "",
-        tool_calls=calls,
-        usage=_usage(getattr(response, "usage", None)),
-        finish_reason=choice.finish_reason,
-    )
-
-
-@dataclass(slots=True)
-class _PartialCall:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Stream:
-    """Gathers a streamed answer chunk by chunk."""
-
-    model: str
-    text: list[str] = field(default_factory=list)
-    calls: dict[int, _PartialCall] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
-    finish_reason: str | None = None
-
-    @property
-    def started(self) -> bool:
-        return bool(self.text)
-
-    def add(self, chunk: Any) -> str:
-        """Take in one chunk; return its text delta ("" if none)."""
-        raw_usage = getattr(chunk, "usage", None)
-        if raw_usage is not None and _usage(raw_usage).total_tokens:
-            self.usage = _usage(raw_usage)
-        if not chunk.choices:
-            return ""
-        choice = chunk.choices[0]
-        self.finish_reason = choice.finish_reason or self.finish_reason
-        delta = choice.delta
-        for position, call in enumerate(getattr(delta, "tool_calls", None) or ()):
-            index = call.index if call.index is not None else position
-            partial = self.calls.setdefault(index, _PartialCall())
-            partial.id = partial.id or call.id or ""
-            partial.name = partial.name or (call.function.name or "")
-            partial.arguments.append(call.function.arguments or "")
-        text = getattr(delta, "content", None) or ""
-        if text:
-            self.text.append(text)
-        return text
-
-    def completion(self) -> Completion:
-        calls = tuple(
-            ToolCallRequest(
-                id=partial.id or f"call_{index}",
-                name=partial.name,
-                arguments="".join(partial.arguments) or "{}",
-            )
-            for index, partial in sorted(self.calls.items())
-        )
-        return Completion(
-            model=self.model,
-            content="".join(self.text),
-            tool_calls=calls,
-            usage=self.usage,
-            finish_reason=self.finish_reason,
-        )
