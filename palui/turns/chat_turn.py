@@ -16,6 +16,7 @@ from palui.memory import Recalled
 from palui.turns import taint as starting
 from palui.turns import words
 from palui.turns.drive import Drive
+from palui.turns.left_preview import LeftPreview
 from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
@@ -50,7 +51,10 @@ async def run_chat_turn(
         tools = await parts.tools(offer, turn_id, chat_id, TurnKind.CHAT, taint, persons)
         deps = parts.deps(turn_id, chat_id, tools)
         stream = parts.channel.streaming_reply(chat_id)
-        if stream is not None:
+        if stream is None and left is not None:
+            # Streaming is off now, but the answer still replaces what the interrupted run left.
+            stream = LeftPreview(parts.channel, chat_id, left)
+        elif stream is not None:
             if left is not None:
                 stream.adopt(left)  # an interrupted turn's preview: this answer replaces it
             stream.watch_preview(functools.partial(store.turns.record_preview, turn_id))

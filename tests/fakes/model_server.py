@@ -47,6 +47,7 @@ class Script:
     hang: bool = False
     drop: bool = False  # close the connection without answering, like a server that crashed
     finish_reason: str | None = None  # None = "tool_calls" when there are tool calls, else "stop"
+    piece_delay: float = 0  # seconds between a streamed answer's pieces (a slow stream)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +267,8 @@ class FakeModel:
                 await self._stopping.wait()
                 return response
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            if script.piece_delay and chunk["choices"] and chunk["choices"][0]["delta"]:
+                await asyncio.sleep(script.piece_delay)
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
