@@ -59,7 +59,7 @@ WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 FAILURE_MARKS = ("went wrong", "Nothing was run", "could not be reached", "model call failed",
                  "stopped")  # fmt: skip
 SECRET = "kill-trials-webhook-secret-0123"
-START_TIMEOUT_S = 180.0
+START_TIMEOUT_S = 600.0  # a loaded machine: palui run takes minutes to start
 ANSWER_TIMEOUT_S = 240.0
 SETTLE_S = 2.0  # after the last answer: time for a late duplicate to show
 
@@ -304,8 +304,7 @@ async def run_trial(
         env = palui_env(workdir, fake_tg, fake_model, url)
         procs = [Process(env, workdir, i, args.procs > 1) for i in range(args.procs)]
         try:
-            for proc in procs:
-                await proc.start(fake_tg)
+            await asyncio.gather(*(proc.start(fake_tg) for proc in procs))
             started = time.monotonic()
             chats = asyncio.gather(*(chat_loop(fake_tg, procs, c, rng) for c in CHATS))
             # The kill lands after a random number of the bot's sends and edits (so mid-stream
