@@ -60,7 +60,7 @@ FAILURE_MARKS = ("went wrong", "Nothing was run", "could not be reached", "model
                  "stopped")  # fmt: skip
 SECRET = "kill-trials-webhook-secret-0123"
 START_TIMEOUT_S = 600.0  # a loaded machine: palui run takes minutes to start
-ANSWER_TIMEOUT_S = 240.0
+ANSWER_TIMEOUT_S = 900.0
 SETTLE_S = 2.0  # after the last answer: time for a late duplicate to show
 
 
@@ -204,6 +204,8 @@ def palui_env(workdir: Path, fake_tg: Any, fake_model: Any, db_url: str | None) 
             "PALUI_RECALL__ENABLED": "false",
             "PALUI_STREAM_REPLIES": "true",
             "PALUI_HTTP_PORT": "0",
+            # Not the limit under test: on a loaded machine a turn may take minutes.
+            "PALUI_TURN_TIMEOUT_S": "900",
             "PYTHONPATH": str(common.REPO),
         }
     )

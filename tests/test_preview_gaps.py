@@ -16,7 +16,7 @@ async def interrupted_mid_stream(start_palui, fake_telegram, database_url: str) 
     """A turn killed while its preview shows (a shutdown leaves it running); the preview id."""
     first = await start_palui()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "tell me")
-    message_id = await recorded_preview(database_url)
+    message_id = await recorded_preview(database_url, timeout=90)
     await stop(first)
     assert visible_texts(fake_telegram) == [ANSWER]
     return message_id
@@ -30,7 +30,7 @@ async def test_with_streaming_switched_off_at_restart_the_answer_is_edited_into_
 
     await start_palui(PALUI_STREAM_REPLIES="false")
     await fake_telegram.wait_for_request(
-        "editMessageText", predicate=lambda p: p.get("parse_mode") == "HTML", timeout=30
+        "editMessageText", predicate=lambda p: p.get("parse_mode") == "HTML", timeout=90
     )
     [message] = fake_telegram.visible_messages(OWNER_CHAT)
     assert message["message_id"] == message_id
@@ -46,7 +46,7 @@ async def test_with_streaming_switched_off_a_re_run_that_fails_removes_the_previ
     message_id = await interrupted_mid_stream(start_palui, fake_telegram, database_url)
 
     await start_palui(PALUI_STREAM_REPLIES="false")
-    await fake_telegram.wait_for_messages(OWNER_CHAT, 2, timeout=30)
+    await fake_telegram.wait_for_messages(OWNER_CHAT, 2, timeout=90)
     assert (OWNER_CHAT, message_id) in fake_telegram.deleted_messages
     [reply] = visible_texts(fake_telegram)
     assert reply.startswith("The model call failed")
@@ -70,7 +70,7 @@ async def test_a_re_run_that_pauses_removes_the_preview_and_the_approved_answer_
     assert (OWNER_CHAT, message_id) in fake_telegram.deleted_messages
     approve = buttons(card)["✅ Approve"]
     fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, card["message_id"], approve)
-    await fake_telegram.wait_for_text(OWNER_CHAT, "Deleted note 1.", timeout=30)
+    await fake_telegram.wait_for_text(OWNER_CHAT, "Deleted note 1.", timeout=90)
     assert json.loads(with_notes.read_text()) == {}
     texts = visible_texts(fake_telegram)
     assert ANSWER not in texts
