@@ -230,8 +230,36 @@ async def deliver(fake_tg: Any, procs: list[Process], update_id: int, rng: rando
             await asyncio.sleep(0.2)
 
 
-def visible(fake_tg: Any, chat: int) -> list[str]:
-    return [m.get("text", "") for m in fake_tg.visible_messages(chat)]
+def visible(fake_tg: Any, chat: int, *, final: bool = True) -> list[str]:
+    """The chat's visible texts; `final`: a preview counts only once the answer has been
+    written into it formatted (a preview may already show the whole text, unfinished)."""
+    finals = fake_tg.__dict__.setdefault("finals", set())
+    return [
+        m.get("text", "")
+        for m in fake_tg.visible_messages(chat)
+        if not final or (chat, m["message_id"]) in finals or not m.get("text", "").startswith("Answer")
+    ]
+
+
+def watch_finals(fake_tg: Any) -> None:
+    """Note each message written with parse_mode HTML: the formatted answer, not a preview."""
+    finals: set[tuple[int, int]] = fake_tg.__dict__.setdefault("finals", set())
+    handlers = fake_tg._handlers  # the fake has no hook for this; wrap its handlers
+
+    def wrap(method: str) -> None:
+        original = handlers[method]
+
+        def handler(params: dict[str, Any]) -> Any:
+            result = original(params)
+            if params.get("parse_mode") == "HTML":
+                message_id = params.get("message_id") or result["message_id"]
+                finals.add((int(params["chat_id"]), int(message_id)))
+            return result
+
+        handlers[method] = handler
+
+    wrap("sendmessage")
+    wrap("editmessagetext")
 
 
 async def chat_loop(fake_tg: Any, procs: list[Process], chat: int, rng: random.Random) -> None:
@@ -259,7 +287,7 @@ def shown_at_kill(fake_tg: Any) -> str:
     answers = previews = 0
     for chat in CHATS:
         full = {answer(chat, k) for k in range(MESSAGES)}
-        for text in visible(fake_tg, chat):
+        for text in visible(fake_tg, chat, final=False):
             answers += text in full
             previews += text not in full and text.startswith("Answer")
     return f"{answers} answers, {previews} previews shown"
@@ -274,7 +302,7 @@ def count(trial: Trial, fake_tg: Any, workdir: Path) -> None:
             trial.repeated += n - 1
             trial.notes.append(f"{title} ran {n} times")
     for chat in CHATS:
-        texts = visible(fake_tg, chat)
+        texts = visible(fake_tg, chat, final=False)
         answers = [answer(chat, k) for k in range(MESSAGES)]
         for k, text in enumerate(answers):
             shown = texts.count(text)
@@ -303,6 +331,7 @@ async def run_trial(
     workdir = Path(tempfile.mkdtemp(prefix=f"palui-kill-{number}-"))
     (workdir / "notes.json").write_text("{}")
     async with FakeTelegram() as fake_tg, common.database(args.db, workdir, "kill") as url:
+        watch_finals(fake_tg)
         env = palui_env(workdir, fake_tg, fake_model, url)
         procs = [Process(env, workdir, i, args.procs > 1) for i in range(args.procs)]
         try:
