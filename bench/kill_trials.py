@@ -237,7 +237,9 @@ def visible(fake_tg: Any, chat: int, *, final: bool = True) -> list[str]:
     return [
         m.get("text", "")
         for m in fake_tg.visible_messages(chat)
-        if not final or (chat, m["message_id"]) in finals or not m.get("text", "").startswith("Answer")
+        if not final
+        or (chat, m["message_id"]) in finals
+        or not m.get("text", "").startswith("Answer")
     ]
 
 
