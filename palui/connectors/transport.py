@@ -110,6 +110,7 @@ class ServerStderr:
         read_fd, write_fd = os.pipe()
         self.file = os.fdopen(write_fd, "w")  # the SDK hands its file number to the process
         self._lines = os.fdopen(read_fd, "rb")
+        self._finished = threading.Event()
         context = contextvars.copy_context()  # the connector's ids, bound in its task
         self._thread = threading.Thread(
             target=context.run, args=(self._pump,), name="mcp-stderr", daemon=True
@@ -125,10 +126,16 @@ class ServerStderr:
         """The server is gone (or never started): log what it wrote last."""
         self.spawned()
         await anyio.to_thread.run_sync(self._thread.join, STDERR_DRAIN_S)
+        # A pipe still open past the drain (a grandchild kept it, or the server outlived us):
+        # the thread logs no more. Its lines would come after whoever owns the log (a test's
+        # captured stream) closed it, as "--- Logging error ---" tracebacks.
+        self._finished.set()
 
     def _pump(self) -> None:
         with self._lines:
             for raw in self._lines:
+                if self._finished.is_set():
+                    return
                 line = raw.decode("utf-8", "replace").rstrip()
                 if line:
                     log.info("mcp_server_stderr", line=line[:STDERR_LINE_LIMIT])

@@ -23,6 +23,8 @@ from palui.db.files import create_private_file, private_dir, sqlite_path, tighte
 from palui.db.writes import SerialisedSession, WriteLock, sqlite_begin
 from palui.errors import DatabaseError
 
+MIGRATE_LOCK = 0x70616C7569  # "palui": the PostgreSQL advisory lock one migration holds
+
 
 def migrations_dir() -> Path:
     """The Alembic scripts: inside the wheel when installed, else the repo's `migrations/`."""
@@ -103,6 +105,13 @@ class Database:
             tighten_sqlite(self.file)  # one created before Palui made it 0600
 
         def upgrade(connection: Any) -> None:
+            if not self.is_sqlite:
+                # Processes starting together on one empty database would each create the
+                # tables (and one fail on a duplicate type): one migrates, the others wait and
+                # then find the schema at head. Held until this transaction ends.
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATE_LOCK}
+                )
             cfg.attributes["connection"] = connection
             command.upgrade(cfg, revision)
 

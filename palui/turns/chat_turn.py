@@ -17,6 +17,7 @@ from palui.memory import Recalled
 from palui.turns import foreign, words
 from palui.turns import taint as starting
 from palui.turns.drive import Drive
+from palui.turns.left_preview import LeftPreview
 from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
@@ -67,7 +68,11 @@ async def run_chat_turn(
         # In a group the answer is one message threaded to what it answers: no preview edited
         # once a second under the group's 20 messages a minute.
         stream = None if group else parts.channel.streaming_reply(chat_id)
-        if stream is not None:
+        if stream is None and left is not None:
+            # No streaming now (off, or a group), but the answer still replaces what the
+            # interrupted run left.
+            stream = LeftPreview(parts.channel, chat_id, left)
+        elif stream is not None:
             if left is not None:
                 stream.adopt(left)  # an interrupted turn's preview: this answer replaces it
             stream.watch_preview(functools.partial(store.turns.record_preview, turn_id))

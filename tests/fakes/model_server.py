@@ -52,6 +52,7 @@ class Script:
     # slow answer whose end the test decides (an event, not a sleep).
     gate: asyncio.Event | None = None
     finish_reason: str | None = None  # None = "tool_calls" when there are tool calls, else "stop"
+    piece_delay: float = 0  # seconds between a streamed answer's pieces (a slow stream)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +277,8 @@ class FakeModel:
             if script.gate is not None and final:
                 await _first(script.gate.wait(), self._stopping.wait())
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            if script.piece_delay and chunk["choices"] and chunk["choices"][0]["delta"]:
+                await asyncio.sleep(script.piece_delay)
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
