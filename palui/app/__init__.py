@@ -167,6 +167,7 @@ class Palui:
             store.tool_settings.version,
             [catalog_reload(store, self.catalog), paused.load, memory.refresh],
         )
+        memory.follow(board)  # its switches are the board's: no read of their own per turn
         background = Background()
         leases = ChatLeases(store.leases)
         # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
@@ -184,7 +185,7 @@ class Palui:
         )  # fmt: skip
         workers = ChatWorkers(
             store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
-            scope=scope,
+            scope=scope, board=board,
         )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(

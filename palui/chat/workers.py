@@ -29,6 +29,7 @@ from palui.db import Store
 from palui.domain import EVERY_CHAT, ChatScope, Inbound
 from palui.jobs.runs import admit_run
 from palui.memory import Memory
+from palui.tools.switchboard import Switchboard
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
@@ -56,8 +57,10 @@ class ChatWorkers:
         memory: Memory,
         now: Callable[[], datetime],
         scope: ChatScope = EVERY_CHAT,
+        board: Switchboard | None = None,
     ) -> None:
         self._store = store
+        self._board = board  # told the settings version each look reads along
         self._scope = scope  # a chat outside it is never run here, whatever wakes it
         self._turns = turns
         self._outbox = outbox
@@ -122,38 +125,51 @@ class ChatWorkers:
         worker = self._worker(chat_id)
         while True:
             worker.rekick = False
+            # Every queue in one query (palui.db.queues); a kind's details only when it has any.
+            waiting = await self._store.queues.waiting(chat_id)
+            if self._board is not None:
+                await self._board.observe(waiting.settings_version)  # the switches, fresh
             # A session past `compact_after` is compacted (and saved) before the next turn
-            # starts; with nothing past it this is a few reads. Slices are fixed in the database
+            # starts; with nothing past it this is one read. Slices are fixed in the database
             # first, so a crash here leaves them for the next look (memory.keeper).
             await self._memory.maintain(chat_id)
-            for turn_id in await self._store.approvals.resumable(chat_id):
-                await self._turns.resume(chat_id, turn_id)
-                await self._outbox.deliver(chat_id)
-            for delivery in await self._store.webhooks.pending(chat_id):
-                if await self._paused(chat_id):
-                    return  # the delivery stays stored; a timer wakes the chat when it lifts
-                await self._turns.run_webhook_turn(delivery)
-                await self._outbox.deliver(chat_id)
-            for run in await self._store.jobs.queued(chat_id):
-                if await self._paused(chat_id):
-                    return  # the run stays queued; a timer wakes the chat when the cap lifts
-                job = await admit_run(self._store, run, self._now())
-                if job is not None:
-                    await self._turns.run_job_turn(run, job)
-                await self._outbox.deliver(chat_id)
+            if waiting.paused:
+                for turn_id in await self._store.approvals.resumable(chat_id):
+                    await self._turns.resume(chat_id, turn_id)
+                    await self._outbox.deliver(chat_id)
+            if waiting.webhooks:
+                for delivery in await self._store.webhooks.pending(chat_id):
+                    if await self._paused(chat_id):
+                        return  # the delivery stays stored; a timer wakes the chat when it lifts
+                    await self._turns.run_webhook_turn(delivery)
+                    await self._outbox.deliver(chat_id)
+            if waiting.jobs:
+                for run in await self._store.jobs.queued(chat_id):
+                    if await self._paused(chat_id):
+                        return  # the run stays queued; a timer wakes the chat when the cap lifts
+                    job = await admit_run(self._store, run, self._now())
+                    if job is not None:
+                        await self._turns.run_job_turn(run, job)
+                    await self._outbox.deliver(chat_id)
+            inbox = waiting.inbox
+            if waiting.paused or waiting.webhooks or waiting.jobs:
+                inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
             batch = [
                 inbound
-                for inbound in map(inbound_from_json, await self._pending_payloads(chat_id))
+                for inbound in (inbound_from_json(item.payload) for item in inbox)
                 if for_a_turn(inbound)
             ]
-            batch = await self._edits.take_answers(batch)  # answers to a card's ✏️ Edit
+            if waiting.edits:
+                batch = await self._edits.take_answers(batch)  # answers to a card's ✏️ Edit
             if not batch:
                 if worker.rekick:
                     continue
                 return
             if any(i.text and not i.edited for i in batch) and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
-            await self._answer(chat_id, batch)
+            # A message an earlier turn took (and was interrupted on) may have left a preview.
+            rerun = any(item.turn_id is not None for item in inbox)
+            await self._answer(chat_id, batch, rerun=rerun)
 
     async def _paused(self, chat_id: int) -> bool:
         lifts_at = await self._pauses.paused_until(chat_id)
@@ -162,10 +178,7 @@ class ChatWorkers:
         self._wake_in(chat_id, max((lifts_at - self._now()).total_seconds(), 0) + 1)
         return True
 
-    async def _pending_payloads(self, chat_id: int) -> list[dict[str, object]]:
-        return [item.payload for item in await self._store.inbox.pending(chat_id)]
-
-    async def _answer(self, chat_id: int, batch: Sequence[Inbound]) -> None:
+    async def _answer(self, chat_id: int, batch: Sequence[Inbound], *, rerun: bool = True) -> None:
         readable = [i for i in batch if i.text and not i.edited]
         others = [i for i in batch if not (i.text and not i.edited)]
         for inbound in others:
@@ -173,5 +186,5 @@ class ChatWorkers:
             await self._store.outbox.add(chat_id, note)
             await self._store.inbox.mark_done([inbound.update_id])
         if readable:
-            await self._turns.run_chat_turn(chat_id, readable)
+            await self._turns.run_chat_turn(chat_id, readable, rerun=rerun)
         await self._outbox.deliver(chat_id)

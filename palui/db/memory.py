@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, exists, func, select, update
 
 from palui.db import settings_version
 from palui.db.models import (
+    Chat,
     ChatSession,
     MemorySlice,
     MemorySwitches,
@@ -18,6 +19,7 @@ from palui.db.models import (
     utcnow,
 )
 from palui.db.repo import Repo
+from palui.db.riders import check_row, write_check
 from palui.domain import (
     CheckOutcome,
     SaveState,
@@ -33,8 +35,14 @@ __all__ = ["MemoryRepo", "SliceMessage", "SliceRecord", "StoredSwitches"]
 
 SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
 UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
-CHECKS_KEPT = 1_000
 UNSAVED = (SaveState.PENDING, SaveState.FAILED)  # a save still to do (again)
+
+
+def _open_work() -> ColumnElement[bool]:
+    """A slice with work left: a save still to do (again), or a summary not yet written."""
+    return MemorySlice.save_state.in_(UNSAVED) | (
+        (MemorySlice.reason == SliceReason.COMPACTION) & MemorySlice.summarised.is_(False)
+    )
 
 
 def _slice(row: MemorySlice) -> SliceRecord:
@@ -79,14 +87,7 @@ class MemoryRepo(Repo):
         latency_ms: int | None = None,
     ) -> None:
         async with self._db.session() as s, s.begin():
-            row = RecallCheck(
-                chat_id=chat_id, turn_id=turn_id, outcome=outcome, detail=detail,
-                latency_ms=latency_ms, created_at=utcnow(),
-            )  # fmt: skip
-            s.add(row)
-            await s.flush()
-            # Only recent checks are ever shown: keep the table small.
-            await s.execute(delete(RecallCheck).where(RecallCheck.id <= row.id - CHECKS_KEPT))
+            await write_check(s, check_row(chat_id, outcome, turn_id, detail, latency_ms))
 
     async def recent_checks(self, limit: int) -> list[CheckOutcome]:
         """The outcomes of the last `limit` checks, newest first."""
@@ -97,6 +98,22 @@ class MemoryRepo(Repo):
             return [CheckOutcome(outcome) for outcome in rows]
 
     # -- slices -----------------------------------------------------------------------------------
+
+    async def outlook(self, chat_id: int) -> tuple[int | None, int, bool]:
+        """In one query, what maintenance needs to know before it does anything: the chat's
+        open session (None: no chat yet), how many of its messages no slice holds yet, and
+        whether any slice of the chat has work left."""
+        session = select(Chat.current_session_id).where(Chat.id == chat_id).scalar_subquery()
+        after = select(func.coalesce(func.max(MemorySlice.last_message_id), 0)).where(
+            MemorySlice.session_id == session
+        )
+        unsliced = select(func.count()).where(
+            MessageRow.session_id == session, MessageRow.id > after.scalar_subquery()
+        )
+        open_work = exists().where(MemorySlice.chat_id == chat_id, _open_work())
+        async with self._db.session() as s:
+            row = (await s.execute(select(session, unsliced.scalar_subquery(), open_work))).one()
+        return row[0], int(row[1] or 0), bool(row[2])
 
     async def compacted_through(self, session_id: int) -> int:
         """The last message id the session's summary covers (0: no summary yet)."""
@@ -152,14 +169,7 @@ class MemoryRepo(Repo):
         async with self._db.session() as s:
             rows = await s.scalars(
                 select(MemorySlice)
-                .where(
-                    MemorySlice.chat_id == chat_id,
-                    (MemorySlice.save_state.in_(UNSAVED))
-                    | (
-                        (MemorySlice.reason == SliceReason.COMPACTION)
-                        & MemorySlice.summarised.is_(False)
-                    ),
-                )
+                .where(MemorySlice.chat_id == chat_id, _open_work())
                 .order_by(MemorySlice.id)
             )
             return [_slice(row) for row in rows]

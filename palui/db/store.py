@@ -18,6 +18,7 @@ from palui.db.leases import LeaseRepo
 from palui.db.ledger import ActionLedger
 from palui.db.memory import MemoryRepo
 from palui.db.outbox import OutboxRepo
+from palui.db.queues import QueueRepo
 from palui.db.recovery import RecoveryRepo
 from palui.db.retention import RetentionRepo
 from palui.db.sessions import ChatRepo, History, Provenance
@@ -69,3 +70,4 @@ class Store:
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
         self.retention = RetentionRepo(db)  # the daily prune (chat.sweepers)
+        self.queues = QueueRepo(db)  # what waits for a chat, in one query (chat.workers)

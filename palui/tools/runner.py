@@ -1,8 +1,9 @@
 """The one place a tool call goes through: resolve, decide, record, run within a time limit.
 
 The policy decision (DESIGN §1.4) is taken here for every call, right before it would run, and
-recorded with its decision id. Every call is recorded *before* it goes out, so a crash or a /stop
-mid-call leaves a record whose outcome is unknown rather than no record at all.
+recorded with its decision id. Every call that changes the world is recorded *before* it goes
+out, so a crash or a /stop mid-call leaves a record whose outcome is unknown rather than no record
+at all; a read-only call is recorded once, when it ends (`palui.tools.record`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from itertools import count
 from typing import Any
 
+from palui.db.riders import Riders
 from palui.domain import (
     ActionState,
     CallStage,
@@ -80,10 +82,14 @@ class TurnTools:
         notify: Notify | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         named: NamedDestinations | None = None,
+        resumed: bool = False,
+        riders: Riders | None = None,
     ) -> None:
         self.offer = offer
         self.rules = rules or ToolRules()
-        self.record = CallRecord(store, turn_id, chat_id)
+        # What the turn owes the database besides (token usage...): its next write carries it.
+        self.riders = riders if riders is not None else Riders()
+        self.record = CallRecord(store, turn_id, chat_id, resumed=resumed, riders=self.riders)
         self._notify = notify
         self._now = now
         # Calls that went through the hooks and guards, by call id: run() doesn't repeat them.
@@ -307,10 +313,8 @@ class TurnTools:
         action = await self._claims.claim(call.name, tool_class, arguments)
         if action is not None:
             claimed = "claimed" if action.state == ActionState.NEW else action.state
-            await self.record.stage(
-                call, step, CallStage.LEDGER, claimed,
-                LEDGER_REASONS.get(action.state, ""), {"action_id": action.action_id},
-            )  # fmt: skip
+            reason = LEDGER_REASONS.get(action.state, "")
+            await self.record.ledger(call, step, claimed, reason, action.action_id)
         if action is not None and action.state != ActionState.NEW:
             repeated = await self._repeat(call, step, tool, action)
             # The recorded result is the raw one: the post hooks see it too (e.g. to redact).

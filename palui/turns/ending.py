@@ -38,7 +38,7 @@ async def end(
 ) -> int | None:
     """Commit the turn's end; the reply's outbox id."""
     return await parts.store.turns.finish(
-        turn_id, status, update_ids=update_ids, taint=tools.taint, **fields
+        turn_id, status, update_ids=update_ids, taint=tools.taint, riders=tools.riders, **fields
     )
 
 

@@ -11,7 +11,7 @@ meanwhile decides the call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from palui.approvals.cards import edited_note
 from palui.approvals.decisions import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
@@ -64,6 +64,8 @@ class TurnCalls:
     tools: TurnTools
     approvals: Approvals
     gate: CallGate | None = None
+    # Calls whose switches `prepare` synced: their run right after needs no second lookup.
+    _synced: set[str] = field(default_factory=set)
 
     def concurrent_safe(self, name: str) -> bool:
         return self.tools.concurrent_safe(name)
@@ -71,6 +73,7 @@ class TurnCalls:
     async def prepare(self, call: ToolCallRequest, step: int) -> ToolCallRequest | ToolOutcome:
         if self.gate is not None:
             await self.gate.board.sync()  # the approval check next reads the class set now
+            self._synced.add(call.id)
         return await self.tools.prepare(call, step)
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
@@ -84,7 +87,9 @@ class TurnCalls:
         tool = self.tools.offer.tools.get(call.name)
         if self.gate is None or tool is None:
             return None  # not offered: TurnTools refuses it with its reason
-        reason = await self.gate.refusal(tool)
+        synced = call.id in self._synced
+        self._synced.discard(call.id)  # a held call run later (a resume) is synced again
+        reason = await self.gate.refusal(tool, synced=synced)
         if reason is None:
             return None
         await self.tools.record.stage(call, step, CallStage.POLICY, "refused", reason)

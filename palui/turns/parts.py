@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from palui.agent.turn import TurnDeps
 from palui.approvals.decisions import Approvals
 from palui.db import Store
+from palui.db.riders import Riders
 from palui.domain import Completion, Taint, TurnKind
 from palui.memory import Memory
 from palui.policy.named import NamedDestinations
@@ -47,6 +48,9 @@ class TurnParts:
         kind: TurnKind,
         taint: Taint | None,
         words: Sequence[str] = (),
+        *,
+        riders: Riders | None = None,
+        resumed: bool = False,
     ) -> TurnTools:
         """The turn's tools; `words` are the person's own (`palui.turns.words`): once tainted,
         the turn sends out without a card only to what they name or the operator allows."""
@@ -58,12 +62,14 @@ class TurnParts:
             taint=taint, result_limit=self.limits.tool_result_chars,
             just_approved=frozenset(recent), ledger=self.store.actions, chat_id=chat_id,
             rules=self.limits.tool_rules,
-            notify=self.store.outbox.add, now=self.now, named=named,
+            notify=self.store.outbox.add, now=self.now, named=named, resumed=resumed,
+            riders=riders,
         )  # fmt: skip
 
     def deps(self, turn_id: str, chat_id: int, tools: TurnTools) -> TurnDeps:
         async def record_usage(completion: Completion, latency_s: float) -> None:
-            await self.store.turns.record_model_call(turn_id, chat_id, completion, latency_s)
+            # Written with the turn's next transaction: a call's record, or the turn's end.
+            tools.riders.model_call(turn_id, chat_id, completion, latency_s)
 
         return TurnDeps(
             model=self.model,

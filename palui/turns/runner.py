@@ -75,8 +75,11 @@ class TurnRunner:
     async def offer(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
         return await self._offers.for_messages(recent, kind, tainted)
 
-    async def run_chat_turn(self, chat_id: int, batch: Sequence[Inbound]) -> None:
-        await run_chat_turn(self._parts, self._drive, chat_id, batch)
+    async def run_chat_turn(
+        self, chat_id: int, batch: Sequence[Inbound], *, rerun: bool = True
+    ) -> None:
+        """`rerun=False`: no earlier turn took these messages (see `chat_turn`)."""
+        await run_chat_turn(self._parts, self._drive, chat_id, batch, rerun=rerun)
 
     async def run_webhook_turn(self, delivery: Delivery) -> None:
         await run_webhook_turn(self._parts, self._drive, delivery)
