@@ -13,6 +13,7 @@ waits in the shared inbox meanwhile).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -80,7 +81,12 @@ class ChatWorkers:
         return worker
 
     def task(self, chat_id: int) -> asyncio.Task[None] | None:
-        return self._worker(chat_id).task
+        worker = self._workers.get(chat_id)
+        return worker.task if worker is not None else None
+
+    def __len__(self) -> int:
+        """Chats with a worker entry: only those running or waiting to be woken."""
+        return len(self._workers)
 
     def kick(self, chat_id: int) -> None:
         if not self._scope.serves(chat_id):
@@ -91,6 +97,14 @@ class ChatWorkers:
             return
         worker.task = asyncio.create_task(self._drain(chat_id), name=f"chat-{chat_id}")
         worker.task.add_done_callback(log_failure)
+        worker.task.add_done_callback(functools.partial(self._forget_idle, chat_id))
+
+    def _forget_idle(self, chat_id: int, task: asyncio.Task[None]) -> None:
+        """A chat whose worker ended with nothing to wake it for keeps no entry: the map holds
+        busy chats, not every chat ever seen."""
+        worker = self._workers.get(chat_id)
+        if worker is not None and worker.task is task and worker.wake is None:
+            del self._workers[chat_id]
 
     def close(self) -> list[asyncio.Task[None]]:
         """Stop kicking; the running workers, for the caller to cancel."""
@@ -104,7 +118,13 @@ class ChatWorkers:
         worker = self._worker(chat_id)
         if worker.wake is not None:
             worker.wake.cancel()
-        worker.wake = asyncio.get_running_loop().call_later(delay_s, self.kick, chat_id)
+        worker.wake = asyncio.get_running_loop().call_later(delay_s, self._woken, chat_id)
+
+    def _woken(self, chat_id: int) -> None:
+        worker = self._workers.get(chat_id)
+        if worker is not None:
+            worker.wake = None
+        self.kick(chat_id)
 
     async def _drain(self, chat_id: int) -> None:
         """Run the chat's turns while this process holds its lease; else look again soon."""

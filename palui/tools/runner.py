@@ -39,6 +39,7 @@ from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.hooks import ToolCall, ToolResult
+from palui.tools.lazy import LazyInputs
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
 from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks, pre_hooks
@@ -84,6 +85,7 @@ class TurnTools:
         named: NamedDestinations | None = None,
         resumed: bool = False,
         riders: Riders | None = None,
+        lazy: LazyInputs | None = None,
     ) -> None:
         self.offer = offer
         self.rules = rules or ToolRules()
@@ -101,6 +103,7 @@ class TurnTools:
         self.kind = kind
         self.catalog = catalog or ToolCatalog(None, {}, {})
         self.policy = TurnPolicy(offer, self.catalog, kind, just_approved, named)
+        self._lazy = lazy  # the person's words, recent approvals: read when a call needs them
         self.taint = taint  # set once the turn reads untrusted content; never cleared
         self._turn_id = turn_id
         self._result_limit = result_limit
@@ -152,8 +155,11 @@ class TurnTools:
         its outcome when a hook or a guard settled it. Asked before the approval check, so a card
         shows (and its approval binds to) the arguments that will run."""
         tool = self.offer.tools.get(call.name)
-        if tool is None or self.classification(call.name) is None:
+        classification = self.classification(call.name)
+        if tool is None or classification is None:
             return call  # run() refuses it with its reason
+        if self._lazy is not None:
+            await self._lazy.for_call(self.policy, classification)  # before the policy decides
         try:
             original = parse_arguments(call.arguments)
         except ValueError as exc:  # settled here: the policy and a card never see it

@@ -70,7 +70,7 @@ async def _run(
     taint = starting.chat_turn(history, recalled)
     recent = history.messages[-RANKING_MESSAGES:]
     offer = await parts.offers.for_messages(recent, TurnKind.CHAT, taint is not None)
-    persons = await words.of_session(store, session_id)
+    persons = functools.partial(words.of_session, store, session_id)  # read if a call needs it
     tools = await parts.tools(offer, turn_id, chat_id, TurnKind.CHAT, taint, persons, riders=riders)
     deps = parts.deps(turn_id, chat_id, tools)
     stream = parts.channel.streaming_reply(chat_id)
