@@ -87,7 +87,6 @@ class Chats:
     async def close(self) -> None:
         """Stop all work; whatever was unfinished stays in the database for the next start."""
         await self._background.close(self._workers.close())
-        await self._outbox.close()  # the delivery leases kept through their grace
 
     async def accept(self, inbound: Inbound) -> bool:
         return await self.inbox.accept(inbound)

@@ -4,8 +4,7 @@ A reply is in the outbox before anything is sent (committed with its turn); `del
 chat's undelivered replies in order, recording each part as it goes out, so a crash re-sends at
 most the part in flight and never loses one. Two things keep a part from going out twice: within
 the process the chat's delivery lock (a streamed answer's last edit takes it too, see
-`palui.turns.ending`), across processes the chat's delivery lease, kept for a short grace after
-each delivery (`SENDER_GRACE_S`) so a busy chat takes it once, not once per reply.
+`palui.turns.ending`), across processes the chat's delivery lease.
 
 A streamed answer's first part replaces its preview: the row carries the preview's message id
 and part 0 is delivered as an edit of it. An edit is idempotent (a repeat after a crash between
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass, field
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
@@ -31,19 +29,6 @@ from palui.ports import Channel
 log = get_logger("palui.chat.outbox")
 
 REPLACED = "(replaced below)"  # a preview left by a turn whose answer had to be sent anew
-# The chat's delivery lease is kept this long after its last delivery (renewed in the
-# background meanwhile), so a busy chat does not take and release it for every reply: two
-# writes a turn. When the grace ends the outbox is read once more before the lease goes.
-SENDER_GRACE_S = 5.0
-
-
-@dataclass(slots=True)
-class _Sending:
-    """A delivery lease this process holds for a chat, through its grace."""
-
-    stack: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
-    release: asyncio.TimerHandle | None = None
-    grace: int = 0  # which grace the timer ends: a delivery meanwhile starts a new one
 
 
 class Outbox:
@@ -61,9 +46,8 @@ class Outbox:
         self._channel = channel
         self._senders = senders  # who sends a chat's outbox: one process at a time
         self._background = background
-        # Per chat, only while it is in use: dropped with the delivery lease (`_let_go`).
+        # Per chat, only while it is in use (`_forget_lock`).
         self._locks: dict[int, asyncio.Lock] = {}
-        self._sending: dict[int, _Sending] = {}
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         """Held while the chat's reply parts go out."""
@@ -94,77 +78,19 @@ class Outbox:
             lock = self.lock(chat_id)
             async with lock:
                 if self._locks.get(chat_id) is not lock:
-                    continue  # dropped while this waited (`_let_go`): take the current one
-                if not await self._take(chat_id):
+                    continue  # dropped while this waited (`_forget_lock`): take the current one
+                try:
+                    async with self._senders.hold(chat_id) as sending:
+                        if sending:  # else another process sends it, reading it until empty
+                            await self._send_pending(chat_id)
+                finally:
                     self._forget_lock(chat_id, lock)
-                    return  # another process sends this chat's outbox, reading it until empty
-                try:
-                    await self._send_pending(chat_id)
-                finally:
-                    self._keep(chat_id)
                 return
-
-    async def close(self) -> None:
-        """Give back every delivery lease still kept through its grace."""
-        for chat_id in list(self._sending):
-            await self._let_go(chat_id)
-
-    async def _take(self, chat_id: int) -> bool:
-        """This process's delivery lease for the chat: kept from an earlier delivery, or taken."""
-        held = self._sending.get(chat_id)
-        if held is not None:
-            if held.release is not None:
-                held.release.cancel()
-                held.release = None
-            return True
-        held = _Sending()
-        if not await held.stack.enter_async_context(self._senders.hold(chat_id)):
-            await held.stack.aclose()
-            return False
-        self._sending[chat_id] = held
-        return True
-
-    def _keep(self, chat_id: int) -> None:
-        held = self._sending.get(chat_id)
-        if held is None or self._background.closed:
-            return
-        if held.release is not None:
-            held.release.cancel()
-        held.grace += 1
-        held.release = asyncio.get_running_loop().call_later(
-            SENDER_GRACE_S, self._grace_over, chat_id, held.grace
-        )
-
-    def _grace_over(self, chat_id: int, grace: int) -> None:
-        if not self._background.closed:
-            self._background.spawn(self._let_go(chat_id, grace))
-
-    async def _let_go(self, chat_id: int, grace: int | None = None) -> None:
-        """The grace ended: deliver what another process may have added meanwhile (it left
-        it to this holder), then give the lease back and forget the chat's lock."""
-        lock = self.lock(chat_id)
-        async with lock:
-            held = self._sending.get(chat_id)
-            final = grace is None  # shutting down
-            if held is None or (not final and (held.release is None or held.grace != grace)):
-                return  # used again meanwhile: a new grace runs
-            if not final and await self._store.outbox.pending(chat_id):
-                try:
-                    await self._send_pending(chat_id)
-                finally:
-                    self._keep(chat_id)
-                return
-            if held.release is not None:
-                held.release.cancel()
-            del self._sending[chat_id]
-            try:
-                await held.stack.aclose()
-            finally:
-                self._forget_lock(chat_id, lock)
 
     def _forget_lock(self, chat_id: int, lock: asyncio.Lock) -> None:
-        """Called while holding `lock`: an idle chat keeps no lock. One a task waits for is kept
-        (a waiter that finds its lock dropped takes the current one, see `deliver`)."""
+        """Called while holding `lock`: an idle chat keeps no lock, so the map holds the chats
+        being delivered to, not every chat ever seen. One a task waits for is kept (a waiter
+        that finds its lock dropped takes the current one, see `deliver`)."""
         if not getattr(lock, "_waiters", None) and self._locks.get(chat_id) is lock:
             del self._locks[chat_id]
 

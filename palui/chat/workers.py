@@ -152,7 +152,7 @@ class ChatWorkers:
             # A session past `compact_after` is compacted (and saved) before the next turn
             # starts; with nothing past it this is one read. Slices are fixed in the database
             # first, so a crash here leaves them for the next look (memory.keeper).
-            await self._memory.maintain(chat_id)
+            await self._memory.maintain(chat_id, waiting.memory)
             if waiting.paused:
                 for turn_id in await self._store.approvals.resumable(chat_id):
                     await self._turns.resume(chat_id, turn_id)

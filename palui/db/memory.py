@@ -4,6 +4,7 @@ that compaction summarises and auto-save stores in recall (DESIGN §1.7)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import ColumnElement, exists, func, select, update
 
@@ -36,6 +37,22 @@ __all__ = ["MemoryRepo", "SliceMessage", "SliceRecord", "StoredSwitches"]
 SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
 UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
 UNSAVED = (SaveState.PENDING, SaveState.FAILED)  # a save still to do (again)
+
+
+def outlook_columns(chat_id: int) -> tuple[Any, Any, Any]:
+    """The chat's open session, its messages no slice holds yet, whether a slice has work left:
+    three scalar subqueries, for one SELECT of whoever asks."""
+    session = select(Chat.current_session_id).where(Chat.id == chat_id).scalar_subquery()
+    after = select(func.coalesce(func.max(MemorySlice.last_message_id), 0)).where(
+        MemorySlice.session_id == session
+    )
+    unsliced = (
+        select(func.count())
+        .where(MessageRow.session_id == session, MessageRow.id > after.scalar_subquery())
+        .scalar_subquery()
+    )
+    open_work = exists().where(MemorySlice.chat_id == chat_id, _open_work())
+    return session, unsliced, open_work
 
 
 def _open_work() -> ColumnElement[bool]:
@@ -102,30 +119,12 @@ class MemoryRepo(Repo):
     async def outlook(self, chat_id: int) -> tuple[int | None, int, bool]:
         """In one query, what maintenance needs to know before it does anything: the chat's
         open session (None: no chat yet), how many of its messages no slice holds yet, and
-        whether any slice of the chat has work left."""
-        session = select(Chat.current_session_id).where(Chat.id == chat_id).scalar_subquery()
-        after = select(func.coalesce(func.max(MemorySlice.last_message_id), 0)).where(
-            MemorySlice.session_id == session
-        )
-        unsliced = select(func.count()).where(
-            MessageRow.session_id == session, MessageRow.id > after.scalar_subquery()
-        )
-        open_work = exists().where(MemorySlice.chat_id == chat_id, _open_work())
+        whether any slice of the chat has work left. (The chat worker reads it along with its
+        queues instead, `palui.db.queues`.)"""
+        session, unsliced, open_work = outlook_columns(chat_id)
         async with self._db.session() as s:
-            row = (await s.execute(select(session, unsliced.scalar_subquery(), open_work))).one()
+            row = (await s.execute(select(session, unsliced, open_work))).one()
         return row[0], int(row[1] or 0), bool(row[2])
-
-    async def compacted_through(self, session_id: int) -> int:
-        """The last message id the session's summary covers (0: no summary yet)."""
-        async with self._db.session() as s:
-            last = await s.scalar(
-                select(func.max(MemorySlice.last_message_id)).where(
-                    MemorySlice.session_id == session_id,
-                    MemorySlice.reason == SliceReason.COMPACTION,
-                    MemorySlice.summarised.is_(True),
-                )
-            )
-        return int(last or 0)
 
     async def unsliced_ids(self, session_id: int) -> list[int]:
         """Ids of the session's messages after its last slice, oldest first."""

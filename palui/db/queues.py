@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import String, cast, exists, literal, null, select, union_all
 
+from palui.db.memory import outlook_columns
 from palui.db.models import (
     ApprovalEdit,
     InboxUpdate,
@@ -37,6 +38,8 @@ class Waiting:
     jobs: bool = False  # a queued job run
     edits: bool = False  # an open ✏️ Edit: some messages may answer it
     settings_version: int = 0  # read along, for `palui.tools.switchboard.Switchboard.observe`
+    # Memory's outlook, read along (`palui.db.memory.outlook`): session, unsliced, open work.
+    memory: tuple[int | None, int, bool] = (None, 0, False)
 
 
 class QueueRepo(Repo):
@@ -53,6 +56,9 @@ class QueueRepo(Repo):
                 ApprovalEdit.chat_id == chat_id, ApprovalEdit.status == EditStatus.ASKING
             ),
         }
+        session, unsliced, open_work = outlook_columns(chat_id)
+        flags["slices"] = open_work
+        text = cast(null(), String)
         parts = [
             select(
                 literal("inbox", String).label("kind"),
@@ -62,27 +68,19 @@ class QueueRepo(Repo):
                 InboxUpdate.turn_id.label("turn_id"),
             ).where(InboxUpdate.chat_id == chat_id, InboxUpdate.status == InboxStatus.PENDING),
             *(
-                select(
-                    literal(kind, String),
-                    null(),
-                    null(),
-                    cast(null(), String),
-                    cast(null(), String),
-                ).where(flag)
+                select(literal(kind, String), null(), null(), text, text).where(flag)
                 for kind, flag in flags.items()
             ),
-            select(
-                literal("version", String),
-                SettingsVersion.version,
-                null(),
-                cast(null(), String),
-                cast(null(), String),
-            ).where(SettingsVersion.id == ROW),
+            select(literal("version", String), SettingsVersion.version, null(), text, text).where(
+                SettingsVersion.id == ROW
+            ),
+            select(literal("memory", String), session, unsliced, text, text),
         ]
         async with self._db.session() as s:
             rows = (await s.execute(union_all(*parts))).all()
         kinds = frozenset(row.kind for row in rows)
         version = next((int(r.update_id) for r in rows if r.kind == "version"), 0)
+        memory = next(r for r in rows if r.kind == "memory")
         inbox = sorted(
             (
                 InboxItem(r.update_id, chat_id, r.user_id, json.loads(r.payload), r.turn_id)
@@ -94,4 +92,5 @@ class QueueRepo(Repo):
         return Waiting(
             tuple(inbox), "paused" in kinds, "webhooks" in kinds, "jobs" in kinds,
             "edits" in kinds, version,
+            (memory.update_id, int(memory.user_id or 0), "slices" in kinds),
         )  # fmt: skip

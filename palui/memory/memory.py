@@ -144,10 +144,13 @@ class Memory:
 
     # -- between turns -----------------------------------------------------------------------------
 
-    async def maintain(self, chat_id: int) -> None:
-        """Compaction and auto-save before the next turn, in the chat's worker. Never raises."""
+    async def maintain(
+        self, chat_id: int, outlook: tuple[int | None, int, bool] | None = None
+    ) -> None:
+        """Compaction and auto-save before the next turn, in the chat's worker. Never raises.
+        `outlook`: what `MemoryRepo.outlook` says, if the caller read it already."""
         await self._fresh()
-        await self._keeper.maintain(chat_id)
+        await self._keeper.maintain(chat_id, outlook)
 
     async def save_for_new(self, chat_id: int) -> SaveResult | None:
         """/new: save what the session holds that is not saved yet. None: auto-save is off."""
