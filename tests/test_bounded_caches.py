@@ -5,6 +5,7 @@ a chat whose worker ended keeps no worker entry; a chat whose replies went out k
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
@@ -64,5 +65,7 @@ async def test_chats_that_went_quiet_keep_no_worker_entry_nor_outbox_lock(
             await app.chats.wait_idle(user)
         workers = app.chats._workers  # the seam: the map of per-chat workers
         outbox = app.chats._outbox
+        # Idle, each worker still keeps its lease through the idle grace: wait for its end.
+        await asyncio.gather(*(t for u in range(1, 41) if (t := workers.task(u)) is not None))
         assert len(workers) == 0
         assert outbox._locks == {}

@@ -114,8 +114,14 @@ class ChatWorkers:
         return len(self._workers)
 
     def idle(self, chat_id: int) -> asyncio.Event:
-        """Set while the chat's worker has nothing to do (ended, or idling in its grace)."""
-        return self._worker(chat_id).idle
+        """Set while the chat's worker has nothing to do (ended, or idling in its grace). A chat
+        without a worker entry gets none made (the map holds busy chats only)."""
+        worker = self._workers.get(chat_id)
+        if worker is not None:
+            return worker.idle
+        ended = asyncio.Event()
+        ended.set()
+        return ended
 
     def busy(self, chat_id: int) -> bool:
         """Whether a turn runs for the chat in this process now: a message arriving waits for

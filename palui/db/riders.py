@@ -8,8 +8,11 @@ turn keeps them here and the next write it makes anyway carries them: a tool cal
 without any of those (a shutdown mid-call) writes them on its own (`TurnRepo.write_riders`).
 
 The price, on purpose: a `kill -9` while a read-only tool call is out (or while a streamed
-preview closes) loses the token count of the model call just before it. The turn runs again
-after the restart, and its own calls are counted.
+preview closes) loses the token count of the model call just before it. So that a crash loop
+(a read call that kills the process every time) cannot spend past the daily token cap, a turn
+that re-runs messages an earlier turn was interrupted on is `eager`: a read call of its is
+recorded before it goes out whenever usage waits, and the usage rides on that record. Only a
+batch's first attempt can lose a count.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ PRUNE_EVERY = 100  # the checks are pruned when a new one's id is a multiple of 
 class Riders:
     usage: list[dict[str, Any]] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
+    eager: bool = False  # a re-run: usage is written before any call goes out (see above)
 
     def __bool__(self) -> bool:
         return bool(self.usage or self.checks)

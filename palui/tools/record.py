@@ -156,10 +156,12 @@ class CallRecord:
         end."""
         entry = StageEntry(CallStage.EXECUTE, str(CallStatus.RUNNING), "", {"arguments": arguments})
         changes_the_world = tool_class != "read" or sends_out  # None: destructive
+        # A re-run's token usage is not left to a read's end (a crash loop would evade the cap).
+        owed = self._riders is not None and self._riders.eager and bool(self._riders.usage)
         await self._save(call, step, CallChange(
             call.name, entry, status=CallStatus.RUNNING, tool_class=tool_class,
             sends_out=sends_out, went_out=True,
-        ), defer=not changes_the_world)  # fmt: skip
+        ), defer=not (changes_the_world or owed))  # fmt: skip
 
     async def ended(
         self,

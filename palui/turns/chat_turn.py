@@ -41,8 +41,8 @@ async def run_chat_turn(
     turn_id = uuid.uuid4().hex
     store = parts.store
     # What the turn owes the database besides its own rows (token usage, the recall check):
-    # written with its next transaction (palui.db.riders).
-    riders = Riders()
+    # written with its next transaction (palui.db.riders); a re-run's before any call goes out.
+    riders = Riders(eager=rerun)
     with bound(chat_id=chat_id, turn_id=turn_id):
         latest = batch[-1]
         inputs = [(i.update_id, i.text or "") for i in batch]
