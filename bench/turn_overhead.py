@@ -85,7 +85,7 @@ FIRST_USER = 7_000_001
 WARMUP_USER = 6_999_999
 MODEL_KEY = "sk-bench-0123456789abcdef"
 REPLY_TIMEOUT_S = 120.0  # one reply; a lost reply fails the run instead of hanging it
-PALUI_TIMEOUT_S = 60.0  # start-up and shut-down steps
+PALUI_TIMEOUT_S = 180.0  # start-up and shut-down steps (a loaded machine is slow to start)
 
 
 # -- no network but loopback -------------------------------------------------------------------
@@ -439,17 +439,28 @@ class SqlCounter:
         from sqlalchemy import event
 
         self.statements = 0
+        self.transactions = 0
         self.commits = 0
         self.counting = False
+        self.texts: Counter[str] = Counter()  # each statement's first line, to see what runs
         sync_engine = engine.sync_engine
 
-        def on_execute(*_args: Any) -> None:
-            if self.counting:
+        def on_execute(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+            if not self.counting:
+                return
+            text = " ".join(statement.split())
+            self.texts[text[:160]] += 1
+            # BEGIN is transaction control (Palui emits it itself on SQLite, palui.db.writes):
+            # counted as a transaction, not as a statement.
+            if text.upper().startswith("BEGIN"):
+                self.transactions += 1
+            else:
                 self.statements += 1
 
         def on_commit(*_args: Any) -> None:
             if self.counting:
                 self.commits += 1
+                self.texts["COMMIT"] += 1
 
         event.listen(sync_engine, "before_cursor_execute", on_execute)
         event.listen(sync_engine, "commit", on_commit)
@@ -459,12 +470,12 @@ async def palui_state(app: Any) -> tuple[int, int, int, int]:
     """(turns done, list_notes calls ok, inbox rows pending, outbox rows unsent)."""
     from sqlalchemy import func, select
 
-    from palui.db.models import InboxUpdate, OutboxMessage, ToolCallRow, Turn
+    from palui.db.models import CallRecordRow, InboxUpdate, OutboxMessage, Turn
 
     async with app.db.session() as s:
         done = await s.scalar(select(func.count()).where(Turn.status == "done"))
         tools = await s.scalar(
-            select(func.count()).where(ToolCallRow.tool == TOOL, ToolCallRow.status == "ok")
+            select(func.count()).where(CallRecordRow.tool == TOOL, CallRecordRow.status == "ok")
         )
         inbox = await s.scalar(select(func.count()).where(InboxUpdate.status == "pending"))
         outbox = await s.scalar(select(func.count()).where(OutboxMessage.sent_at.is_(None)))
@@ -540,7 +551,12 @@ async def run_palui(
                 phase.counts[f"Bot API {method}"] = sent[method] / turns
             phase.counts["model requests"] = (len(fake_model.requests) - model_before) / turns
             phase.counts["SQL statements"] = sql.statements / turns
+            phase.counts["DB transactions"] = sql.transactions / turns
             phase.counts["DB commits"] = sql.commits / turns
+            if args.statements:
+                phase.notes.append("SQL per turn, by statement:")
+                for text, n in sql.texts.most_common():
+                    phase.notes.append(f"  {n / turns:5.2f}  {text}")
             phase.rss_end_mb = rss_now_mb()
             phase.child_rss_mb = children_peak_rss_mb()
             # Verification only (outside the measured window): wait, bounded, until Palui has
@@ -911,6 +927,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--skip-limited", action="store_true", help="skip the phase with production send limits"
     )
     parser.add_argument("--profile", metavar="FILE", help="cProfile the 'send limits off' phase")
+    parser.add_argument(
+        "--statements", action="store_true", help="list each SQL statement's count per turn"
+    )
     parser.add_argument(
         "--keep", action="store_true", help="keep the work dir (Palui's logs, SQLite files)"
     )

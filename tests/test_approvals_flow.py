@@ -106,16 +106,14 @@ async def test_stop_during_a_long_tool_call_ends_the_turn_and_names_the_call(
 
 
 async def _until_tool_running(app) -> None:
-    # The call is recorded as running in the database before it goes out; nothing to await.
-    from sqlalchemy import select
-
-    from palui.db.models import CallRecordRow
-
+    # A read call is recorded once it ends (palui.tools.record): the turn's calls in flight
+    # say when it is out. Nothing to await.
     async with asyncio.timeout(20):
         while True:
-            async with app.db.session() as s:
-                if await s.scalar(select(CallRecordRow).where(CallRecordRow.status == "running")):
-                    return
+            chats = app.chats  # set once the app serves
+            turns = chats._workers._turns.running.values() if chats is not None else ()
+            if any(running.tools.in_flight for running in turns):
+                return
             await asyncio.sleep(0.05)
 
 

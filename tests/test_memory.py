@@ -79,6 +79,8 @@ async def no_turn_running(s: Any) -> bool:
 
 
 async def checks(app: Any) -> list[str]:
+    # A turn's check is written with its end (palui.db.riders), which a streamed reply precedes.
+    await until(app, no_turn_running)
     async with app.db.session() as s:
         return list(await s.scalars(select(RecallCheck.outcome).order_by(RecallCheck.id)))
 

@@ -109,10 +109,12 @@ def _failing_call_records(monkeypatch: pytest.MonkeyPatch, app: Any, *, when: st
     end (after the tool ran), or on the first record of all (before anything went out)."""
     save = app.store.tool_calls.save
 
-    async def failing(turn_id: str, chat_id: int, step: int, call_id: str, change: Any) -> None:
+    async def failing(
+        turn_id: str, chat_id: int, step: int, call_id: str, change: Any, **more: Any
+    ) -> int | None:
         if when == "always" or (when == "after_run" and change.settles):
             raise OperationalError("UPDATE call_records", {}, Exception("database is locked"))
-        await save(turn_id, chat_id, step, call_id, change)
+        return await save(turn_id, chat_id, step, call_id, change, **more)
 
     monkeypatch.setattr(app.store.tool_calls, "save", failing)
 

@@ -24,12 +24,14 @@ async def send(fake_telegram: Any, url: str, text: str) -> None:
 
 
 async def until_tool_running(app: Any) -> None:
-    # The call is recorded as running before it goes out; nothing to await.
+    # A read call is recorded once it ends (palui.tools.record): the turn's calls in flight
+    # say when it is out. Nothing to await.
     async with asyncio.timeout(20):
         while True:
-            async with app.db.session() as s:
-                if await s.scalar(select(CallRecordRow).where(CallRecordRow.status == "running")):
-                    return
+            chats = app.chats  # set once the app serves
+            turns = chats._workers._turns.running.values() if chats is not None else ()
+            if any(running.tools.in_flight for running in turns):
+                return
             await asyncio.sleep(0.05)
 
 

@@ -194,8 +194,9 @@ async def test_a_turn_with_no_switch_change_does_not_reload_the_switches(
         loads, checks = board.loads, board.checks
         await b.chat.send("hello again my friend")
         await b.chat.send("and once more my friend")
-        assert board.loads == loads  # one version lookup each, no reload
-        assert board.checks == checks + 2
+        assert board.loads == loads  # no reload
+        # The chat worker's look reads the version along (palui.db.queues): no lookup of its own.
+        assert board.checks == checks
 
         await a.chat.command("connectors")
         await a.tap("notes", "✅ list_notes")

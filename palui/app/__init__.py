@@ -178,6 +178,7 @@ class Palui:
             store.tool_settings.version,
             [catalog_reload(store, self.catalog), paused.load, memory.refresh],
         )
+        memory.follow(board)  # its switches are the board's: no read of their own per turn
         background = Background()
         leases = ChatLeases(store.leases, ttl_s=s.lease_ttl_s)
         # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
@@ -199,7 +200,7 @@ class Palui:
         )  # fmt: skip
         workers = ChatWorkers(
             store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
-            scope=scope, media=media_intake(s, channel, self.model.name),
+            scope=scope, media=media_intake(s, channel, self.model.name), board=board,
         )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(

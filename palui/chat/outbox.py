@@ -50,6 +50,7 @@ class Outbox:
         self._channel = channel
         self._senders = senders  # who sends a chat's outbox: one process at a time
         self._background = background
+        # Per chat, only while it is in use (`_forget_lock`).
         self._locks: dict[int, asyncio.Lock] = {}
 
     def lock(self, chat_id: int) -> asyncio.Lock:
@@ -60,7 +61,8 @@ class Outbox:
         return lock
 
     def busy(self, chat_id: int) -> bool:
-        return self.lock(chat_id).locked()
+        lock = self._locks.get(chat_id)
+        return lock is not None and lock.locked()
 
     async def add(self, chat_id: int, text: str) -> None:
         """Store a reply and send it (with whatever waits before it)."""
@@ -76,15 +78,33 @@ class Outbox:
         """Send the chat's undelivered replies in order, recording each part as it goes out."""
         if not self._scope.serves(chat_id):
             return  # its replies stay pending for the process that serves the chat
-        async with self.lock(chat_id), self._senders.hold(chat_id) as fence:
-            if fence is None:
-                return  # another process sends this chat's outbox, reading it until it is empty
-            try:
-                await self._deliver_held(chat_id, fence)
-            except LeaseLost:
-                # Taken over while sending (this process stalled past the lease): the new
-                # holder sends from what is recorded; this one sends nothing more.
-                log.warning("delivery_lease_lost", chat_id=chat_id)
+        while True:
+            lock = self.lock(chat_id)
+            async with lock:
+                if self._locks.get(chat_id) is not lock:
+                    continue  # dropped while this waited (`_forget_lock`): take the current one
+                try:
+                    async with self._senders.hold(chat_id) as fence:
+                        if fence is not None:  # else another process sends it, until empty
+                            await self._deliver_fenced(chat_id, fence)
+                finally:
+                    self._forget_lock(chat_id, lock)
+                return
+
+    def _forget_lock(self, chat_id: int, lock: asyncio.Lock) -> None:
+        """Called while holding `lock`: an idle chat keeps no lock, so the map holds the chats
+        being delivered to, not every chat ever seen. One a task waits for is kept (a waiter
+        that finds its lock dropped takes the current one, see `deliver`)."""
+        if not getattr(lock, "_waiters", None) and self._locks.get(chat_id) is lock:
+            del self._locks[chat_id]
+
+    async def _deliver_fenced(self, chat_id: int, fence: Fence) -> None:
+        try:
+            await self._deliver_held(chat_id, fence)
+        except LeaseLost:
+            # Taken over while sending (this process stalled past the lease): the new
+            # holder sends from what is recorded; this one sends nothing more.
+            log.warning("delivery_lease_lost", chat_id=chat_id)
 
     async def _deliver_held(self, chat_id: int, fence: Fence) -> None:
         """Send under the delivery lease taken as `fence`. The lease is confirmed right before

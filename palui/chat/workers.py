@@ -20,6 +20,7 @@ worker gives the chat up to its new holder.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -40,6 +41,7 @@ from palui.jobs.runs import admit_run
 from palui.logs import get_logger
 from palui.media import MediaIntake
 from palui.memory import Memory
+from palui.tools.switchboard import Switchboard
 from palui.turns.foreign import said
 from palui.turns.runner import TurnRunner
 
@@ -78,9 +80,11 @@ class ChatWorkers:
         scope: ChatScope = EVERY_CHAT,
         idle_grace_s: float = IDLE_GRACE_S,
         media: MediaIntake | None = None,
+        board: Switchboard | None = None,
     ) -> None:
         self._store = store
         self._media = media  # None: files get UNREADABLE_NOTE (palui.chat.media_step)
+        self._board = board  # told the settings version each look reads along
         self._scope = scope  # a chat outside it is never run here, whatever wakes it
         self._turns = turns
         self._outbox = outbox
@@ -102,17 +106,30 @@ class ChatWorkers:
         return worker
 
     def task(self, chat_id: int) -> asyncio.Task[None] | None:
-        return self._worker(chat_id).task
+        worker = self._workers.get(chat_id)
+        return worker.task if worker is not None else None
+
+    def __len__(self) -> int:
+        """Chats with a worker entry: only those running or waiting to be woken."""
+        return len(self._workers)
 
     def idle(self, chat_id: int) -> asyncio.Event:
-        """Set while the chat's worker has nothing to do (ended, or idling in its grace)."""
-        return self._worker(chat_id).idle
+        """Set while the chat's worker has nothing to do (ended, or idling in its grace). A chat
+        without a worker entry gets none made (the map holds busy chats only)."""
+        worker = self._workers.get(chat_id)
+        if worker is not None:
+            return worker.idle
+        ended = asyncio.Event()
+        ended.set()
+        return ended
 
     def busy(self, chat_id: int) -> bool:
         """Whether a turn runs for the chat in this process now: a message arriving waits for
         the next one (and gets the 👀 reaction, `palui.chat.inbox`)."""
         running = self._turns.running.get(chat_id)
-        return self._worker(chat_id).answering or (running is not None and not running.task.done())
+        worker = self._workers.get(chat_id)  # not created: the map holds busy chats only
+        answering = worker is not None and worker.answering
+        return answering or (running is not None and not running.task.done())
 
     def kick(self, chat_id: int) -> None:
         if not self._scope.serves(chat_id):
@@ -129,6 +146,14 @@ class ChatWorkers:
         worker.task = asyncio.create_task(self._drain(chat_id), name=f"chat-{chat_id}")
         worker.task.add_done_callback(log_failure)
         worker.task.add_done_callback(lambda _: worker.idle.set())
+        worker.task.add_done_callback(functools.partial(self._forget_idle, chat_id))
+
+    def _forget_idle(self, chat_id: int, task: asyncio.Task[None]) -> None:
+        """A chat whose worker ended with nothing to wake it for keeps no entry: the map holds
+        busy chats, not every chat ever seen."""
+        worker = self._workers.get(chat_id)
+        if worker is not None and worker.task is task and worker.wake is None:
+            del self._workers[chat_id]
 
     def close(self) -> list[asyncio.Task[None]]:
         """Stop kicking; the running workers, for the caller to cancel."""
@@ -142,7 +167,13 @@ class ChatWorkers:
         worker = self._worker(chat_id)
         if worker.wake is not None:
             worker.wake.cancel()
-        worker.wake = asyncio.get_running_loop().call_later(delay_s, self.kick, chat_id)
+        worker.wake = asyncio.get_running_loop().call_later(delay_s, self._woken, chat_id)
+
+    def _woken(self, chat_id: int) -> None:
+        worker = self._workers.get(chat_id)
+        if worker is not None:
+            worker.wake = None
+        self.kick(chat_id)
 
     async def _drain(self, chat_id: int) -> None:
         """Run the chat's turns while this process holds its lease; else look again soon."""
@@ -190,31 +221,42 @@ class ChatWorkers:
             # Still ours? (free while renewed lately; else one renewal): a process that stalled
             # past the lapse starts nothing more in a chat another process took over.
             await self._leases.confirm(fence)
+            # Every queue in one query (palui.db.queues); a kind's details only when it has any.
+            waiting = await self._store.queues.waiting(chat_id)
+            if self._board is not None:
+                await self._board.observe(waiting.settings_version)  # the switches, fresh
             # A session past `compact_after` is compacted (and saved) before the next turn
-            # starts; with nothing past it this is a few reads. Slices are fixed in the database
+            # starts; with nothing past it this is one read. Slices are fixed in the database
             # first, so a crash here leaves them for the next look (memory.keeper).
-            await self._memory.maintain(chat_id)
-            for turn_id in await self._store.approvals.resumable(chat_id):
-                await self._turns.resume(chat_id, turn_id, fence)
-                await self._outbox.deliver(chat_id)
-            for delivery in await self._store.webhooks.pending(chat_id):
-                if await self._paused(chat_id):
-                    return  # the delivery stays stored; a timer wakes the chat when it lifts
-                await self._turns.run_webhook_turn(delivery, fence)
-                await self._outbox.deliver(chat_id)
-            for run in await self._store.jobs.queued(chat_id):
-                if await self._paused(chat_id):
-                    return  # the run stays queued; a timer wakes the chat when the cap lifts
-                job = await admit_run(self._store, run, self._now())
-                if job is not None:
-                    await self._turns.run_job_turn(run, job, fence)
-                await self._outbox.deliver(chat_id)
+            await self._memory.maintain(chat_id, waiting.memory)
+            if waiting.paused:
+                for turn_id in await self._store.approvals.resumable(chat_id):
+                    await self._turns.resume(chat_id, turn_id, fence)
+                    await self._outbox.deliver(chat_id)
+            if waiting.webhooks:
+                for delivery in await self._store.webhooks.pending(chat_id):
+                    if await self._paused(chat_id):
+                        return  # the delivery stays stored; a timer wakes the chat when it lifts
+                    await self._turns.run_webhook_turn(delivery, fence)
+                    await self._outbox.deliver(chat_id)
+            if waiting.jobs:
+                for run in await self._store.jobs.queued(chat_id):
+                    if await self._paused(chat_id):
+                        return  # the run stays queued; a timer wakes the chat when the cap lifts
+                    job = await admit_run(self._store, run, self._now())
+                    if job is not None:
+                        await self._turns.run_job_turn(run, job, fence)
+                    await self._outbox.deliver(chat_id)
+            inbox = waiting.inbox
+            if waiting.paused or waiting.webhooks or waiting.jobs:
+                inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
             batch = [
                 inbound
-                for inbound in map(inbound_from_json, await self._pending_payloads(chat_id))
+                for inbound in (inbound_from_json(item.payload) for item in inbox)
                 if for_a_turn(inbound)
             ]
-            batch = await self._edits.take_answers(batch)  # answers to a card's ✏️ Edit
+            if waiting.edits:
+                batch = await self._edits.take_answers(batch)  # answers to a card's ✏️ Edit
             if not batch:
                 if worker.rekick:
                     continue
@@ -222,7 +264,9 @@ class ChatWorkers:
             runs = any(said(i) or (i.attachment and not i.edited) for i in batch)
             if runs and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
-            await self._answer(chat_id, batch, fence)
+            # A message an earlier turn took (and was interrupted on) may have left a preview.
+            rerun = any(item.turn_id is not None for item in inbox)
+            await self._answer(chat_id, batch, fence, rerun=rerun)
 
     async def _paused(self, chat_id: int) -> bool:
         lifts_at = await self._pauses.paused_until(chat_id)
@@ -231,10 +275,9 @@ class ChatWorkers:
         self._wake_in(chat_id, max((lifts_at - self._now()).total_seconds(), 0) + 1)
         return True
 
-    async def _pending_payloads(self, chat_id: int) -> list[dict[str, object]]:
-        return [item.payload for item in await self._store.inbox.pending(chat_id)]
-
-    async def _answer(self, chat_id: int, batch: Sequence[Inbound], fence: Fence) -> None:
+    async def _answer(
+        self, chat_id: int, batch: Sequence[Inbound], fence: Fence, *, rerun: bool = True
+    ) -> None:
         worker = self._worker(chat_id)
         worker.answering = True  # from the files' download on: a message now waits (👀)
         try:
@@ -251,7 +294,7 @@ class ChatWorkers:
             if readable:
                 if media.heard:
                     await self._outbox.deliver(chat_id)
-                await self._turns.run_chat_turn(chat_id, readable, fence, media.images)
+                await self._turns.run_chat_turn(chat_id, readable, fence, media.images, rerun=rerun)
         finally:
             worker.answering = False
         await self._outbox.deliver(chat_id)

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.models import CallRecordRow, SendCapNotice, utcnow
 from palui.db.repo import Repo
+from palui.db.riders import Riders, ride
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry
 
 INTERRUPTED = "interrupted by a restart"
@@ -23,32 +24,54 @@ class CallRecordRepo(Repo):
     """Implements `palui.tools.record.CallStore`."""
 
     async def save(
-        self, turn_id: str, chat_id: int, step: int, call_id: str, change: CallChange
-    ) -> None:
-        """Apply one change to the call's record, creating it at the call's first stage.
+        self,
+        turn_id: str,
+        chat_id: int,
+        step: int,
+        call_id: str,
+        change: CallChange,
+        *,
+        earlier: Sequence[CallChange] = (),
+        row_id: int | None = None,
+        fresh: bool = False,
+        riders: Riders | None = None,
+    ) -> int:
+        """Apply `earlier` changes, then `change`, to the call's record in one transaction,
+        creating it at the call's first stage; the record's id.
 
         A call is keyed by turn, model step and call id: a held call's record is the one its
-        approval and execution are added to when the turn resumes, in any process."""
+        approval and execution are added to when the turn resumes, in any process. `fresh`:
+        the caller knows no record exists yet (one INSERT, no lookup); `row_id`: it knows the
+        record. `riders`: what the turn owes besides (palui.db.riders), written along."""
         now = utcnow()
         async with self._db.session() as s, s.begin():
-            row = await s.scalar(
-                select(CallRecordRow)
-                .where(
-                    CallRecordRow.turn_id == turn_id,
-                    CallRecordRow.step == step,
-                    CallRecordRow.call_id == call_id[:128],
+            row: CallRecordRow | None = None
+            if row_id is not None:
+                row = await s.get(CallRecordRow, row_id)
+            elif not fresh:
+                row = await s.scalar(
+                    select(CallRecordRow)
+                    .where(
+                        CallRecordRow.turn_id == turn_id,
+                        CallRecordRow.step == step,
+                        CallRecordRow.call_id == call_id[:128],
+                    )
+                    .order_by(CallRecordRow.id.desc())
+                    .limit(1)
                 )
-                .order_by(CallRecordRow.id.desc())
-                .limit(1)
-            )
             if row is None:
                 row = CallRecordRow(
                     turn_id=turn_id, chat_id=chat_id, step=step, call_id=call_id[:128],
                     tool=change.tool[:128], status=CallStatus.PENDING, stages="[]",
-                    arguments="", sends_out=False, created_at=now,
+                    arguments="", sends_out=False,
+                    created_at=(earlier[0].at if earlier else None) or now,
                 )  # fmt: skip
                 s.add(row)
-            _apply(row, change, now)
+            for each in (*earlier, change):
+                _apply(row, each, each.at or now)
+            await ride(s, riders)
+            await s.flush()
+            return row.id
 
     async def sends_since(self, since: datetime) -> int:
         """Calls of tools that send out which went out (or started to) since `since`."""

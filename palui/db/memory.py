@@ -4,11 +4,13 @@ that compaction summarises and auto-save stores in recall (DESIGN §1.7)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, exists, func, select, update
 
 from palui.db import settings_version
 from palui.db.models import (
+    Chat,
     ChatSession,
     MemorySlice,
     MemorySwitches,
@@ -18,6 +20,7 @@ from palui.db.models import (
     utcnow,
 )
 from palui.db.repo import Repo
+from palui.db.riders import check_row, write_check
 from palui.domain import (
     CheckOutcome,
     SaveState,
@@ -33,8 +36,30 @@ __all__ = ["MemoryRepo", "SliceMessage", "SliceRecord", "StoredSwitches"]
 
 SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
 UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
-CHECKS_KEPT = 1_000
 UNSAVED = (SaveState.PENDING, SaveState.FAILED)  # a save still to do (again)
+
+
+def outlook_columns(chat_id: int) -> tuple[Any, Any, Any]:
+    """The chat's open session, its messages no slice holds yet, whether a slice has work left:
+    three scalar subqueries, for one SELECT of whoever asks."""
+    session = select(Chat.current_session_id).where(Chat.id == chat_id).scalar_subquery()
+    after = select(func.coalesce(func.max(MemorySlice.last_message_id), 0)).where(
+        MemorySlice.session_id == session
+    )
+    unsliced = (
+        select(func.count())
+        .where(MessageRow.session_id == session, MessageRow.id > after.scalar_subquery())
+        .scalar_subquery()
+    )
+    open_work = exists().where(MemorySlice.chat_id == chat_id, _open_work())
+    return session, unsliced, open_work
+
+
+def _open_work() -> ColumnElement[bool]:
+    """A slice with work left: a save still to do (again), or a summary not yet written."""
+    return MemorySlice.save_state.in_(UNSAVED) | (
+        (MemorySlice.reason == SliceReason.COMPACTION) & MemorySlice.summarised.is_(False)
+    )
 
 
 def _slice(row: MemorySlice) -> SliceRecord:
@@ -79,14 +104,7 @@ class MemoryRepo(Repo):
         latency_ms: int | None = None,
     ) -> None:
         async with self._db.session() as s, s.begin():
-            row = RecallCheck(
-                chat_id=chat_id, turn_id=turn_id, outcome=outcome, detail=detail,
-                latency_ms=latency_ms, created_at=utcnow(),
-            )  # fmt: skip
-            s.add(row)
-            await s.flush()
-            # Only recent checks are ever shown: keep the table small.
-            await s.execute(delete(RecallCheck).where(RecallCheck.id <= row.id - CHECKS_KEPT))
+            await write_check(s, check_row(chat_id, outcome, turn_id, detail, latency_ms))
 
     async def recent_checks(self, limit: int) -> list[CheckOutcome]:
         """The outcomes of the last `limit` checks, newest first."""
@@ -98,17 +116,15 @@ class MemoryRepo(Repo):
 
     # -- slices -----------------------------------------------------------------------------------
 
-    async def compacted_through(self, session_id: int) -> int:
-        """The last message id the session's summary covers (0: no summary yet)."""
+    async def outlook(self, chat_id: int) -> tuple[int | None, int, bool]:
+        """In one query, what maintenance needs to know before it does anything: the chat's
+        open session (None: no chat yet), how many of its messages no slice holds yet, and
+        whether any slice of the chat has work left. (The chat worker reads it along with its
+        queues instead, `palui.db.queues`.)"""
+        session, unsliced, open_work = outlook_columns(chat_id)
         async with self._db.session() as s:
-            last = await s.scalar(
-                select(func.max(MemorySlice.last_message_id)).where(
-                    MemorySlice.session_id == session_id,
-                    MemorySlice.reason == SliceReason.COMPACTION,
-                    MemorySlice.summarised.is_(True),
-                )
-            )
-        return int(last or 0)
+            row = (await s.execute(select(session, unsliced, open_work))).one()
+        return row[0], int(row[1] or 0), bool(row[2])
 
     async def unsliced_ids(self, session_id: int) -> list[int]:
         """Ids of the session's messages after its last slice, oldest first."""
@@ -152,14 +168,7 @@ class MemoryRepo(Repo):
         async with self._db.session() as s:
             rows = await s.scalars(
                 select(MemorySlice)
-                .where(
-                    MemorySlice.chat_id == chat_id,
-                    (MemorySlice.save_state.in_(UNSAVED))
-                    | (
-                        (MemorySlice.reason == SliceReason.COMPACTION)
-                        & MemorySlice.summarised.is_(False)
-                    ),
-                )
+                .where(MemorySlice.chat_id == chat_id, _open_work())
                 .order_by(MemorySlice.id)
             )
             return [_slice(row) for row in rows]

@@ -4,12 +4,14 @@ turn starts from (the session's summary and its latest messages, with where any 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from palui.db.models import Chat, ChatSession, MessageRow, Turn, utcnow
+from palui.db.models import Chat, ChatSession, MemorySlice, MessageRow, Turn, utcnow
 from palui.db.repo import Repo
-from palui.domain import Message, Role, Taint
+from palui.domain import Message, Role, SliceReason, Taint
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,22 +37,50 @@ def _provenance(row: MessageRow, labels: dict[str, str | None]) -> Provenance:
     return Provenance(row.turn_id, bool(row.tainted), Taint.from_label(label) if label else None)
 
 
+def compacted_through(session_id: int) -> Any:
+    """The last message id the session's summary covers (0: no summary yet), as a subquery."""
+    return (
+        select(func.coalesce(func.max(MemorySlice.last_message_id), 0))
+        .where(
+            MemorySlice.session_id == session_id,
+            MemorySlice.reason == SliceReason.COMPACTION,
+            MemorySlice.summarised.is_(True),
+        )
+        .scalar_subquery()
+    )
+
+
+async def open_session(
+    s: AsyncSession, chat_id: int, insert: Any, kind: str = "private", *, lock: bool = False
+) -> int:
+    """In the caller's transaction: the chat's open session, created (with the chat) on first
+    contact. One SELECT once the chat has one."""
+    found = await s.scalar(select(Chat.current_session_id).where(Chat.id == chat_id))
+    if found is not None:
+        return found
+    await s.execute(
+        insert(Chat)
+        .values(id=chat_id, kind=kind, created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["id"])
+    )
+    chat = await s.get_one(Chat, chat_id, with_for_update=lock, populate_existing=True)
+    if chat.current_session_id is None:
+        session = ChatSession(chat_id=chat_id)
+        s.add(session)
+        await s.flush()
+        chat.current_session_id = session.id
+    return chat.current_session_id
+
+
 class ChatRepo(Repo):
     async def current_session(self, chat_id: int, kind: str = "private") -> int:
         """The chat's open session, created (with the chat) on first contact."""
+        async with self._db.session() as s:
+            found = await s.scalar(select(Chat.current_session_id).where(Chat.id == chat_id))
+        if found is not None:
+            return found  # the usual case: a read, no write transaction
         async with self._db.session() as s, s.begin():
-            await s.execute(
-                self._insert(Chat)
-                .values(id=chat_id, kind=kind, created_at=utcnow())
-                .on_conflict_do_nothing(index_elements=["id"])
-            )
-            chat = await s.get_one(Chat, chat_id, with_for_update=not self._db.is_sqlite)
-            if chat.current_session_id is None:
-                session = ChatSession(chat_id=chat_id)
-                s.add(session)
-                await s.flush()
-                chat.current_session_id = session.id
-            return chat.current_session_id
+            return await open_session(s, chat_id, self._insert, kind, lock=not self._db.is_sqlite)
 
     async def new_session(self, chat_id: int) -> int:
         async with self._db.session() as s, s.begin():
@@ -70,27 +100,31 @@ class ChatRepo(Repo):
             chat.current_session_id = session.id
             return session.id
 
-    async def history(self, session_id: int, limit: int, after: int = 0) -> History:
+    async def history(
+        self, session_id: int, limit: int, after: int = 0, *, after_summary: bool = False
+    ) -> History:
         """The session's summary and its last `limit` messages after message id `after` (what
-        the summary covers), oldest first."""
+        the summary covers; `after_summary`: whatever its compaction slices cover), oldest
+        first. Two reads: the session, and the messages with their turns' taint sources."""
+        since: Any = after
+        if after_summary:
+            since = compacted_through(session_id)
         async with self._db.session() as s:
             session = await s.get_one(ChatSession, session_id)
-            rows = list(
-                await s.scalars(
-                    select(MessageRow)
-                    .where(MessageRow.session_id == session_id, MessageRow.id > after)
-                    .order_by(MessageRow.id.desc())
-                    .limit(limit)
-                )
+            found = list(
+                (
+                    await s.execute(
+                        select(MessageRow, Turn.taint_source)
+                        .outerjoin(Turn, Turn.id == MessageRow.turn_id)
+                        .where(MessageRow.session_id == session_id, MessageRow.id > since)
+                        .order_by(MessageRow.id.desc())
+                        .limit(limit)
+                    )
+                ).all()
             )
-            rows.reverse()
-            tainted_turns = {row.turn_id for row in rows if row.tainted and row.turn_id}
-            labels: dict[str, str | None] = {}
-            if tainted_turns:
-                found = await s.execute(
-                    select(Turn.id, Turn.taint_source).where(Turn.id.in_(tainted_turns))
-                )
-                labels = {turn_id: label for turn_id, label in found.all()}
+        found.reverse()
+        rows = [row for row, _ in found]
+        labels = {row.turn_id: label for row, label in found if row.tainted and row.turn_id}
         return History(
             session_id=session_id,
             summary=session.summary,

@@ -18,6 +18,7 @@ from palui.db.leases import LeaseRepo
 from palui.db.ledger import ActionLedger
 from palui.db.memory import MemoryRepo
 from palui.db.outbox import OutboxRepo
+from palui.db.queues import QueueRepo
 from palui.db.recovery import RecoveryRepo
 from palui.db.retention import RetentionRepo
 from palui.db.runs import RunRepo
@@ -77,3 +78,4 @@ class Store:
         self.web = WebRepo(db)  # the web console's links and sessions
         self.runs = RunRepo(db)  # `palui runs`: a turn's steps
         self.turn_listing = TurnListingRepo(db)  # the web console's turns and their calls
+        self.queues = QueueRepo(db)  # what waits for a chat, in one query (chat.workers)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -24,17 +24,10 @@ from palui.db.models import (
     utcnow,
 )
 from palui.db.repo import Repo
+from palui.db.riders import Riders, ride, usage_row
+from palui.db.sessions import open_session
 from palui.domain import Completion, Fence, Role, Taint, TurnKind, TurnStatus
 from palui.errors import LeaseLost
-
-
-class _Ended(NamedTuple):
-    """What the end of a turn reads back from its row (RETURNING, no second query)."""
-
-    session_id: int
-    chat_id: int
-    tainted: bool
-    reply_to: int | None  # a group's answer is threaded to the message it answers
 
 
 class TurnRepo(Repo):
@@ -61,54 +54,39 @@ class TurnRepo(Repo):
 
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
-        update_ids = [u for u, _ in inputs]
-        untrusted = untrusted or {}
         async with self._db.session() as s, s.begin():
-            left = await _take_previews(s, chat_id, update_ids)
-            s.add(
-                Turn(
-                    id=turn_id,
-                    chat_id=chat_id,
-                    session_id=session_id,
-                    kind=kind,
-                    status=TurnStatus.RUNNING,
-                    started_at=utcnow(),
-                    preview_message_id=left,
-                    tainted=taint is not None,
-                    taint_source=taint.label if taint else None,
-                    requester_id=requester_id,
-                    reply_to=reply_to,
-                )
+            return await _start(
+                s, turn_id, chat_id, session_id, kind, inputs, self._insert,
+                untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
+                reply_to=reply_to,
+            )  # fmt: skip
+
+    async def start_chat_turn(
+        self,
+        turn_id: str,
+        chat_id: int,
+        inputs: Sequence[tuple[int, str]],
+        *,
+        chat_kind: str = "private",
+        rerun: bool = True,
+        untrusted: Mapping[int, Sequence[str]] | None = None,
+        taint: Taint | None = None,
+        requester_id: int | None = None,
+        reply_to: int | None = None,
+    ) -> tuple[int, int | None]:
+        """`start` for a chat turn, in the same one transaction as finding the chat's open
+        session (created on first contact): (the session, the preview it takes over).
+        `rerun=False`: no earlier turn took these messages, so none left a preview."""
+        async with self._db.session() as s, s.begin():
+            session_id = await open_session(
+                s, chat_id, self._insert, chat_kind, lock=not self._db.is_sqlite
             )
-            for update_id, text in inputs:
-                rows = [(words, True) for words in untrusted.get(update_id, ())]
-                if text or not rows:
-                    rows.append((text, False))
-                # The update's first row carries its id: a re-run that finds it adds none.
-                for index, (content, tainted) in enumerate(rows):
-                    added = await s.execute(
-                        self._insert(MessageRow)
-                        .values(
-                            session_id=session_id,
-                            chat_id=chat_id,
-                            role=Role.USER,
-                            content=content,
-                            turn_id=turn_id,
-                            update_id=update_id if index == 0 else None,
-                            tainted=tainted,
-                            created_at=utcnow(),
-                        )
-                        .on_conflict_do_nothing(index_elements=["update_id"])
-                        .returning(MessageRow.id)  # asyncpg reports no reliable rowcount here
-                    )
-                    if index == 0 and added.scalar() is None:
-                        break
-            await s.execute(
-                update(InboxUpdate)
-                .where(InboxUpdate.update_id.in_(update_ids))
-                .values(turn_id=turn_id)
-            )
-        return left
+            left = await _start(
+                s, turn_id, chat_id, session_id, TurnKind.CHAT, inputs, self._insert,
+                rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
+                reply_to=reply_to,
+            )  # fmt: skip
+        return session_id, left
 
     async def record_preview(self, turn_id: str, message_id: int) -> None:
         """The turn's streamed preview was just sent: remember it before anything else happens,
@@ -132,76 +110,35 @@ class TurnRepo(Repo):
         taint: Taint | None = None,
         preview_message_id: int | None = None,
         fence: Fence | None = None,
+        riders: Riders | None = None,
     ) -> int | None:
-        """End a turn in one transaction: its reply into history and the outbox, inbox done.
+        """End a turn in one transaction: its reply into history and the outbox, inbox done,
+        and the bookkeeping it still owes (`riders`).
 
         `preview_message_id`: the reply's first part is delivered as an edit of that message
         (the turn's streamed preview). Under a `fence` (the chat lease the turn runs under)
         nothing is written once another process took the lease over: `LeaseLost`. Returns the
         reply's outbox id."""
-        outbox_id: int | None = None
-        values: dict[str, Any] = {
-            "status": status, "ended_at": utcnow(), "steps": steps, "budget_hit": budget_hit,
-            "error": error,
-        }  # fmt: skip
-        if taint is not None:
-            source = func.coalesce(Turn.taint_source, taint.label)
-            values |= {"tainted": True, "taint_source": source}
-        ending = update(Turn).where(Turn.id == turn_id)
-        if fence is not None:
-            # Folded into the turn's own UPDATE: a stale holder's end changes nothing.
-            ending = ending.where(held_by(fence))
-        ending = ending.values(**values).returning(
-            Turn.session_id, Turn.chat_id, Turn.tainted, Turn.reply_to
-        )
         async with self._db.session() as s, s.begin():
-            ended = (
-                await s.execute(ending.execution_options(synchronize_session=False))
-            ).one_or_none()
-            if ended is None:
-                if fence is not None:
-                    raise LeaseLost(fence.chat_id)
-                raise NoResultFound(f"no turn {turn_id}")
-            turn = _Ended(ended.session_id, ended.chat_id, bool(ended.tainted), ended.reply_to)
-            if reply is not None:
-                if remember:
-                    s.add(
-                        MessageRow(
-                            session_id=turn.session_id,
-                            chat_id=turn.chat_id,
-                            role=Role.ASSISTANT,
-                            content=reply,
-                            turn_id=turn_id,
-                            tainted=turn.tainted,
-                        )
-                    )
-                outbox = OutboxMessage(
-                    chat_id=turn.chat_id, text=reply, turn_id=turn_id,
-                    edit_message_id=preview_message_id, reply_to=turn.reply_to,
-                )  # fmt: skip
-                s.add(outbox)
-                await s.flush()
-                outbox_id = outbox.id
-            await mark_inbox_done(s, update_ids, turn_id)
-            # A resumed turn that ends is no longer paused.
-            await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
-        return outbox_id
+            return await _finish(
+                s, turn_id, status, update_ids=update_ids, reply=reply, remember=remember,
+                steps=steps, budget_hit=budget_hit, error=error, taint=taint,
+                preview_message_id=preview_message_id, fence=fence, riders=riders,
+            )  # fmt: skip
+
+    async def write_riders(self, riders: Riders) -> None:
+        """What a turn owes that found no transaction to ride on (it stopped mid-way)."""
+        if riders:
+            async with self._db.session() as s, s.begin():
+                await ride(s, riders)
 
     async def record_model_call(
         self, turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float
     ) -> None:
+        """A model call outside a turn (compaction) or the caller's own: a transaction."""
         async with self._db.session() as s, s.begin():
-            s.add(
-                ModelCall(
-                    turn_id=turn_id,
-                    chat_id=chat_id,
-                    model=completion.model,
-                    prompt_tokens=completion.usage.prompt_tokens,
-                    completion_tokens=completion.usage.completion_tokens,
-                    total_tokens=completion.usage.total_tokens,
-                    latency_ms=round(latency_s * 1000),
-                    created_at=utcnow(),
-                )
+            await s.execute(
+                insert(ModelCall).values(usage_row(turn_id, chat_id, completion, latency_s))
             )
 
     async def tokens_since(self, since: datetime) -> int:
@@ -257,3 +194,135 @@ async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int
         update(Turn).where(*left, Turn.status != TurnStatus.DONE).values(preview_message_id=None)
     )
     return ids[0]
+
+
+async def _finish(
+    s: AsyncSession,
+    turn_id: str,
+    status: TurnStatus,
+    *,
+    update_ids: Sequence[int],
+    reply: str | None,
+    remember: bool,
+    steps: int,
+    budget_hit: str | None,
+    error: str | None,
+    taint: Taint | None,
+    preview_message_id: int | None,
+    fence: Fence | None,
+    riders: Riders | None,
+) -> int | None:
+    """The turn's end, one statement per row it touches (each can carry a lease fence)."""
+    values: dict[str, object] = {
+        "status": status, "ended_at": utcnow(), "steps": steps, "budget_hit": budget_hit,
+        "error": error,
+    }  # fmt: skip
+    if taint is not None:
+        values["tainted"] = True
+        values["taint_source"] = func.coalesce(Turn.taint_source, taint.label)
+    ending = update(Turn).where(Turn.id == turn_id)
+    if fence is not None:
+        # Folded into the turn's own UPDATE: a stale holder's end changes nothing.
+        ending = ending.where(held_by(fence))
+    ending = ending.values(**values).returning(
+        Turn.session_id, Turn.chat_id, Turn.tainted, Turn.reply_to
+    )
+    ended = (await s.execute(ending.execution_options(synchronize_session=False))).one_or_none()
+    if ended is None:
+        if fence is not None:
+            raise LeaseLost(fence.chat_id)
+        raise NoResultFound(f"no turn {turn_id}")
+    outbox_id: int | None = None
+    if reply is not None:
+        if remember:
+            await s.execute(
+                insert(MessageRow).values(
+                    session_id=ended.session_id, chat_id=ended.chat_id, role=Role.ASSISTANT,
+                    content=reply, turn_id=turn_id, tainted=bool(ended.tainted),
+                    created_at=utcnow(),
+                )
+            )  # fmt: skip
+        added = await s.execute(
+            insert(OutboxMessage).values(
+                chat_id=ended.chat_id, text=reply, turn_id=turn_id, parts_sent=0,
+                edit_message_id=preview_message_id, reply_to=ended.reply_to,
+                created_at=utcnow(),
+            ).returning(OutboxMessage.id)
+        )  # fmt: skip
+        outbox_id = int(added.scalar_one())
+    if update_ids:
+        await mark_inbox_done(s, update_ids, turn_id)
+    else:
+        # A resumed turn (its messages were handled when it paused) is no longer paused; a
+        # chat turn's messages are never a paused turn's, so it skips this statement.
+        await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
+    await ride(s, riders)
+    return outbox_id
+
+
+async def _start(
+    s: AsyncSession,
+    turn_id: str,
+    chat_id: int,
+    session_id: int,
+    kind: TurnKind,
+    inputs: Sequence[tuple[int, str]],
+    insert_for: Any,
+    *,
+    rerun: bool = True,
+    untrusted: Mapping[int, Sequence[str]],
+    taint: Taint | None,
+    requester_id: int | None,
+    reply_to: int | None,
+) -> int | None:
+    update_ids = [u for u, _ in inputs]
+    # Only messages an earlier turn took (and was interrupted on) can have left a preview.
+    left = await _take_previews(s, chat_id, update_ids) if rerun else None
+    await s.execute(
+        insert(Turn).values(
+            id=turn_id, chat_id=chat_id, session_id=session_id, kind=kind,
+            status=TurnStatus.RUNNING, started_at=utcnow(), preview_message_id=left,
+            tainted=taint is not None, taint_source=taint.label if taint else None,
+            requester_id=requester_id, reply_to=reply_to,
+        )
+    )  # fmt: skip
+    if not inputs:
+        return left
+    row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
+    if not untrusted:
+        # One statement for all the messages; a redelivered update adds nothing.
+        await s.execute(
+            insert_for(MessageRow)
+            .values([
+                row | {
+                    "content": text, "update_id": update_id, "tainted": False,
+                    "created_at": utcnow(),
+                }
+                for update_id, text in inputs
+            ])
+            .on_conflict_do_nothing(index_elements=["update_id"])
+        )  # fmt: skip
+    else:
+        for update_id, text in inputs:
+            rows = [(words, True) for words in untrusted.get(update_id, ())]
+            if text or not rows:
+                rows.append((text, False))
+            # The update's first row carries its id: a re-run that finds it adds none.
+            for index, (content, tainted) in enumerate(rows):
+                added = await s.execute(
+                    insert_for(MessageRow)
+                    .values(
+                        row | {
+                            "content": content, "tainted": tainted, "created_at": utcnow(),
+                            "update_id": update_id if index == 0 else None,
+                        }
+                    )
+                    .on_conflict_do_nothing(index_elements=["update_id"])
+                    .returning(MessageRow.id)  # asyncpg reports no reliable rowcount here
+                )  # fmt: skip
+                if index == 0 and added.scalar() is None:
+                    break
+    await s.execute(
+        update(InboxUpdate).where(InboxUpdate.update_id.in_(update_ids)).values(turn_id=turn_id)
+    )
+    return left

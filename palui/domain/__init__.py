@@ -373,3 +373,4 @@ class CallChange:
     result: str | None = None
     went_out: bool = False  # the call is going out now: the daily send cap counts it
     duration_s: float | None = None
+    at: datetime | None = None  # when it happened, if it is written later (None: when written)

@@ -69,11 +69,19 @@ class Keeper:
         self._recall = recall
         self._saving = saving
 
-    async def maintain(self, chat_id: int) -> None:
+    async def maintain(
+        self, chat_id: int, outlook: tuple[int | None, int, bool] | None = None
+    ) -> None:
         """Compact the chat's session if it has grown too long; finish any slice left undone
         (a crash, recall or the model down). Never raises: the next turn must go on."""
         try:
-            session_id = await self._store.chats.current_session(chat_id)
+            # One read in the usual case: a session short enough, and nothing left undone.
+            # `outlook`: the chat worker read it along with its queues (palui.db.queues).
+            if outlook is None:
+                outlook = await self._store.memory.outlook(chat_id)
+            session_id, unsliced, open_work = outlook
+            if session_id is None or (unsliced <= self._compact_after and not open_work):
+                return
             slices = await self._store.memory.open_slices(chat_id)
             compacting = any(
                 s.session_id == session_id

@@ -1,7 +1,8 @@
 """`Memory`: what the chat workers, the turns and the connector sheet ask about memory.
 
 The recall connector may be missing (`[recall] enabled = false`), paused on its card, or down;
-each switch is read from the database before a turn, so a tap counts from the next turn on.
+each switch is read from the database before a turn (through the `Switchboard`, which reloads
+them when the settings version moves), so a tap counts from the next turn on.
 Compaction (the session's summary) works without recall.
 """
 
@@ -12,12 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from palui.db import History, Store
+from palui.db.riders import Riders
 from palui.domain import RECALL_ID, CheckOutcome
 from palui.memory.keeper import Keeper, SaveResult
 from palui.memory.recall import Recalled, auto_recall
 from palui.memory.switches import SKIP_WINDOW, Switch, SwitchState, skip_rate
 from palui.ports import ChatModel, Toolset
 from palui.tools.registry import ToolRegistry
+from palui.tools.switchboard import Switchboard
 
 NEW_SAVE_TIMEOUT_S = 15.0
 
@@ -46,6 +49,7 @@ class Memory:
         self._is_paused = is_paused
         self.switches = config.defaults
         self.recent_checks: Sequence[str] = ()
+        self._board: Switchboard | None = None
         self._keeper = Keeper(
             store, model, compact_after=config.compact_after, keep=config.history_messages,
             recall=self.toolset, saving=lambda: self._on(Switch.AUTO_SAVE),
@@ -84,6 +88,16 @@ class Memory:
         await self.refresh(checks=True)
         return value
 
+    def follow(self, board: Switchboard) -> None:
+        """The switches are kept fresh by `board` (it reloads them whenever the settings
+        version moves, which the chat worker's look reads before every round of turns), so a
+        turn and maintenance read none themselves."""
+        self._board = board
+
+    async def _fresh(self) -> None:
+        if self._board is None:
+            await self.refresh()  # no board (tests, one-off commands): read them now
+
     def offers_tools(self, connector_id: str) -> bool:
         """Whether a connector's tools may be offered as far as memory is concerned."""
         return connector_id != RECALL_ID or self.switches.memory_tools
@@ -105,17 +119,21 @@ class Memory:
     async def history(self, session_id: int) -> History:
         """The turn's history: the summary and the messages after what it covers (at most
         `compact_after`, should compaction have fallen behind)."""
-        through = await self._store.memory.compacted_through(session_id)
-        return await self._store.chats.history(session_id, self._config.compact_after, through)
+        return await self._store.chats.history(
+            session_id, self._config.compact_after, after_summary=True
+        )
 
-    async def recall(self, chat_id: int, turn_id: str, text: str) -> Recalled:
-        """Auto-recall for a chat turn about to start (switches are read fresh)."""
-        await self.refresh()
+    async def recall(
+        self, chat_id: int, turn_id: str, text: str, riders: Riders | None = None
+    ) -> Recalled:
+        """Auto-recall for a chat turn about to start (switches are read fresh). `riders`: the
+        check is recorded with the turn's next write rather than on its own."""
+        await self._fresh()
         if not self._on(Switch.AUTO_RECALL):
             return Recalled()
         return await auto_recall(
             self._store, self.toolset(), chat_id, turn_id, text,
-            timeout_s=self._config.recall_timeout_s,
+            timeout_s=self._config.recall_timeout_s, riders=riders,
         )  # fmt: skip
 
     async def command_seen(self, chat_id: int) -> None:
@@ -126,10 +144,13 @@ class Memory:
 
     # -- between turns -----------------------------------------------------------------------------
 
-    async def maintain(self, chat_id: int) -> None:
-        """Compaction and auto-save before the next turn, in the chat's worker. Never raises."""
-        await self.refresh()
-        await self._keeper.maintain(chat_id)
+    async def maintain(
+        self, chat_id: int, outlook: tuple[int | None, int, bool] | None = None
+    ) -> None:
+        """Compaction and auto-save before the next turn, in the chat's worker. Never raises.
+        `outlook`: what `MemoryRepo.outlook` says, if the caller read it already."""
+        await self._fresh()
+        await self._keeper.maintain(chat_id, outlook)
 
     async def save_for_new(self, chat_id: int) -> SaveResult | None:
         """/new: save what the session holds that is not saved yet. None: auto-save is off."""

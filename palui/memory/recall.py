@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from palui.db import Store
+from palui.db.riders import Riders
 from palui.domain import COMMAND_RE, ConnectorState
 from palui.logs import get_logger
 from palui.memory.switches import CheckOutcome
@@ -50,18 +51,28 @@ async def auto_recall(
     text: str,
     *,
     timeout_s: float,
+    riders: Riders | None = None,
 ) -> Recalled:
-    """Ask recall (the caller checked the switch and the pause); record how it went."""
-    if not worth_asking(text):
-        await store.memory.record_check(chat_id, CheckOutcome.SKIPPED, turn_id=turn_id)
-        return Recalled()
+    """Ask recall (the caller checked the switch and the pause); record how it went (with the
+    turn's next write when `riders` is given)."""
     started = time.monotonic()
 
     async def record(outcome: CheckOutcome, detail: str | None = None) -> None:
-        latency = round((time.monotonic() - started) * 1000)
+        latency = (
+            None if outcome is CheckOutcome.SKIPPED else round((time.monotonic() - started) * 1000)
+        )
+        if riders is not None:
+            riders.recall_check(
+                chat_id, outcome, turn_id=turn_id, detail=detail, latency_ms=latency
+            )
+            return
         await store.memory.record_check(
             chat_id, outcome, turn_id=turn_id, detail=detail, latency_ms=latency
         )
+
+    if not worth_asking(text):
+        await record(CheckOutcome.SKIPPED)
+        return Recalled()
 
     if toolset is None or toolset.status().state is not ConnectorState.CONNECTED:
         await record(CheckOutcome.FAILED, "recall is not connected")

@@ -15,6 +15,7 @@ Rules (DESIGN §1.3):
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
@@ -26,6 +27,8 @@ from palui.policy.classify import classify, definition_hash
 from palui.policy.kinds_file import KindsFile
 from palui.tools.names import full_name
 from palui.tools.registry import BUILTIN_IDS
+
+CACHE_SIZE = 2_048  # tool names whose entries are kept; far more than a turn offers
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +92,10 @@ class ToolCatalog:
         self._start_on = start_on
         self._stored = dict(stored)
         self._globs = dict(globs)
-        self._cache: dict[tuple[str, str], CatalogEntry] = {}
+        # One entry per tool name, for its latest definition only (a tool whose definition
+        # keeps changing replaces its entry instead of adding one), and at most CACHE_SIZE
+        # names, least recently used first out: memory stays flat however long Palui runs.
+        self._cache: OrderedDict[str, tuple[str, CatalogEntry]] = OrderedDict()
 
     @property
     def kinds_digest(self) -> str | None:
@@ -102,20 +108,21 @@ class ToolCatalog:
     def remember(self, name: str, stored: StoredTool) -> None:
         """The service saved new settings for a tool (a switch or a class from the chat)."""
         self._stored[name] = stored
-        self._cache = {key: entry for key, entry in self._cache.items() if key[0] != name}
+        self._cache.pop(name, None)
 
     def reload(self, stored: Mapping[str, StoredTool]) -> None:
         """Another process changed the stored settings (`palui.tools.switchboard`): take them
         all, and forget every entry drawn from the old ones."""
         self._stored = dict(stored)
-        self._cache = {}
+        self._cache.clear()
 
     def entry(self, connector_id: str, remote: RemoteTool) -> CatalogEntry:
         name = full_name(connector_id, remote.name)
         digest = definition_hash(remote)
-        cached = self._cache.get((name, digest))
-        if cached is not None:
-            return cached
+        cached = self._cache.get(name)
+        if cached is not None and cached[0] == digest:
+            self._cache.move_to_end(name)
+            return cached[1]
         stored = self._stored.get(name)
         override = None
         if stored is not None and stored.tool_class is not None:
@@ -144,8 +151,16 @@ class ToolCatalog:
         entry = CatalogEntry(
             name, connector_id, remote, classification, enabled, stored is None, changed
         )
-        self._cache[(name, digest)] = entry
+        self._cache[name] = (digest, entry)
+        self._cache.move_to_end(name)
+        while len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
         return entry
+
+    @property
+    def cached(self) -> int:
+        """How many entries the cache holds (tests: it stays bounded)."""
+        return len(self._cache)
 
     def _switch(
         self,

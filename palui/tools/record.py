@@ -6,16 +6,23 @@ result, its timing, and the story stage by stage (hooks, guards, policy, approva
 guard, send cap, ledger, execution, post hooks) that `palui runs show` explains. `TurnTools`
 tells it each stage as the call moves on; nothing else writes a call's record.
 
-The record says `running` before the call goes out, so a crash or a /stop mid-call leaves an
-unknown outcome behind rather than no record at all (`palui.db.recovery` settles it).
+A call that changes the world (or sends out) is recorded `running` before it goes out, so a
+crash or a /stop mid-call leaves an unknown outcome behind rather than no record at all
+(`palui.db.recovery` settles it). A read-only call is written once, when it ends: its policy
+decision and its start wait in memory until then (a crash mid-read leaves no record of it; it
+changed nothing, and the turn runs again). Each write carries the bookkeeping the turn owes
+(`palui.db.riders`), so a read-tool call costs one transaction.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from palui.db.riders import Riders
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, ToolCallRequest
 
 # A card's outcome for a held call that never ran (not "unknown": that one is still running
@@ -27,21 +34,54 @@ class CallStore(Protocol):
     """Where call records are kept (implemented by `palui.db.calls.CallRecordRepo`)."""
 
     async def save(
-        self, turn_id: str, chat_id: int, step: int, call_id: str, change: CallChange
-    ) -> None: ...
+        self,
+        turn_id: str,
+        chat_id: int,
+        step: int,
+        call_id: str,
+        change: CallChange,
+        *,
+        earlier: Sequence[CallChange] = (),
+        row_id: int | None = None,
+        fresh: bool = False,
+        riders: Riders | None = None,
+    ) -> int | None: ...
 
     async def sends_since(self, since: datetime) -> int: ...
 
     async def first_cap_notice(self, chat_id: int, day: str) -> bool: ...
 
 
-class CallRecord:
-    """The records of one turn's calls; records nothing without a store (unit tests)."""
+@dataclass(slots=True)
+class _Kept:
+    """What this drive knows of one call's record: changes not written yet, and the row."""
 
-    def __init__(self, store: CallStore | None, turn_id: str, chat_id: int) -> None:
+    pending: list[CallChange] = field(default_factory=list)
+    saved: bool = False
+    row_id: int | None = None
+
+
+class CallRecord:
+    """The records of one turn's calls; records nothing without a store (unit tests).
+
+    `resumed`: the turn ran before (a paused turn driven on), so a call's record may exist
+    already and is looked up; otherwise a call's first write is a plain INSERT."""
+
+    def __init__(
+        self,
+        store: CallStore | None,
+        turn_id: str,
+        chat_id: int,
+        *,
+        resumed: bool = False,
+        riders: Riders | None = None,
+    ) -> None:
         self.store = store
         self._turn_id = turn_id
         self._chat_id = chat_id
+        self._resumed = resumed
+        self._riders = riders
+        self._calls: dict[tuple[int, str], _Kept] = {}
 
     async def stage(
         self,
@@ -75,10 +115,11 @@ class CallRecord:
         if held:
             detail = {"arguments": call.arguments, "decision_id": decision_id}
         entry = StageEntry(CallStage.POLICY, decision, why, detail)
+        # A call that runs: written with its start (a world-changing one) or its end (a read).
         await self._save(call, step, CallChange(
             call.name, entry, status=CallStatus.HELD if held else None, tool_class=tool_class,
             decision=decision, decision_id=decision_id, reason=why,
-        ))  # fmt: skip
+        ), defer=not held)  # fmt: skip
 
     async def approved(
         self,
@@ -110,12 +151,17 @@ class CallRecord:
         tool_class: str | None,
         sends_out: bool,
     ) -> None:
-        """Written before the call goes out: the send cap counts it even if we crash mid-call."""
+        """Written before a world-changing call goes out: the send cap counts it even if we
+        crash mid-call, and recovery settles it as unknown. A read's start is written with its
+        end."""
         entry = StageEntry(CallStage.EXECUTE, str(CallStatus.RUNNING), "", {"arguments": arguments})
+        changes_the_world = tool_class != "read" or sends_out  # None: destructive
+        # A re-run's token usage is not left to a read's end (a crash loop would evade the cap).
+        owed = self._riders is not None and self._riders.eager and bool(self._riders.usage)
         await self._save(call, step, CallChange(
             call.name, entry, status=CallStatus.RUNNING, tool_class=tool_class,
             sends_out=sends_out, went_out=True,
-        ))  # fmt: skip
+        ), defer=not (changes_the_world or owed))  # fmt: skip
 
     async def ended(
         self,
@@ -131,9 +177,28 @@ class CallRecord:
             call.name, entry, settles=True, status=status, result=result, duration_s=duration_s,
         ))  # fmt: skip
 
-    async def _save(self, call: ToolCallRequest, step: int, change: CallChange) -> None:
+    async def ledger(
+        self, call: ToolCallRequest, step: int, claimed: str, reason: str, action_id: int | None
+    ) -> None:
+        """The ledger's claim: written with the call's start (or its settling, a repeat)."""
+        entry = StageEntry(CallStage.LEDGER, claimed, reason, {"action_id": action_id})
+        await self._save(call, step, CallChange(call.name, entry), defer=True)
+
+    async def _save(
+        self, call: ToolCallRequest, step: int, change: CallChange, *, defer: bool = False
+    ) -> None:
         if self.store is None:
             return
-        # The arguments as they stand at this stage: in the end, what ran.
-        change = dataclasses.replace(change, arguments=call.arguments)
-        await self.store.save(self._turn_id, self._chat_id, step, call.id, change)
+        # The arguments as they stand at this stage (in the end, what ran), and when.
+        change = dataclasses.replace(change, arguments=call.arguments, at=datetime.now(UTC))
+        kept = self._calls.setdefault((step, call.id), _Kept())
+        if defer:
+            kept.pending.append(change)
+            return
+        row_id = await self.store.save(
+            self._turn_id, self._chat_id, step, call.id, change, earlier=tuple(kept.pending),
+            row_id=kept.row_id, fresh=not (kept.saved or self._resumed), riders=self._riders,
+        )  # fmt: skip
+        kept.pending.clear()
+        kept.saved = True
+        kept.row_id = row_id

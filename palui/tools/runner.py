@@ -1,8 +1,9 @@
 """The one place a tool call goes through: resolve, decide, record, run within a time limit.
 
 The policy decision (DESIGN §1.4) is taken here for every call, right before it would run, and
-recorded with its decision id. Every call is recorded *before* it goes out, so a crash or a /stop
-mid-call leaves a record whose outcome is unknown rather than no record at all.
+recorded with its decision id. Every call that changes the world is recorded *before* it goes
+out, so a crash or a /stop mid-call leaves a record whose outcome is unknown rather than no record
+at all; a read-only call is recorded once, when it ends (`palui.tools.record`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from itertools import count
 from typing import Any
 
+from palui.db.riders import Riders
 from palui.domain import (
     ActionState,
     CallStage,
@@ -37,6 +39,7 @@ from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.hooks import ToolCall, ToolResult
+from palui.tools.lazy import LazyInputs
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
 from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks, pre_hooks
@@ -80,10 +83,15 @@ class TurnTools:
         notify: Notify | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         named: NamedDestinations | None = None,
+        resumed: bool = False,
+        riders: Riders | None = None,
+        lazy: LazyInputs | None = None,
     ) -> None:
         self.offer = offer
         self.rules = rules or ToolRules()
-        self.record = CallRecord(store, turn_id, chat_id)
+        # What the turn owes the database besides (token usage...): its next write carries it.
+        self.riders = riders if riders is not None else Riders()
+        self.record = CallRecord(store, turn_id, chat_id, resumed=resumed, riders=self.riders)
         self._notify = notify
         self._now = now
         # Calls that went through the hooks and guards, by call id: run() doesn't repeat them.
@@ -95,6 +103,7 @@ class TurnTools:
         self.kind = kind
         self.catalog = catalog or ToolCatalog(None, {}, {})
         self.policy = TurnPolicy(offer, self.catalog, kind, just_approved, named)
+        self._lazy = lazy  # the person's words, recent approvals: read when a call needs them
         self.taint = taint  # set once the turn reads untrusted content; never cleared
         self._turn_id = turn_id
         self._result_limit = result_limit
@@ -146,8 +155,11 @@ class TurnTools:
         its outcome when a hook or a guard settled it. Asked before the approval check, so a card
         shows (and its approval binds to) the arguments that will run."""
         tool = self.offer.tools.get(call.name)
-        if tool is None or self.classification(call.name) is None:
+        classification = self.classification(call.name)
+        if tool is None or classification is None:
             return call  # run() refuses it with its reason
+        if self._lazy is not None:
+            await self._lazy.for_call(self.policy, classification)  # before the policy decides
         try:
             original = parse_arguments(call.arguments)
         except ValueError as exc:  # settled here: the policy and a card never see it
@@ -307,10 +319,8 @@ class TurnTools:
         action = await self._claims.claim(call.name, tool_class, arguments)
         if action is not None:
             claimed = "claimed" if action.state == ActionState.NEW else action.state
-            await self.record.stage(
-                call, step, CallStage.LEDGER, claimed,
-                LEDGER_REASONS.get(action.state, ""), {"action_id": action.action_id},
-            )  # fmt: skip
+            reason = LEDGER_REASONS.get(action.state, "")
+            await self.record.ledger(call, step, claimed, reason, action.action_id)
         if action is not None and action.state != ActionState.NEW:
             repeated = await self._repeat(call, step, tool, action)
             # The recorded result is the raw one: the post hooks see it too (e.g. to redact).

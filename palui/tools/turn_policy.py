@@ -32,6 +32,15 @@ class TurnPolicy:
         # Digests of calls approved moments ago: an idempotent write may repeat without a card.
         self._just_approved = just_approved
 
+    def know(
+        self, named: NamedDestinations | None = None, just_approved: frozenset[str] | None = None
+    ) -> None:
+        """Inputs read lazily (`palui.tools.lazy`), once a call needs them."""
+        if named is not None:
+            self._named = named
+        if just_approved is not None:
+            self._just_approved = just_approved
+
     def classification(self, name: str) -> Classification | None:
         tool = self._offer.tools.get(name)
         if tool is None:

@@ -39,7 +39,7 @@ async def end(
     """Commit the turn's end; the reply's outbox id. `fence=` (the chat lease the turn runs
     under) makes it conditional on that lease still holding (`LeaseLost` if not)."""
     return await parts.store.turns.finish(
-        turn_id, status, update_ids=update_ids, taint=tools.taint, **fields
+        turn_id, status, update_ids=update_ids, taint=tools.taint, riders=tools.riders, **fields
     )
 
 

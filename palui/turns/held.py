@@ -16,7 +16,7 @@ ledger claim and the approval claim are themselves conditional on the fence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from palui.approvals.cards import edited_note
 from palui.approvals.decisions import CHANGED, DENIED, EXPIRED, STILL_RUNNING, Approvals
@@ -73,6 +73,8 @@ class TurnCalls:
     gate: CallGate | None = None
     fence: Fence | None = None
     fences: Fences | None = None
+    # Calls whose switches `prepare` synced: their run right after needs no second lookup.
+    _synced: set[str] = field(default_factory=set)
 
     async def _confirm(self) -> None:
         if self.fence is not None and self.fences is not None:
@@ -84,6 +86,7 @@ class TurnCalls:
     async def prepare(self, call: ToolCallRequest, step: int) -> ToolCallRequest | ToolOutcome:
         if self.gate is not None:
             await self.gate.board.sync()  # the approval check next reads the class set now
+            self._synced.add(call.id)
         return await self.tools.prepare(call, step)
 
     def needs_approval(self, call: ToolCallRequest) -> bool:
@@ -100,7 +103,9 @@ class TurnCalls:
         tool = self.tools.offer.tools.get(call.name)
         if self.gate is None or tool is None:
             return None  # not offered: TurnTools refuses it with its reason
-        reason = await self.gate.refusal(tool)
+        synced = call.id in self._synced
+        self._synced.discard(call.id)  # a held call run later (a resume) is synced again
+        reason = await self.gate.refusal(tool, synced=synced)
         if reason is None:
             return None
         await self.tools.record.stage(call, step, CallStage.POLICY, "refused", reason)

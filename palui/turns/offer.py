@@ -1,7 +1,8 @@
 """Which tools a turn is offered: switched on, its connector not paused, allowed by the policy
 matrix for the turn's kind and taint, ranked by what was said, at most `max_tools`. The
-switches are brought in step with the database first (`Switchboard.sync`: one small query, a
-reload only when another change was committed), so a tap in any process counts from here."""
+switches are brought in step with the database first (`Switchboard.sync_once`: the version the
+chat worker's look read just before, else one small query; a reload only when another change
+was committed), so a tap in any process counts from here."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class Offers:
 
     async def _sync(self) -> None:
         if self.board is not None:
-            await self.board.sync()
+            await self.board.sync_once()  # the worker's look just before may stand for it
 
     async def for_messages(
         self, recent: Sequence[Message], kind: TurnKind, tainted: bool

@@ -10,11 +10,13 @@ from datetime import datetime, timedelta
 from palui.agent.turn import TurnDeps
 from palui.approvals.decisions import Approvals
 from palui.db import Store
+from palui.db.riders import Riders
 from palui.domain import Completion, Fence, Taint, TurnKind
 from palui.memory import Memory
 from palui.policy.named import NamedDestinations
 from palui.ports import Channel, ChatModel, Fences
 from palui.tools.catalog import ToolCatalog
+from palui.tools.lazy import LazyInputs, Words
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import TurnTools
 from palui.tools.switchboard import CallGate
@@ -47,28 +49,42 @@ class TurnParts:
         chat_id: int,
         kind: TurnKind,
         taint: Taint | None,
-        words: Sequence[str] = (),
+        words: Sequence[str] | Words = (),
         fence: Fence | None = None,
+        *,
+        riders: Riders | None = None,
+        resumed: bool = False,
     ) -> TurnTools:
-        """The turn's tools; `words` are the person's own (`palui.turns.words`): once tainted,
-        the turn sends out without a card only to what they name or the operator allows. Its
+        """The turn's tools; `words` are the person's own (`palui.turns.words`), or how to read
+        them: once tainted, the turn sends out without a card only to what they name or the
+        operator allows. Read lazily with the recent approvals, when a call needs them. Its
         ledger claims are made under `fence`, the chat lease the turn runs under."""
-        named = NamedDestinations.of(words, self.limits.allowed_destinations)
+        allowed = self.limits.allowed_destinations
         since = self.now() - IDEMPOTENT_RETRY_WINDOW
-        recent = await self.store.approvals.recent_executed_digests(chat_id, since)
+
+        async def digests() -> frozenset[str]:
+            return frozenset(await self.store.approvals.recent_executed_digests(chat_id, since))
+
+        if callable(words):
+            lazy = LazyInputs(words, allowed, digests)
+            named = None
+        else:
+            lazy = LazyInputs(None, allowed, digests)
+            named = NamedDestinations.of(words, allowed)
         return TurnTools(
             offer, self.store.tool_calls, turn_id, kind=kind, catalog=self.catalog,
             taint=taint, result_limit=self.limits.tool_result_chars,
-            just_approved=frozenset(recent), ledger=self.store.actions.fenced(fence),
-            chat_id=chat_id, rules=self.limits.tool_rules,
-            notify=self.store.outbox.add, now=self.now, named=named,
+            ledger=self.store.actions.fenced(fence), chat_id=chat_id,
+            rules=self.limits.tool_rules, notify=self.store.outbox.add, now=self.now,
+            named=named, resumed=resumed, riders=riders, lazy=lazy,
         )  # fmt: skip
 
     def deps(
         self, turn_id: str, chat_id: int, tools: TurnTools, fence: Fence | None = None
     ) -> TurnDeps:
         async def record_usage(completion: Completion, latency_s: float) -> None:
-            await self.store.turns.record_model_call(turn_id, chat_id, completion, latency_s)
+            # Written with the turn's next transaction: a call's record, or the turn's end.
+            tools.riders.model_call(turn_id, chat_id, completion, latency_s)
 
         return TurnDeps(
             model=self.model,

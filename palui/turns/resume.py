@@ -34,7 +34,9 @@ async def resume(
         tainted = context.taint is not None
         offer = await parts.offers.named(context.offer, context.kind, tainted)
         said = await words.of_paused_turn(parts.store, turn_id, context.kind)
-        tools = await parts.tools(offer, turn_id, chat_id, context.kind, context.taint, said, fence)
+        tools = await parts.tools(
+            offer, turn_id, chat_id, context.kind, context.taint, said, fence, resumed=True
+        )
         log.info("turn_resumed")
         held = {call.id for call in snapshot.step_calls} - set(snapshot.outcomes)
         decisions = await parts.approvals.decisions(turn_id, held, tools.offer)

@@ -88,9 +88,14 @@ class TurnRunner:
         batch: Sequence[Inbound],
         fence: Fence | None = None,
         images: Mapping[str, tuple[str, ...]] | None = None,
+        *,
+        rerun: bool = True,
     ) -> None:
-        """`images`: photos for this turn's model calls, by their message's text (palui.media)."""
-        await run_chat_turn(self._parts, self._drive, chat_id, batch, fence, images or {})
+        """`images`: photos for this turn's model calls, by their message's text (palui.media).
+        `rerun=False`: no earlier turn took these messages (see `chat_turn`)."""
+        await run_chat_turn(
+            self._parts, self._drive, chat_id, batch, fence, images or {}, rerun=rerun
+        )
 
     async def run_webhook_turn(self, delivery: Delivery, fence: Fence | None = None) -> None:
         await run_webhook_turn(self._parts, self._drive, delivery, fence)

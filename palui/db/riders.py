@@ -1,0 +1,101 @@
+"""Rows a turn owes the database that ride on its next transaction instead of taking their own.
+
+A model call's token usage and an auto-recall check used to be a transaction each, three or
+four commits a turn. They are bookkeeping: nothing goes out on the strength of them, and what
+reads them (the token cap, the skip rate on the recall card) reads them between turns. So a
+turn keeps them here and the next write it makes anyway carries them: a tool call's record
+(`palui.db.calls`), the turn's end, pause or failure (`palui.db.turns`). A turn that stops
+without any of those (a shutdown mid-call) writes them on its own (`TurnRepo.write_riders`).
+
+The price, on purpose: a `kill -9` while a read-only tool call is out (or while a streamed
+preview closes) loses the token count of the model call just before it. So that a crash loop
+(a read call that kills the process every time) cannot spend past the daily token cap, a turn
+that re-runs messages an earlier turn was interrupted on is `eager`: a read call of its is
+recorded before it goes out whenever usage waits, and the usage rides on that record. Only a
+batch's first attempt can lose a count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palui.db.models import ModelCall, RecallCheck, utcnow
+from palui.domain import CheckOutcome, Completion
+
+CHECKS_KEPT = 1_000  # only recent auto-recall checks are ever shown
+PRUNE_EVERY = 100  # the checks are pruned when a new one's id is a multiple of this
+
+
+@dataclass(slots=True)
+class Riders:
+    usage: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    eager: bool = False  # a re-run: usage is written before any call goes out (see above)
+
+    def __bool__(self) -> bool:
+        return bool(self.usage or self.checks)
+
+    def model_call(
+        self, turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float
+    ) -> None:
+        self.usage.append(usage_row(turn_id, chat_id, completion, latency_s))
+
+    def recall_check(
+        self,
+        chat_id: int,
+        outcome: CheckOutcome,
+        *,
+        turn_id: str | None = None,
+        detail: str | None = None,
+        latency_ms: int | None = None,
+    ) -> None:
+        self.checks.append(check_row(chat_id, outcome, turn_id, detail, latency_ms))
+
+
+def usage_row(
+    turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float
+) -> dict[str, Any]:
+    return {
+        "turn_id": turn_id, "chat_id": chat_id, "model": completion.model,
+        "prompt_tokens": completion.usage.prompt_tokens,
+        "completion_tokens": completion.usage.completion_tokens,
+        "total_tokens": completion.usage.total_tokens,
+        "latency_ms": round(latency_s * 1000), "created_at": utcnow(),
+    }  # fmt: skip
+
+
+def check_row(
+    chat_id: int,
+    outcome: CheckOutcome,
+    turn_id: str | None,
+    detail: str | None,
+    latency_ms: int | None,
+) -> dict[str, Any]:
+    return {
+        "chat_id": chat_id, "turn_id": turn_id, "outcome": outcome, "detail": detail,
+        "latency_ms": latency_ms, "created_at": utcnow(),
+    }  # fmt: skip
+
+
+async def ride(session: AsyncSession, riders: Riders | None) -> None:
+    """Write what the turn owes inside the caller's transaction (one INSERT per kind), and
+    forget it: a rider is written once."""
+    if not riders:
+        return
+    if riders.usage:
+        await session.execute(insert(ModelCall).values(riders.usage))
+    for row in riders.checks:
+        await write_check(session, row)
+    riders.usage.clear()
+    riders.checks.clear()
+
+
+async def write_check(session: AsyncSession, row: dict[str, Any]) -> None:
+    result = await session.execute(insert(RecallCheck).values(**row).returning(RecallCheck.id))
+    new_id = int(result.scalar_one())
+    if new_id % PRUNE_EVERY == 0:  # the table stays small without a DELETE per check
+        await session.execute(delete(RecallCheck).where(RecallCheck.id <= new_id - CHECKS_KEPT))
