@@ -42,24 +42,13 @@ from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.lazy import LazyInputs
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
+from palui.tools.results import UNKNOWN_OUTCOME, truncate
 from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks, pre_hooks
 from palui.tools.turn_policy import TurnPolicy
 
 __all__ = ["TurnTools", "parse_arguments", "truncate"]
 
 log = get_logger("palui.tools")
-
-UNKNOWN_OUTCOME = (
-    "Unknown outcome: the call did not finish in time, so the action may or may not have "
-    "happened. Check before retrying, or tell the user."
-)
-
-
-def truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    return f"{text[:limit]}\n[… truncated: {cut:,} more characters]"
 
 
 class TurnTools:
