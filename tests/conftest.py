@@ -185,9 +185,10 @@ class MigratedDatabases:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         # One template per xdist worker: PostgreSQL copies a template only while nobody else is
-        # connected to it, so workers must not share one.
+        # connected to it, so workers must not share one. The pid keeps two runs on one server
+        # (side-by-side checkouts) from dropping each other's templates.
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        self.prefix = f"palui_test_{_migrations_fingerprint()}_{worker}"
+        self.prefix = f"palui_test_{_migrations_fingerprint()}_{worker}_{os.getpid()}"
         self._sqlite: Path | None = None
         self._template: str | None = None
         self._shape: Any = None
