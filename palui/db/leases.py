@@ -17,8 +17,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import exists, select, update
+from sqlalchemy import exists, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Insert
 
 from palui.db.models import ChatLease, DeliveryLease, utcnow
 from palui.db.repo import Repo
@@ -36,6 +37,14 @@ def held_by(fence: Fence, table: Table = ChatLease) -> Any:
         table.holder == fence.holder,
         table.generation == fence.generation,
     )
+
+
+def fenced_insert(table: Any, values: dict[str, Any], fence: Fence) -> Insert:
+    """An INSERT of one row that adds nothing unless `fence` is still the chat lease's
+    current take: the condition rides in the statement (`INSERT … SELECT … WHERE`)."""
+    columns = table.__table__.columns
+    row = select(*(literal(v, columns[k].type).label(k) for k, v in values.items()))
+    return insert(table).from_select(list(values), row.where(held_by(fence)))
 
 
 async def check(s: AsyncSession, fence: Fence | None, table: Table = ChatLease) -> None:
