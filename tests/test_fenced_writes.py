@@ -1,18 +1,20 @@
 """The rest of a turn's writes are fenced too: its start, its calls' records and the settling of
 its ledger claims. A holder whose chat lease another process took over (it stalled past the
 lapse) changes none of them, and each gets `LeaseLost`; the lease condition rides in the
-write's own statement. Over both databases; the turn's end, pause and claims are in
-tests/test_fenced_leases.py."""
+write's own statement. And a chat's worker sends its replies under its chat lease: no other
+process sends that chat's outbox meanwhile. Over both databases; the turn's end, pause and
+claims are in tests/test_fenced_leases.py."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from palui.db import Store
-from palui.db.models import ActionRow, CallRecordRow, InboxUpdate, MessageRow, Turn
+from palui.db.models import ActionRow, CallRecordRow, ChatLease, InboxUpdate, MessageRow, Turn
 from palui.domain import CallChange, CallStatus, Fence, TurnKind
 from palui.errors import LeaseLost
 from tests.test_fenced_leases import count, running_turn, take_over
@@ -83,3 +85,43 @@ async def test_a_stale_fence_does_not_settle_a_ledger_action(store: Store) -> No
     async with store.db.session() as s:
         action = await s.get_one(ActionRow, claim.action_id)
     assert (action.state, action.result) == ("in_progress", None)  # recovery's to settle
+
+
+# -- a chat's replies go out under its chat lease ----------------------------------------------
+
+
+async def test_no_other_process_takes_the_delivery_lease_while_the_chat_lease_is_held(
+    store: Store,
+) -> None:
+    held = await store.leases.take(CHAT, "a:1:x", ttl_s=600)
+    assert held is not None
+    assert await store.delivery_leases.take(CHAT, "b:2:y", ttl_s=600) is None
+    ours = await store.delivery_leases.take(CHAT, "a:1:x", ttl_s=600)  # this process's own
+    assert ours is not None
+    await store.delivery_leases.release(CHAT, "a:1:x", ours.generation)
+
+    async with store.db.session() as s, s.begin():  # lapsed, not given up: it may renew
+        await s.execute(update(ChatLease).values(expires_at=datetime.now(UTC) - timedelta(1)))
+    assert await store.delivery_leases.take(CHAT, "b:2:y", ttl_s=600) is None
+    await store.leases.release(CHAT, "a:1:x", held.generation)
+    assert await store.delivery_leases.take(CHAT, "b:2:y", ttl_s=600) is not None
+
+
+async def test_the_chat_lease_is_not_taken_while_another_process_sends_the_outbox(
+    store: Store,
+) -> None:
+    sending = await store.delivery_leases.take(CHAT, "b:2:y", ttl_s=600)
+    assert sending is not None
+    assert await store.leases.take(CHAT, "a:1:x", ttl_s=600) is None
+    await store.delivery_leases.release(CHAT, "b:2:y", sending.generation)
+    assert await store.leases.take(CHAT, "a:1:x", ttl_s=600) is not None
+
+
+async def test_a_stale_chat_fence_records_no_reply_part(store: Store) -> None:
+    outbox_id = await store.outbox.add(CHAT, "a reply")
+    stale = await fenced(store)
+    await take_over(store, CHAT)
+    with pytest.raises(LeaseLost):
+        await store.outbox.part_sent(outbox_id, 1, done=True, fence=stale, chat_lease=True)
+    [pending] = await store.outbox.pending(CHAT)
+    assert pending.parts_sent == 0  # the new holder sends it, from what is recorded
