@@ -182,9 +182,7 @@ class Palui:
         background = Background()
         leases = ChatLeases(store.leases, ttl_s=s.lease_ttl_s)
         # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
-        senders = ChatLeases(
-            store.delivery_leases, ttl_s=s.lease_ttl_s, what="delivery", holder=leases.holder
-        )
+        senders = leases.sibling(store.delivery_leases, "delivery")
         # Orphaned chats are looked for at least twice per lapse.
         sweep_every_s = min(SWEEP_EVERY_S, s.lease_ttl_s / 2)
         recovery = Recovery(
