@@ -182,13 +182,13 @@ class Palui:
         background = Background()
         leases = ChatLeases(store.leases, ttl_s=s.lease_ttl_s)
         # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
-        senders = ChatLeases(store.delivery_leases, ttl_s=s.lease_ttl_s, what="delivery")
+        senders = leases.sibling(store.delivery_leases, "delivery")
         # Orphaned chats are looked for at least twice per lapse.
         sweep_every_s = min(SWEEP_EVERY_S, s.lease_ttl_s / 2)
         recovery = Recovery(
             store.recovery, leases, senders, scope=scope, sweep_every_s=sweep_every_s
         )
-        outbox = Outbox(store, channel, senders, background, scope=scope)
+        outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases)
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),

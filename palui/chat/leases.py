@@ -56,13 +56,20 @@ class ChatLeases:
         ttl_s: float = LEASE_TTL_S,
         what: str = "chat",
         clock: Callable[[], float] = time.monotonic,
+        holder: str | None = None,
     ) -> None:
         self._repo = repo
         self._ttl_s = ttl_s
         self._what = what  # "chat" or "delivery", for the logs and errors
         self._clock = clock
         self._held: dict[int, _Held] = {}  # the leases this process holds now, by chat
-        self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        # This process, as the lease rows name it (its chat and delivery leases share it).
+        self.holder = holder or f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def sibling(self, repo: LeaseRepo, what: str) -> ChatLeases:
+        """This process's other lease of each chat (the delivery lease), under the same holder
+        name: a chat lease held here does not keep this process's own deliveries out."""
+        return ChatLeases(repo, ttl_s=self._ttl_s, what=what, clock=self._clock, holder=self.holder)
 
     @property
     def ttl_s(self) -> float:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
@@ -44,8 +45,10 @@ class Outbox:
         background: Background,
         *,
         scope: ChatScope = EVERY_CHAT,
+        chat_leases: ChatLeases | None = None,
     ) -> None:
         self._store = store
+        self._chat_leases = chat_leases  # the chats' workers' leases: they send under them
         self._scope = scope  # a chat outside it is another process's to send
         self._channel = channel
         self._senders = senders  # who sends a chat's outbox: one process at a time
@@ -74,8 +77,13 @@ class Outbox:
         if not self._background.closed:
             self._background.spawn(self.deliver(chat_id))
 
-    async def deliver(self, chat_id: int) -> None:
-        """Send the chat's undelivered replies in order, recording each part as it goes out."""
+    async def deliver(self, chat_id: int, chat_fence: Fence | None = None) -> None:
+        """Send the chat's undelivered replies in order, recording each part as it goes out.
+
+        `chat_fence`: the chat's lease, which the caller (the chat's worker) holds. No other
+        process sends the chat's outbox while it is held (`palui.db.leases`), so the replies go
+        out under it, each part's record conditional on it, with no delivery lease taken and
+        given back per turn."""
         if not self._scope.serves(chat_id):
             return  # its replies stay pending for the process that serves the chat
         while True:
@@ -84,9 +92,13 @@ class Outbox:
                 if self._locks.get(chat_id) is not lock:
                     continue  # dropped while this waited (`_forget_lock`): take the current one
                 try:
+                    leases = self._chat_leases
+                    if chat_fence is not None and leases is not None and leases.current(chat_fence):
+                        await self._deliver_fenced(chat_id, chat_fence, leases)
+                        return
                     async with self._senders.hold(chat_id) as fence:
                         if fence is not None:  # else another process sends it, until empty
-                            await self._deliver_fenced(chat_id, fence)
+                            await self._deliver_fenced(chat_id, fence, self._senders)
                 finally:
                     self._forget_lock(chat_id, lock)
                 return
@@ -98,27 +110,33 @@ class Outbox:
         if not getattr(lock, "_waiters", None) and self._locks.get(chat_id) is lock:
             del self._locks[chat_id]
 
-    async def _deliver_fenced(self, chat_id: int, fence: Fence) -> None:
+    async def _deliver_fenced(self, chat_id: int, fence: Fence, leases: ChatLeases) -> None:
         try:
-            await self._deliver_held(chat_id, fence)
+            await self._deliver_held(chat_id, fence, leases)
         except LeaseLost:
             # Taken over while sending (this process stalled past the lease): the new
             # holder sends from what is recorded; this one sends nothing more.
             log.warning("delivery_lease_lost", chat_id=chat_id)
 
-    async def _deliver_held(self, chat_id: int, fence: Fence) -> None:
-        """Send under the delivery lease taken as `fence`. The lease is confirmed right before
-        each part goes out and the part's record is fenced; what remains unfenced is the send
-        itself: a sender that stalls between its confirmation and Telegram's answer (for
-        longer than half a lapse) may still put that one part in the chat after the lease
-        was taken over, and the new holder, not seeing it recorded, sends it again."""
-        record = self._store.outbox.part_sent
+    async def _deliver_held(self, chat_id: int, fence: Fence, leases: ChatLeases) -> None:
+        """Send under `fence`, taken from `leases`: the delivery lease, or the chat's own. The
+        lease is confirmed right before each part goes out and the part's record is fenced;
+        what remains unfenced is the send itself: a sender that stalls between its
+        confirmation and Telegram's answer (for longer than half a lapse) may still put that
+        one part in the chat after the lease was taken over, and the new holder, not seeing
+        it recorded, sends it again.
+
+        Under the delivery lease the outbox is read again until it is empty: other processes
+        leave what they store to its holder. Under the chat's lease one read: what another
+        process stores meanwhile goes out with this worker's next reply or by the sweeper."""
+        under_chat = leases is self._chat_leases
+        record = functools.partial(self._store.outbox.part_sent, chat_lease=under_chat)
         while items := await self._store.outbox.pending(chat_id):
             for item in items:
                 parts = self._channel.render(item.text)
                 try:
                     for index in range(item.parts_sent, len(parts)):
-                        await self._senders.confirm(fence)
+                        await leases.confirm(fence)
                         if index == 0 and item.edit_message_id is not None:
                             await self._into_preview(chat_id, item.edit_message_id, parts[0])
                         elif index == 0 and item.reply_to is not None:
@@ -133,6 +151,8 @@ class Outbox:
                         continue
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
                     return  # the sweeper tries again; order is kept by stopping here
+            if under_chat:
+                return
 
     async def _into_preview(self, chat_id: int, message_id: int, part: object) -> None:
         """Show the answer's first part in its preview; a preview that can't be edited is

@@ -232,13 +232,13 @@ class ChatWorkers:
             if waiting.paused:
                 for turn_id in await self._store.approvals.resumable(chat_id):
                     await self._turns.resume(chat_id, turn_id, fence)
-                    await self._outbox.deliver(chat_id)
+                    await self._outbox.deliver(chat_id, fence)
             if waiting.webhooks:
                 for delivery in await self._store.webhooks.pending(chat_id):
                     if await self._paused(chat_id):
                         return  # the delivery stays stored; a timer wakes the chat when it lifts
                     await self._turns.run_webhook_turn(delivery, fence)
-                    await self._outbox.deliver(chat_id)
+                    await self._outbox.deliver(chat_id, fence)
             if waiting.jobs:
                 for run in await self._store.jobs.queued(chat_id):
                     if await self._paused(chat_id):
@@ -246,7 +246,7 @@ class ChatWorkers:
                     job = await admit_run(self._store, run, self._now())
                     if job is not None:
                         await self._turns.run_job_turn(run, job, fence)
-                    await self._outbox.deliver(chat_id)
+                    await self._outbox.deliver(chat_id, fence)
             inbox = waiting.inbox
             if waiting.paused or waiting.webhooks or waiting.jobs:
                 inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
@@ -267,6 +267,10 @@ class ChatWorkers:
             # A message an earlier turn took (and was interrupted on) may have left a preview.
             rerun = any(item.turn_id is not None for item in inbox)
             await self._answer(chat_id, batch, fence, rerun=rerun)
+            if not worker.rekick:
+                # Nothing came here meanwhile (a message here kicks): no second look now. What
+                # reached another process is seen by the look the idle grace ends with.
+                return
 
     async def _paused(self, chat_id: int) -> bool:
         lifts_at = await self._pauses.paused_until(chat_id)
@@ -293,8 +297,8 @@ class ChatWorkers:
                 await self._store.outbox.add(chat_id, line)
             if readable:
                 if media.heard:
-                    await self._outbox.deliver(chat_id)
+                    await self._outbox.deliver(chat_id, fence)
                 await self._turns.run_chat_turn(chat_id, readable, fence, media.images, rerun=rerun)
         finally:
             worker.answering = False
-        await self._outbox.deliver(chat_id)
+        await self._outbox.deliver(chat_id, fence)

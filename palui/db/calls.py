@@ -9,15 +9,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from palui.db.leases import fenced_insert, held_by
 from palui.db.models import CallRecordRow, SendCapNotice, utcnow
 from palui.db.repo import Repo
 from palui.db.riders import Riders, ride
-from palui.domain import CallChange, CallStage, CallStatus, StageEntry
+from palui.domain import CallChange, CallStage, CallStatus, Fence, StageEntry
+from palui.errors import LeaseLost
 
 INTERRUPTED = "interrupted by a restart"
+COLUMNS = CallRecordRow.__table__.columns
 
 
 class CallRecordRepo(Repo):
@@ -35,6 +38,7 @@ class CallRecordRepo(Repo):
         row_id: int | None = None,
         fresh: bool = False,
         riders: Riders | None = None,
+        fence: Fence | None = None,
     ) -> int:
         """Apply `earlier` changes, then `change`, to the call's record in one transaction,
         creating it at the call's first stage; the record's id.
@@ -42,7 +46,8 @@ class CallRecordRepo(Repo):
         A call is keyed by turn, model step and call id: a held call's record is the one its
         approval and execution are added to when the turn resumes, in any process. `fresh`:
         the caller knows no record exists yet (one INSERT, no lookup); `row_id`: it knows the
-        record. `riders`: what the turn owes besides (palui.db.riders), written along."""
+        record. `riders`: what the turn owes besides (palui.db.riders), written along. Under a
+        `fence` the record's own INSERT or UPDATE carries the lease condition: `LeaseLost`."""
         now = utcnow()
         async with self._db.session() as s, s.begin():
             row: CallRecordRow | None = None
@@ -63,15 +68,27 @@ class CallRecordRepo(Repo):
                 row = CallRecordRow(
                     turn_id=turn_id, chat_id=chat_id, step=step, call_id=call_id[:128],
                     tool=change.tool[:128], status=CallStatus.PENDING, stages="[]",
-                    arguments="", sends_out=False,
-                    created_at=(earlier[0].at if earlier else None) or now,
+                    arguments="", sends_out=False, model_arguments=None, tool_class=None,
+                    decision=None, decision_id=None, reason=None, result=None,
+                    created_at=(earlier[0].at if earlier else None) or now, started_at=None,
+                    ended_at=None, duration_ms=None,
                 )  # fmt: skip
-                s.add(row)
+            else:
+                s.expunge(row)  # changed here, written below by one statement of ours
             for each in (*earlier, change):
                 _apply(row, each, each.at or now)
+            saved = await s.execute(_write(row, fence).returning(CallRecordRow.id))
+            saved_id = saved.scalar_one_or_none()
+            if saved_id is None:
+                assert fence is not None  # an unfenced write always lands
+                raise LeaseLost(fence.chat_id)
             await ride(s, riders)
-            await s.flush()
-            return row.id
+            return int(saved_id)
+
+    def fenced(self, fence: Fence | None) -> CallRecordRepo | FencedCalls:
+        """The records as a turn run under `fence` writes them: refused (`LeaseLost`) once
+        another process took the chat's lease over, so a stale holder changes no record."""
+        return self if fence is None else FencedCalls(self, fence)
 
     async def sends_since(self, since: datetime) -> int:
         """Calls of tools that send out which went out (or started to) since `since`."""
@@ -92,6 +109,52 @@ class CallRecordRepo(Repo):
                 .on_conflict_do_nothing(index_elements=["chat_id", "day"])
             )
         return bool(getattr(inserted, "rowcount", 0))
+
+
+class FencedCalls:
+    """One turn's view of the call records (a `palui.tools.record.CallStore`): its writes
+    under its fence."""
+
+    def __init__(self, repo: CallRecordRepo, fence: Fence) -> None:
+        self._repo = repo
+        self._fence = fence
+
+    async def save(
+        self,
+        turn_id: str,
+        chat_id: int,
+        step: int,
+        call_id: str,
+        change: CallChange,
+        *,
+        earlier: Sequence[CallChange] = (),
+        row_id: int | None = None,
+        fresh: bool = False,
+        riders: Riders | None = None,
+    ) -> int:
+        return await self._repo.save(
+            turn_id, chat_id, step, call_id, change, earlier=earlier, row_id=row_id,
+            fresh=fresh, riders=riders, fence=self._fence,
+        )  # fmt: skip
+
+    async def sends_since(self, since: datetime) -> int:
+        return await self._repo.sends_since(since)
+
+    async def first_cap_notice(self, chat_id: int, day: str) -> bool:
+        return await self._repo.first_cap_notice(chat_id, day)
+
+
+def _write(row: CallRecordRow, fence: Fence | None) -> Any:
+    """The record as one INSERT (a new call) or UPDATE (a known one), conditional on `fence`."""
+    values = {c.key: getattr(row, c.key) for c in COLUMNS if c.key != "id"}
+    if row.id is None:
+        if fence is None:
+            return insert(CallRecordRow).values(values)
+        return fenced_insert(CallRecordRow, values, fence)
+    write = update(CallRecordRow).where(CallRecordRow.id == row.id)
+    if fence is not None:
+        write = write.where(held_by(fence))
+    return write.values(values).execution_options(synchronize_session=False)
 
 
 def _apply(row: CallRecordRow, change: CallChange, now: datetime) -> None:

@@ -17,8 +17,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import exists, select, update
+from sqlalchemy import exists, func, insert, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Insert
 
 from palui.db.models import ChatLease, DeliveryLease, utcnow
 from palui.db.repo import Repo
@@ -38,6 +39,14 @@ def held_by(fence: Fence, table: Table = ChatLease) -> Any:
     )
 
 
+def fenced_insert(table: Any, values: dict[str, Any], fence: Fence) -> Insert:
+    """An INSERT of one row that adds nothing unless `fence` is still the chat lease's
+    current take: the condition rides in the statement (`INSERT … SELECT … WHERE`)."""
+    columns = table.__table__.columns
+    row = select(*(literal(v, columns[k].type).label(k) for k, v in values.items()))
+    return insert(table).from_select(list(values), row.where(held_by(fence)))
+
+
 async def check(s: AsyncSession, fence: Fence | None, table: Table = ChatLease) -> None:
     """Inside a write transaction: raise `LeaseLost` unless `fence` is still current. On
     PostgreSQL the row is locked for share, so a take-over waits until this transaction ends."""
@@ -52,18 +61,40 @@ async def check(s: AsyncSession, fence: Fence | None, table: Table = ChatLease) 
         raise LeaseLost(fence.chat_id, "delivery" if table is DeliveryLease else "chat")
 
 
+def _other_held(table: Table, chat_id: int, holder: str, now: Any) -> Any:
+    """SQL true while another process holds the chat's other lease, which excludes this one.
+
+    A chat's worker sends its own replies under its chat lease (`palui.chat.outbox`), so no
+    other process may send that chat's outbox meanwhile: the delivery lease can't be taken
+    while another holder has the chat lease, lapsed or not (a holder that stalled may still
+    renew it; a new holder's take ends that). Nor can the chat lease be taken while another
+    process is sending under a live delivery lease."""
+    if table is ChatLease:
+        other: Table = DeliveryLease
+        held = other.expires_at >= now
+    else:
+        other = ChatLease
+        held = true()
+    return exists().where(
+        other.chat_id == chat_id, other.holder != RELEASED, other.holder != holder, held
+    )
+
+
 class LeaseRepo(Repo):
     table: Table = ChatLease
 
     async def take(self, chat_id: int, holder: str, ttl_s: float) -> Fence | None:
         """Take the chat's lease for `ttl_s` seconds under a new generation; None when another
-        holds it."""
+        holds it, or holds the chat's other lease (see `_other_held`)."""
         now = utcnow()
         t = self.table
-        stmt = self._insert(t).values(
-            chat_id=chat_id, holder=holder, expires_at=now + timedelta(seconds=ttl_s),
-            generation=1,
-        )  # fmt: skip
+        row = select(
+            literal(chat_id, t.chat_id.type).label("chat_id"),
+            literal(holder, t.holder.type).label("holder"),
+            literal(now + timedelta(seconds=ttl_s), t.expires_at.type).label("expires_at"),
+            literal(1, t.generation.type).label("generation"),
+        ).where(~_other_held(t, chat_id, holder, now))
+        stmt = self._insert(t).from_select(["chat_id", "holder", "expires_at", "generation"], row)
         stmt = stmt.on_conflict_do_update(
             index_elements=["chat_id"],
             set_={
@@ -74,6 +105,11 @@ class LeaseRepo(Repo):
             where=(t.holder == holder) | (t.holder == RELEASED) | (t.expires_at < now),
         )
         async with self._db.session() as s, s.begin():
+            if not self._db.is_sqlite:
+                # Both leases' takes of a chat, one at a time: each reads the other's row, and
+                # two at once could each miss the other (SQLite serialises writers anyway).
+                key = func.hashtextextended(f"palui-lease:{chat_id}", 0)
+                await s.execute(select(func.pg_advisory_xact_lock(key)))
             # RETURNING, not rowcount: asyncpg reports no reliable rowcount for an upsert.
             taken = (await s.execute(stmt.returning(t.generation))).scalar_one_or_none()
         return None if taken is None else Fence(chat_id, holder, int(taken))

@@ -14,9 +14,10 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from palui.db.engine import Database
-from palui.db.leases import check
+from palui.db.leases import check, held_by
 from palui.db.models import ActionRow, utcnow
 from palui.domain import ActionState, Claim, Fence
+from palui.errors import LeaseLost
 from palui.ports import Ledger
 
 # Claim is re-exported from its old home, so imports of it keep working.
@@ -76,13 +77,20 @@ class ActionLedger:
         except IntegrityError:
             return Claim(ActionState.IN_PROGRESS)  # another caller claimed it a moment ago
 
-    async def settle(self, action_id: int, state: str, result: str) -> None:
+    async def settle(
+        self, action_id: int, state: str, result: str, fence: Fence | None = None
+    ) -> None:
+        """How the claimed call ended. Under `fence` the UPDATE carries the lease condition:
+        a holder that stalled past its lapse leaves the action as recovery settled it
+        (unknown, never re-fired) and gets `LeaseLost`."""
+        settle = update(ActionRow).where(ActionRow.id == action_id)
+        if fence is not None:
+            settle = settle.where(held_by(fence))
+        settle = settle.values(state=state, result=result, updated_at=utcnow())
         async with self._db.session() as s, s.begin():
-            await s.execute(
-                update(ActionRow)
-                .where(ActionRow.id == action_id)
-                .values(state=state, result=result, updated_at=utcnow())
-            )
+            settled = await s.execute(settle.returning(ActionRow.id))
+            if fence is not None and settled.scalar_one_or_none() is None:
+                raise LeaseLost(fence.chat_id)
 
 
 class FencedLedger:
@@ -98,5 +106,4 @@ class FencedLedger:
         return await self._ledger.claim(key, chat_id, tool, arguments, turn_id, self._fence)
 
     async def settle(self, action_id: int, state: str, result: str) -> None:
-        # Not fenced: how the call it claimed ended is true whoever holds the lease now.
-        await self._ledger.settle(action_id, state, result)
+        await self._ledger.settle(action_id, state, result, self._fence)

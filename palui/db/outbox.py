@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
 from palui.db.leases import held_by
-from palui.db.models import DeliveryLease, OutboxMessage, utcnow
+from palui.db.models import ChatLease, DeliveryLease, OutboxMessage, utcnow
 from palui.db.repo import Repo
 from palui.domain import Fence, OutboxItem
 from palui.errors import LeaseLost
@@ -37,22 +37,29 @@ class OutboxRepo(Repo):
             ]
 
     async def part_sent(
-        self, outbox_id: int, parts_sent: int, *, done: bool, fence: Fence | None = None
+        self,
+        outbox_id: int,
+        parts_sent: int,
+        *,
+        done: bool,
+        fence: Fence | None = None,
+        chat_lease: bool = False,
     ) -> None:
         """Record delivered parts. The part is already in the chat, so a failure here would make
         the sweeper send it again: a busy database gets a few more tries first. Under a `fence`
-        (the chat's delivery lease), a sender whose lease was taken over records nothing and
-        gets `LeaseLost`: the new holder reads the row as it stands and goes on from there."""
+        (the chat's delivery lease, or with `chat_lease` the chat's own lease its worker sends
+        under), a sender whose lease was taken over records nothing and gets `LeaseLost`: the
+        new holder reads the row as it stands and goes on from there."""
         record = update(OutboxMessage).where(OutboxMessage.id == outbox_id)
         if fence is not None:
-            record = record.where(held_by(fence, DeliveryLease))
+            record = record.where(held_by(fence, ChatLease if chat_lease else DeliveryLease))
         record = record.values(parts_sent=parts_sent, sent_at=utcnow() if done else None)
         for attempt in range(RECORD_ATTEMPTS):
             try:
                 async with self._db.session() as s, s.begin():
                     recorded = await s.execute(record.returning(OutboxMessage.id))
                     if fence is not None and recorded.scalar_one_or_none() is None:
-                        raise LeaseLost(fence.chat_id, "delivery")
+                        raise LeaseLost(fence.chat_id, "chat" if chat_lease else "delivery")
                 return
             except OperationalError:
                 if attempt + 1 == RECORD_ATTEMPTS:

@@ -13,7 +13,7 @@ from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.inbox import mark_inbox_done
-from palui.db.leases import held_by
+from palui.db.leases import fenced_insert, held_by
 from palui.db.models import (
     InboxUpdate,
     MessageRow,
@@ -43,6 +43,7 @@ class TurnRepo(Repo):
         taint: Taint | None = None,
         requester_id: int | None = None,
         reply_to: int | None = None,
+        fence: Fence | None = None,
     ) -> int | None:
         """Record a running turn and add the person's messages (once per update) to history.
 
@@ -50,7 +51,8 @@ class TurnRepo(Repo):
         messages before the person's own; `taint` is then the turn's starting taint, recorded
         now so later turns name it even if this one never ends. `requester_id`: whose message
         started the turn (a group's `[groups] approver = "requester"`); `reply_to`: the message
-        its answer is threaded to.
+        its answer is threaded to. Under a `fence` (the chat lease the turn runs under) nothing is
+        written once another process took the lease over: `LeaseLost`.
 
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
@@ -58,7 +60,7 @@ class TurnRepo(Repo):
             return await _start(
                 s, turn_id, chat_id, session_id, kind, inputs, self._insert,
                 untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to,
+                reply_to=reply_to, fence=fence,
             )  # fmt: skip
 
     async def start_chat_turn(
@@ -73,6 +75,7 @@ class TurnRepo(Repo):
         taint: Taint | None = None,
         requester_id: int | None = None,
         reply_to: int | None = None,
+        fence: Fence | None = None,
     ) -> tuple[int, int | None]:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
         session (created on first contact): (the session, the preview it takes over).
@@ -84,7 +87,7 @@ class TurnRepo(Repo):
             left = await _start(
                 s, turn_id, chat_id, session_id, TurnKind.CHAT, inputs, self._insert,
                 rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to,
+                reply_to=reply_to, fence=fence,
             )  # fmt: skip
         return session_id, left
 
@@ -274,18 +277,25 @@ async def _start(
     taint: Taint | None,
     requester_id: int | None,
     reply_to: int | None,
+    fence: Fence | None = None,
 ) -> int | None:
     update_ids = [u for u, _ in inputs]
     # Only messages an earlier turn took (and was interrupted on) can have left a preview.
     left = await _take_previews(s, chat_id, update_ids) if rerun else None
-    await s.execute(
-        insert(Turn).values(
-            id=turn_id, chat_id=chat_id, session_id=session_id, kind=kind,
-            status=TurnStatus.RUNNING, started_at=utcnow(), preview_message_id=left,
-            tainted=taint is not None, taint_source=taint.label if taint else None,
-            requester_id=requester_id, reply_to=reply_to,
-        )
-    )  # fmt: skip
+    turn = {
+        "id": turn_id, "chat_id": chat_id, "session_id": session_id, "kind": kind,
+        "status": TurnStatus.RUNNING, "started_at": utcnow(), "preview_message_id": left,
+        "tainted": taint is not None, "taint_source": taint.label if taint else None,
+        "requester_id": requester_id, "reply_to": reply_to,
+    }  # fmt: skip
+    if fence is None:
+        await s.execute(insert(Turn).values(turn))
+    else:
+        # Folded into the turn's own INSERT: a stale holder starts nothing (the transaction,
+        # with the session it may have opened, is rolled back).
+        added = await s.execute(fenced_insert(Turn, turn, fence).returning(Turn.id))
+        if added.scalar_one_or_none() is None:
+            raise LeaseLost(fence.chat_id)
     if not inputs:
         return left
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}

@@ -54,6 +54,7 @@ async def run_chat_turn(
             turn_id, chat_id, inputs, chat_kind=latest.chat_kind, rerun=rerun,
             untrusted=foreign.untrusted_rows(batch), taint=starting.from_foreign(batch),
             requester_id=latest.user.id, reply_to=latest.message_id if group else None,
+            fence=fence,
         )  # fmt: skip
         started = _Started(turn_id, session_id, left, group, fence, images or {})
         try:

@@ -32,7 +32,7 @@ async def run_job_turn(
         return  # another worker or process has it
     with bound(chat_id=chat_id, turn_id=turn_id, job_id=job.id):
         session_id = await store.chats.current_session(chat_id)
-        await store.turns.start(turn_id, chat_id, session_id, TurnKind.SCHEDULED, [])
+        await store.turns.start(turn_id, chat_id, session_id, TurnKind.SCHEDULED, [], fence=fence)
         prompt = Message(Role.USER, job_prompt(job))
         messages = build_context([prompt], now=parts.now())
         taint = starting.job_turn(job)

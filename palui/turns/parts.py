@@ -58,7 +58,8 @@ class TurnParts:
         """The turn's tools; `words` are the person's own (`palui.turns.words`), or how to read
         them: once tainted, the turn sends out without a card only to what they name or the
         operator allows. Read lazily with the recent approvals, when a call needs them. Its
-        ledger claims are made under `fence`, the chat lease the turn runs under."""
+        ledger claims, their settling and its call records are written under `fence`, the chat
+        lease the turn runs under."""
         allowed = self.limits.allowed_destinations
         since = self.now() - IDEMPOTENT_RETRY_WINDOW
 
@@ -72,7 +73,7 @@ class TurnParts:
             lazy = LazyInputs(None, allowed, digests)
             named = NamedDestinations.of(words, allowed)
         return TurnTools(
-            offer, self.store.tool_calls, turn_id, kind=kind, catalog=self.catalog,
+            offer, self.store.tool_calls.fenced(fence), turn_id, kind=kind, catalog=self.catalog,
             taint=taint, result_limit=self.limits.tool_result_chars,
             ledger=self.store.actions.fenced(fence), chat_id=chat_id,
             rules=self.limits.tool_rules, notify=self.store.outbox.add, now=self.now,

@@ -29,7 +29,7 @@ async def run_webhook_turn(
         return  # another worker or process has it
     with bound(chat_id=chat_id, turn_id=turn_id, delivery_id=delivery.id):
         session_id = await store.chats.current_session(chat_id)
-        await store.turns.start(turn_id, chat_id, session_id, TurnKind.WEBHOOK, [])
+        await store.turns.start(turn_id, chat_id, session_id, TurnKind.WEBHOOK, [], fence=fence)
         tools = TurnTools(
             ToolOffer({}), store.tool_calls, turn_id, kind=TurnKind.WEBHOOK,
             taint=starting.webhook_turn(delivery.webhook), chat_id=chat_id,
