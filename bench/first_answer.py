@@ -64,6 +64,7 @@ async def one_run(
         user = common.FIRST_USER
         env = load.palui_env(workdir, fake_tg, fake_model, [user], None, args.palui_repo)
         env["PALUI_STREAM_REPLIES"] = "false" if args.no_stream else "true"
+        env["PALUI_HTTP_PORT"] = "0"  # any free port: other daemons may run beside this one
         with (workdir / "palui.log").open("w", encoding="utf-8") as log:
             started = time.monotonic()
             process = await asyncio.create_subprocess_exec(
