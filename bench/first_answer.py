@@ -10,7 +10,8 @@ is pushed; the time to the answer's sendMessage is the figure. `--later` answers
 comparison, each message sent once the chat's send slot is free again. By default the turn is
 the load's read-tool turn (the model calls `mcp-notes__list_notes`, then answers); `--plain`
 answers at once with no tool. The time from the process start to its first poll is printed too
-(the start-up, which the model's warm-up overlaps).
+(the start-up, which the warm-up overlaps: `palui/app/warmup.py`). The summary gives the first
+answers and the later ones (p50 and max) and their ratio, first over later, per run and in all.
 
 Exit status: 0 when every first answer arrived within 1 s, else 1.
 """
@@ -28,6 +29,7 @@ import asyncio
 import contextlib
 import shutil
 import signal
+import statistics
 import subprocess
 import tempfile
 import time
@@ -62,6 +64,7 @@ async def one_run(
         user = common.FIRST_USER
         env = load.palui_env(workdir, fake_tg, fake_model, [user], None, args.palui_repo)
         env["PALUI_STREAM_REPLIES"] = "false" if args.no_stream else "true"
+        env["PALUI_HTTP_PORT"] = "0"  # any free port: other daemons may run beside this one
         with (workdir / "palui.log").open("w", encoding="utf-8") as log:
             started = time.monotonic()
             process = await asyncio.create_subprocess_exec(
@@ -103,6 +106,7 @@ async def main_async(args: argparse.Namespace) -> int:
     from tests.fakes.model_server import FakeModel
 
     firsts: list[float] = []
+    laters: list[float] = []
     async with FakeModel() as fake_model:
         fake_model.brain = plain_brain if args.plain else common.brain
         await common.warm_up_litellm(fake_model)  # this process's, not Palui's
@@ -114,18 +118,28 @@ async def main_async(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     shutil.rmtree(workdir)
             firsts.append(first)
+            laters.extend(later)
+            ratio = f" ({first / statistics.median(later):.2f}x their p50)" if later else ""
             print(
                 f"run {run + 1}: start to first poll {to_poll:.1f} s, "
-                f"first answer {first * 1000:.0f} ms, later ones "
+                f"first answer {first * 1000:.0f} ms{ratio}, later ones "
                 + ", ".join(f"{t * 1000:.0f}" for t in later)
                 + " ms"
             )
     turn = "plain answer" if args.plain else "read-tool turn"
     stream = "streaming off" if args.no_stream else "streaming on (drafts)"
     print(f"first answer after start ({turn}, {stream}), from Palui's first poll:")
-    print(f"  max {max(firsts) * 1000:.0f} ms, min {min(firsts) * 1000:.0f} ms", end="")
-    print(f"; target {TARGET_S:g} s")
+    print(f"  first answers: {_spread(firsts)}; target {TARGET_S:g} s")
+    if laters:
+        print(f"  later answers: {_spread(laters)}")
+        ratio = statistics.median(firsts) / statistics.median(laters)
+        print(f"  first / later, p50 over p50: {ratio:.2f}x")
     return 0 if max(firsts) <= TARGET_S else 1
+
+
+def _spread(seconds: list[float]) -> str:
+    ms = [s * 1000 for s in seconds]
+    return f"p50 {statistics.median(ms):.0f} ms, min {min(ms):.0f}, max {max(ms):.0f} (n={len(ms)})"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from palui.config import Settings
 from palui.db import Database, Store
 from palui.db.tools import ToolSettingRecord
 from palui.domain import Card, Message
+from palui.memory.recall import WARM_UP_QUERY
 from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui, switch_on
@@ -42,7 +43,12 @@ class Side:
     recall: toolkit.FunctionToolset
 
     def recalled(self) -> int:
-        return sum(1 for name, _ in self.recall.calls if name == "get_profile")
+        """Recall questions asked for turns (the start-up's warm-up question is not one)."""
+        return sum(
+            1
+            for name, arguments in self.recall.calls
+            if name == "get_profile" and arguments.get("query") != WARM_UP_QUERY
+        )
 
     def offered(self, turn: int = -1) -> set[str]:
         return {spec.name for spec in self.model.calls[turn][1]}

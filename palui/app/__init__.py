@@ -34,6 +34,7 @@ from palui.app.parts import (
     utc_now,
     web_base,
 )
+from palui.app.warmup import Warm, WarmUp, first_turn
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
 from palui.callbacks import ConnectorButton, JobButton
@@ -50,6 +51,7 @@ from palui.chat.sweepers import sweep_retention
 from palui.chat.wakeups import Wakeups
 from palui.chat.workers import ChatWorkers
 from palui.config import Settings
+from palui.connectors.warm import prepare_result_checks
 from palui.db import Database, Store
 from palui.domain import EVERY_CHAT, ChatScope, ChatUser, Inbound
 from palui.http.server import HttpServer, TelegramWebhook
@@ -80,7 +82,6 @@ from palui.webhooks.specs import WebhookSpec, load_webhooks
 log = get_logger("palui.app")
 
 CONSOLE_CHAT_ID = 0  # never a Telegram chat id
-WARM_WAIT_S = 60.0  # past this, polling starts anyway and the first answer waits for the model
 CONSOLE_USER = ChatUser(id=0, username="console")
 
 
@@ -101,6 +102,7 @@ class Running:
     background: Background
     prunes: bool  # the daily retention prune: the daemon's, not a one-chat console's
     web: WebDeps  # what the web console's pages read and change
+    warm_ups: tuple[tuple[str, Warm], ...]  # what a first turn would load: `palui.app.warmup`
 
 
 class Palui:
@@ -131,9 +133,10 @@ class Palui:
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
-        # litellm's import and a first request that stays in the process, started with the app;
-        # Telegram is polled once it is done (`_warmed`), so the first answer costs no more.
-        self._warm: asyncio.Task[None] | None = None
+        # First-use costs paid in the background as the app starts (the model's import and
+        # rehearsal first); Telegram is polled once they are done, so the first answer costs
+        # no more than later ones.
+        self.warm_up = WarmUp()
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
         self.chats: Chats | None = None  # likewise (or `chat_console`)
@@ -141,7 +144,8 @@ class Palui:
 
     async def __aenter__(self) -> Palui:
         if isinstance(self.model, LiteLLMModel):  # a model given by a test needs no import
-            self._warm = asyncio.create_task(self.model.warm_up(), name="litellm-import")
+            self.warm_up.start("model", self.model.warm_up)
+        self.warm_up.start("mcp-results", prepare_result_checks)
         await self.db.migrate()
         await self.builtins.probe()
         stored = await load_catalog_state(self.store)
@@ -149,8 +153,7 @@ class Palui:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._warm is not None:
-            self._warm.cancel()
+        self.warm_up.cancel()
         await self.connectors.stop()
         await self.db.close()
 
@@ -252,8 +255,9 @@ class Palui:
             job_sheet=job_sheet, jobs_changed=scheduler.sync,
         )  # fmt: skip
         return Running(
-            chats, wakeups, scheduler, board, commands.menu(), background, scope.only is None, web
-        )
+            chats, wakeups, scheduler, board, commands.menu(), background, scope.only is None,
+            web, first_turn(store, memory, turns),
+        )  # fmt: skip
 
     def _web_base(self) -> str:
         return web_base(self.settings, self.http.url if self.http is not None else None)
@@ -266,6 +270,8 @@ class Palui:
         await self._watch.sync(self.registry.toolsets, at_start=True)
         self.switchboard = running.board
         await running.board.sync()  # the switches as stored, after the watch wrote its own
+        for part, warm in running.warm_ups:  # beside the chats' start, not before it
+            self.warm_up.start(part, warm)
         self.chats = running.chats
         await running.chats.start()
         if running.prunes:
@@ -273,12 +279,6 @@ class Palui:
             running.background.spawn(sweep_retention(store, days, now))
         self.jobs = running.scheduler
         await running.scheduler.start()
-
-    async def _warmed(self) -> None:
-        """Wait (at most `WARM_WAIT_S`) for the model's warm-up started in `__aenter__`, which
-        ran meanwhile beside migrations, connectors and Telegram's `getMe`."""
-        if self._warm is not None and not self._warm.done():
-            await asyncio.wait([self._warm], timeout=WARM_WAIT_S)
 
     def _telegram(self) -> TelegramChannel:
         assert self.settings.telegram_token is not None
@@ -310,7 +310,7 @@ class Palui:
             self.http = self._http_server(running, telegram, webhooks)
             await self.http.start()
             s = self.settings
-            await self._warmed()  # the first answer must not pay the model's warm-up
+            await self.warm_up.ready()  # the first answer must not pay for any first use
             if telegram is not None and s.telegram_webhook_url and s.telegram_webhook_secret:
                 secret = s.telegram_webhook_secret.get_secret_value()
                 await telegram.start_webhook(s.telegram_webhook_url, secret, running.menu)

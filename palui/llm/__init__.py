@@ -21,6 +21,7 @@ from typing import Any
 
 from palui.domain import Completion, Message, ToolSpec
 from palui.errors import ModelError, ModelUnavailable
+from palui.llm import warm
 from palui.llm.wire import Stream, from_response, to_openai, tool_to_openai
 from palui.ports import DeltaHandler
 
@@ -170,13 +171,9 @@ class LiteLLMModel:
         return text
 
     async def warm_up(self) -> None:
-        """Import litellm and run one streamed request that never leaves the process (a mock):
-        it loads what a first real call would, so the first answer costs what later ones do."""
-        litellm, ask = await self._library(), [{"role": "user", "content": "warm-up"}]
-        with contextlib.suppress(Exception):  # a warm-up that fails leaves a slower first call
-            mock = {"mock_response": "ok", "num_retries": 0, "max_retries": 0}
-            chunks = await litellm.acompletion(model=self.name, messages=ask, stream=True, **mock)
-            [_ async for _ in chunks]
+        """Import litellm and rehearse a streamed request that never leaves the process
+        (`palui.llm.warm`), so the first answer costs what later ones do."""
+        await warm.rehearse(await self._library(), self.name)
 
     async def _library(self) -> Any:
         if self._litellm is None:

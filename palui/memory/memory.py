@@ -16,7 +16,7 @@ from palui.db import History, Store
 from palui.db.riders import Riders
 from palui.domain import RECALL_ID, CheckOutcome
 from palui.memory.keeper import Keeper, SaveResult
-from palui.memory.recall import Recalled, auto_recall
+from palui.memory.recall import Recalled, auto_recall, warm_recall
 from palui.memory.switches import SKIP_WINDOW, Switch, SwitchState, skip_rate
 from palui.ports import ChatModel, Toolset
 from palui.tools.registry import ToolRegistry
@@ -122,6 +122,14 @@ class Memory:
         return await self._store.chats.history(
             session_id, self._config.compact_after, after_summary=True
         )
+
+    async def warm_up(self) -> None:
+        """At start, when auto-recall is on: recall asked once as before a turn, unrecorded
+        (no check counts toward the skip rate), so the first turn's recall costs no more."""
+        await self._fresh()
+        toolset = self.toolset()
+        if toolset is not None and self._on(Switch.AUTO_RECALL):
+            await warm_recall(toolset, timeout_s=self._config.recall_timeout_s)
 
     async def recall(
         self, chat_id: int, turn_id: str, text: str, riders: Riders | None = None

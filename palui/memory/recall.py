@@ -38,6 +38,10 @@ class Recalled:
     origins: tuple[str, ...] = ()
 
 
+# What start-up asks recall once, as auto-recall would ask (enough words to search).
+WARM_UP_QUERY = "what is known about the person"
+
+
 def worth_asking(text: str) -> bool:
     stripped = text.strip()
     return not COMMAND_RE.match(stripped) and len(stripped.split()) >= MIN_WORDS
@@ -98,3 +102,14 @@ async def auto_recall(
         return Recalled()
     await record(CheckOutcome.USED)
     return Recalled(found, toolset.trust, outcome.origins)
+
+
+async def warm_recall(toolset: Toolset, *, timeout_s: float) -> None:
+    """Before the first turn: the question auto-recall asks, once, with nothing recorded, so
+    recall's process, search index and imports (and its connection) are warm. Raises whatever
+    the call raised; the caller only logs it."""
+    if toolset.status().state is not ConnectorState.CONNECTED:
+        return
+    arguments = {"query": WARM_UP_QUERY, "limit": PROFILE_LIMIT}
+    async with asyncio.timeout(timeout_s):
+        await toolset.call("get_profile", arguments, timeout_s=timeout_s)
