@@ -92,6 +92,8 @@ def palui_env(
             "PALUI_RUNS_PER_HOUR": "0",
             "PALUI_DAILY_TOKEN_CAP": "0",
             "PALUI_STREAM_REPLIES": "false",
+            # Any free port: other checkouts' daemons may be running on this machine.
+            "PALUI_HTTP_PORT": "0",
             "PYTHONPATH": str(args_repo),
         }
     )
