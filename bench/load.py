@@ -92,6 +92,8 @@ def palui_env(
             "PALUI_RUNS_PER_HOUR": "0",
             "PALUI_DAILY_TOKEN_CAP": "0",
             "PALUI_STREAM_REPLIES": "false",
+            # Any free port: other checkouts' daemons may be running on this machine.
+            "PALUI_HTTP_PORT": "0",
             "PYTHONPATH": str(args_repo),
         }
     )
@@ -130,6 +132,43 @@ def telegram_limits_both_sides(fakes: list[Any]) -> Iterator[None]:
         Bot.send_message = send  # type: ignore[method-assign]
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used, from /proc; 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_pids(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+class DaemonCpu:
+    """The CPU `palui run` itself and the MCP servers it started used in the measured window."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.daemon_s = self.servers_s = 0.0
+
+    def _now(self) -> tuple[float, dict[int, float]]:
+        return process_cpu_s(self.pid), {c: process_cpu_s(c) for c in child_pids(self.pid)}
+
+    def open(self) -> None:
+        self._start = self._now()
+
+    def close(self) -> None:
+        daemon, servers = self._now()
+        self.daemon_s = daemon - self._start[0]
+        self.servers_s = sum(v - self._start[1].get(c, 0.0) for c, v in servers.items())
+
+
 def classify(phase: common.Phase, tap: common.ReplyTap, chat_ids: list[int]) -> int:
     """Lost, duplicated and wrong replies into `phase`; the failed turns' count."""
     common.check_replies(phase, tap, chat_ids)
@@ -145,9 +184,14 @@ def classify(phase: common.Phase, tap: common.ReplyTap, chat_ids: list[int]) -> 
 
 
 async def run_palui_process(
-    args: argparse.Namespace, workdir: Path, fake_model: Any, tools: list[dict[str, Any]]
+    args: argparse.Namespace,
+    workdir: Path,
+    fake_model: Any,
+    tools: list[dict[str, Any]],
+    cpu: list[DaemonCpu],
 ) -> tuple[common.Phase, int, int]:
-    """The load through `palui run`: (the phase, failed turns, "database is locked" lines)."""
+    """The load through `palui run`: (the phase, failed turns, "database is locked" lines);
+    the daemon's CPU in the window goes into `cpu`."""
     from tests.fakes.telegram_api import FakeTelegram
 
     phase = common.Phase("palui run (subprocess)", args.chats, args.turns)
@@ -176,6 +220,8 @@ async def run_palui_process(
                 await common.chat_loop(fake_tg, tap, common.WARMUP_USER, 2, [], phase.problems)
                 if not tools and len(fake_model.requests) > before:
                     tools.extend(fake_model.requests[before].tools)
+                cpu.append(DaemonCpu(process.pid))
+                cpu[0].open()
                 phase.window.open()
                 await asyncio.gather(
                     *(
@@ -186,6 +232,7 @@ async def run_palui_process(
                     )
                 )
                 phase.window.close()
+                cpu[0].close()
                 await asyncio.sleep(SETTLE_S)
             finally:
                 process.send_signal(signal.SIGTERM)
@@ -205,6 +252,7 @@ def print_report(
     failed: int,
     locked: int,
     floor: common.Phase,
+    cpu: DaemonCpu | None,
 ) -> None:
     db = "PostgreSQL" if (args.database_url or args.db == "postgresql") else "SQLite"
     print(f"\n{args.chats} chats x {args.turns} turns, {db}, real `palui run` subprocess")
@@ -224,7 +272,20 @@ def print_report(
         )
     for p in (50, 95):
         ratio = palui.pct(p) / floor.pct(p) if floor.pct(p) > 0 else float("nan")
-        print(f"ratio to the floor, p{p}: {ratio:.1f}x")
+        print(f"ratio to the floor, p{p}: {ratio:.2f}x")
+    if cpu is not None and palui.done and floor.done:
+        # Palui's phase: the daemon + its MCP servers (recall, notes), the fakes in this process.
+        # The floor's: its client and the fakes in this process + its notes server.
+        per = 1000 / palui.done
+        print(
+            f"CPU per turn, palui run: daemon {cpu.daemon_s * per:.1f} ms"
+            f" + its MCP servers {cpu.servers_s * per:.1f} ms"
+            f" (+ the fakes {palui.cpu_ms_per_turn:.1f} ms)"
+        )
+        print(
+            f"CPU per turn, floor: client and fakes {floor.cpu_ms_per_turn:.1f} ms"
+            f" + notes server {floor.child_cpu_ms_per_turn:.1f} ms"
+        )
     if floor.problems:
         print(f"floor problems: {floor.problems[:3]}")
 
@@ -245,11 +306,12 @@ async def measure(args: argparse.Namespace, workdir: Path, fakes: list[Any]) -> 
         await common.warm_up_litellm(fake_model)
         tools: list[dict[str, Any]] = []
         print(f"{args.chats} chats x {args.turns} turns: palui run ...", flush=True)
-        palui, failed, locked = await run_palui_process(args, workdir, fake_model, tools)
+        cpu: list[DaemonCpu] = []
+        palui, failed, locked = await run_palui_process(args, workdir, fake_model, tools, cpu)
         fake_model.requests.clear()
         print("the floor (direct calls) ...", flush=True)
         floor = await common.run_floor(args, workdir, fake_model, tools, "floor (direct calls)")
-    print_report(args, palui, failed, locked, floor)
+    print_report(args, palui, failed, locked, floor, cpu[0] if cpu else None)
     for name, fake in zip(("palui", "floor"), fakes, strict=False):
         refused = Counter(r.method for r in fake.limit_rejections)
         print(f"429s from Telegram's limits, {name}: {sum(refused.values())} {dict(refused)}")

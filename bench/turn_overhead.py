@@ -64,6 +64,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
@@ -642,14 +643,40 @@ async def run_floor(
         async with bot, Client(server, mode="auto", cache=None, read_timeout_seconds=15) as client:
             await client.list_tools()  # as Palui's connector does once connected
 
+            async def complete(messages: list[dict[str, Any]]) -> tuple[str, Any]:
+                """(the answer's text, its first tool call or None); streamed, as Palui's calls
+                are, when Palui streams (`--stream`), so both sides make the same requests."""
+                if not getattr(args, "stream", False):
+                    response = await litellm.acompletion(
+                        messages=messages, tools=tools, **completion_kwargs
+                    )
+                    message = response.choices[0].message
+                    return message.content or "", (message.tool_calls or [None])[0]
+                chunks = await litellm.acompletion(
+                    messages=messages, tools=tools, stream=True,
+                    stream_options={"include_usage": True}, **completion_kwargs,
+                )  # fmt: skip
+                text: list[str] = []
+                call: Any = None
+                async for chunk in chunks:
+                    if not chunk.choices:
+                        continue
+                    delta = chunk.choices[0].delta
+                    text.append(delta.content or "")
+                    for part in delta.tool_calls or ():
+                        if call is None:
+                            call = SimpleNamespace(
+                                id=part.id, function=SimpleNamespace(name="", arguments="")
+                            )
+                        call.function.name = call.function.name or part.function.name or ""
+                        call.function.arguments += part.function.arguments or ""
+                return "".join(text), call
+
             async def one_turn(chat_id: int, k: int, history: list[dict[str, Any]]) -> float:
                 started = time.monotonic()
                 user = {"role": "user", "content": message_text(chat_id, k)}
                 messages = [{"role": "system", "content": system}, *history, user]
-                first = await litellm.acompletion(
-                    messages=messages, tools=tools, **completion_kwargs
-                )
-                call = first.choices[0].message.tool_calls[0]
+                _, call = await complete(messages)
                 result = await client.call_tool(
                     call.function.name.removeprefix("mcp-notes__"),
                     json.loads(call.function.arguments or "{}"),
@@ -673,10 +700,7 @@ async def run_floor(
                     },
                     {"role": "tool", "tool_call_id": call.id, "content": text},
                 ]
-                second = await litellm.acompletion(
-                    messages=messages, tools=tools, **completion_kwargs
-                )
-                answer = second.choices[0].message.content or ""
+                answer, _ = await complete(messages)
                 waiter = tap.expect(chat_id)
                 await bot.send_message(chat_id, html.escape(answer), parse_mode=ParseMode.HTML)
                 arrived, _ = await waiter

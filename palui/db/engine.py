@@ -19,7 +19,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from palui.db.files import create_private_file, private_dir, sqlite_path, tighten_sqlite
+from palui.db.files import private_dir, sqlite_path, tighten_sqlite
+from palui.db.inline_sqlite import BUSY_TIMEOUT_MS, inline_creator
 from palui.db.writes import SerialisedSession, WriteLock, sqlite_begin
 from palui.errors import DatabaseError
 
@@ -42,6 +43,16 @@ def alembic_config(url: str) -> Config:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    _set_pragmas(dbapi_connection, busy_timeout_ms=5000)
+
+
+def _inline_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # A statement waiting on another process's lock holds the whole event loop here: wait
+    # briefly; palui.db.writes retries a locked BEGIN with the loop free.
+    _set_pragmas(dbapi_connection, busy_timeout_ms=BUSY_TIMEOUT_MS)
+
+
+def _set_pragmas(dbapi_connection: Any, busy_timeout_ms: int) -> None:
     cursor = dbapi_connection.cursor()
     # WAL lets readers (/status, doctor) run beside the writer; busy_timeout rides out short locks.
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -49,9 +60,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     # Only another process (a `palui` command beside the daemon) can still hold the write lock:
     # this process's writers queue on `WriteLock` instead (palui.db.writes).
-    # 5 s, and two BEGIN attempts (palui.db.writes): a lock held longer than that is a fault to
-    # report, not to wait out; waiting longer only stalls shutdown and every other writer.
-    cursor.execute("PRAGMA busy_timeout=5000")
+    # With BEGIN retried (palui.db.writes) for ~10 s in all: a lock held longer than that is a
+    # fault to report, not to wait out; waiting longer only stalls shutdown and every writer.
+    cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     cursor.close()
     # Palui emits BEGIN itself (palui.db.writes): none of the driver's implicit, deferred one.
     dbapi_connection.isolation_level = None
@@ -71,16 +82,14 @@ class Database:
         options: dict[str, Any] = {}
         if not self.is_sqlite:
             options = {"pool_pre_ping": True, "pool_size": 5, "max_overflow": 5}
+        elif self.file is not None:
+            # Each statement on the loop's thread instead of a thread hop per cursor call.
+            options = {"async_creator": inline_creator(self.file)}
         self.engine: AsyncEngine = create_async_engine(url, **options)
         if self.is_sqlite:
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            pragmas = _sqlite_pragmas if self.file is None else _inline_sqlite_pragmas
+            event.listen(self.engine.sync_engine, "connect", pragmas)
             event.listen(self.engine.sync_engine, "begin", sqlite_begin)
-        if self.file is not None:
-            file = self.file
-            # Right before SQLite would create the file (0644 under the usual umask).
-            event.listen(
-                self.engine.sync_engine, "do_connect", lambda *_: create_private_file(file)
-            )
         self.write_lock = WriteLock()
         session_class = SerialisedSession if self.is_sqlite else AsyncSession
         self.sessions = async_sessionmaker(

@@ -10,8 +10,9 @@ poll the lock with sleeps, so under load (50 chats) some run past it. So on SQLi
   loop nothing, and it is FIFO), then
 - opens with `BEGIN IMMEDIATE`, which takes the database's write lock up front, so no
   transaction ever has to upgrade from reading to writing. Only another process (a `palui`
-  command beside the daemon) can still hold it: busy_timeout waits for that, and a BEGIN that
-  still finds it locked is retried a few times (nothing has run yet, so that is always safe).
+  command beside the daemon) can still hold it: a BEGIN that finds it locked is retried with
+  asyncio sleeps for up to `BEGIN_WAIT_S` (nothing has run yet, so that is always safe), the
+  event loop free meanwhile, as statements run on its thread (palui.db.inline_sqlite).
 
 We chose this over "BEGIN IMMEDIATE and retry the whole transaction on locked" because our
 transactions are context managers whose bodies can't be re-run from here. Reads (a session
@@ -30,8 +31,9 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 WRITE = "palui_write"  # the connection execution option that makes `sqlite_begin` IMMEDIATE
-BEGIN_ATTEMPTS = 2
-BEGIN_PAUSE_S = 0.2
+BEGIN_WAIT_S = 10.0  # a write lock held longer by another process is a fault to report
+BEGIN_PAUSE_S = 0.05  # the first pause between attempts; it doubles up to BEGIN_MAX_PAUSE_S
+BEGIN_MAX_PAUSE_S = 1.0
 
 
 def sqlite_begin(connection: Any) -> None:
@@ -89,7 +91,10 @@ class _WriteTransaction:
     async def __aenter__(self) -> Any:
         await self._lock.acquire()
         try:
-            for attempt in range(BEGIN_ATTEMPTS):
+            loop = asyncio.get_running_loop()
+            give_up = loop.time() + BEGIN_WAIT_S
+            pause = BEGIN_PAUSE_S
+            while True:
                 self._transaction = AsyncSession.begin(self._session)
                 await self._transaction.__aenter__()
                 try:
@@ -97,11 +102,13 @@ class _WriteTransaction:
                     await self._session.connection(execution_options={WRITE: True})
                     return self._transaction
                 except OperationalError as exc:
-                    await self._session.rollback()
-                    if not is_locked(exc) or attempt + 1 == BEGIN_ATTEMPTS:
+                    # Ends the transaction block as an error would (a rollback), so a new one
+                    # can begin on this session.
+                    await self._transaction.__aexit__(type(exc), exc, exc.__traceback__)
+                    if not is_locked(exc) or loop.time() + pause > give_up:
                         raise
-                await asyncio.sleep(BEGIN_PAUSE_S * 2**attempt)
-            raise AssertionError("unreachable")  # pragma: no cover
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, BEGIN_MAX_PAUSE_S)
         except BaseException:
             self._lock.release()
             raise
