@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from palui.channels.streaming import (
     MIN_INTERVAL_S,
     OnPreview,
+    OnSending,
     StreamingReply,
     StreamState,
     preview_text,
@@ -110,8 +111,9 @@ class DraftReply:
     def adopted(self) -> bool:
         return self._fallback.adopted
 
-    def watch_preview(self, on_preview: OnPreview) -> None:
-        self._fallback.watch_preview(on_preview)  # only the fallback ever sends a preview
+    def watch_preview(self, on_preview: OnPreview, on_sending: OnSending | None = None) -> None:
+        # Only the fallback ever sends a preview.
+        self._fallback.watch_preview(on_preview, on_sending)
 
     def adopt(self, message_id: int) -> None:
         """A preview an interrupted turn left must show this answer: edit it, no draft."""

@@ -14,11 +14,11 @@ formatted chunk and sends the other chunks as new messages. With `first_after_s`
 preview waits that long after the first delta: an answer complete by then goes out once,
 formatted, with no preview and no edit (one send per fast turn, not two against Telegram's pace).
 
-A preview outlives its process: `on_preview` hears the preview's message id as soon as it is
-sent (the turn records it), and the re-run of an interrupted turn `adopt`s the message it left,
-so its own preview and answer replace it rather than appear beside it. `close` stops previewing
-and leaves the final edit to the outbox (`palui.chat.outbox`), which records it; `discard`
-removes a preview that will show no answer.
+A preview outlives its process: `on_sending` hears the first preview's text before it is sent
+and `on_preview` its message id as soon as it is sent (the turn records both), and the re-run of
+an interrupted turn `adopt`s the message it left, so its own preview and answer replace it
+rather than appear beside it. `close` stops previewing and leaves the final edit to the outbox
+(`palui.chat.outbox`), which records it; `discard` removes a preview that will show no answer.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ __all__ = [
     "EditText",
     "MarkupRejected",
     "MessageNotModified",
+    "OnPreview",
+    "OnSending",
     "SendText",
     "StreamState",
     "StreamingReply",
@@ -61,6 +63,9 @@ DeleteMessage = Callable[[int], Awaitable[None]]
 """`delete(message_id)`; removes the message from the chat."""
 OnPreview = Callable[[int], Awaitable[None]]
 """Told the preview's message id once it is sent."""
+OnSending = Callable[[str], Awaitable[None]]
+"""Told the first preview's text just before it is sent (a send may reach the chat and the
+process die before its id is heard: the text is what the re-run looks for)."""
 
 # A few words, or a finished first line, before anything is shown: one lone word would notify
 # the person and then jump around, and a short answer that is done by then goes out once,
@@ -113,6 +118,7 @@ class StreamingReply:
         self._edit = edit
         self._delete = delete
         self._on_preview: OnPreview | None = None
+        self._on_sending: OnSending | None = None
         self._adopted = False
         self._min_interval_s = min_interval_s
         self._first_chars = first_chars
@@ -163,9 +169,11 @@ class StreamingReply:
         """Count the first preview's hold from `at` (when a draft that gave way began)."""
         self._first_delta_at = at
 
-    def watch_preview(self, on_preview: OnPreview) -> None:
-        """Call `on_preview(message_id)` once the preview is sent (before it is edited again)."""
+    def watch_preview(self, on_preview: OnPreview, on_sending: OnSending | None = None) -> None:
+        """Call `on_preview(message_id)` once the preview is sent (before it is edited again),
+        and `on_sending(text)` before it is sent."""
         self._on_preview = on_preview
+        self._on_sending = on_sending
 
     def adopt(self, message_id: int) -> None:
         """Take over a preview an interrupted turn left: show this answer in it. Call first."""
@@ -299,6 +307,8 @@ class StreamingReply:
 
     async def _show(self, text: str) -> None:
         if self._preview_id is None:
+            if self._on_sending is not None:
+                await self._on_sending(text)
             self._preview_id = await self._send(text, False)
             self._state = StreamState.PREVIEWING
             if self._on_preview is not None:
