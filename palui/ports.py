@@ -63,9 +63,11 @@ class ReplyStream(Protocol):
         self,
         on_preview: Callable[[int], Awaitable[None]],
         on_sending: Callable[[str], Awaitable[None]] | None = None,
+        guard: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """Hear the preview's message id as soon as it is sent (to record it), and the first
-        preview's text just before it is sent (to find it if the id is never recorded)."""
+        preview's text just before it is sent (to find it if the id is never recorded); `guard()`
+        before each preview call (it raises `LeaseLost` once the turn's lease is lost)."""
         ...
 
     def adopt(self, message_id: int) -> None:

@@ -141,7 +141,10 @@ async def _run(
             if (floor := _preview_floor(parts, chat_id, batch)) is not None:
                 await store.turns.preview_going_out(turn_id, floor, text)
 
-        stream.watch_preview(functools.partial(store.turns.record_preview, turn_id), sending)
+        guard = None
+        if fence is not None and parts.fences is not None:
+            guard = functools.partial(parts.fences.confirm, fence)
+        stream.watch_preview(functools.partial(store.turns.record_preview, turn_id), sending, guard)
         deps = dataclasses.replace(deps, on_delta=stream.push)
     log.info("turn_started", messages=len(batch), tools=len(offer.tools))
     update_ids = [update_id for update_id, _ in inputs]

@@ -42,6 +42,7 @@ class LeftPreview:
         self,
         on_preview: Callable[[int], Awaitable[None]],
         on_sending: Callable[[str], Awaitable[None]] | None = None,
+        guard: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         return None  # no preview of its own is ever sent
 
