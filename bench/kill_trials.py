@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import turn_overhead as common  # the shared fakes' glue (network guard, databases)
@@ -223,7 +225,8 @@ async def deliver(fake_tg: Any, procs: list[Process], update_id: int, rng: rando
         while True:
             target = rng.choice(procs)
             if target.alive:
-                with contextlib.suppress(OSError, asyncio.TimeoutError):
+                # A process killed mid-request: Telegram retries the update until a 2xx.
+                with contextlib.suppress(OSError, asyncio.TimeoutError, aiohttp.ClientError):
                     status = await fake_tg.deliver_to_webhook(update_id, url=target.url)
                     if 200 <= status < 300:
                         return
