@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import turn_overhead as common  # the shared fakes' glue (network guard, databases)
@@ -223,7 +225,8 @@ async def deliver(fake_tg: Any, procs: list[Process], update_id: int, rng: rando
         while True:
             target = rng.choice(procs)
             if target.alive:
-                with contextlib.suppress(OSError, asyncio.TimeoutError):
+                # A process killed mid-request: Telegram retries the update until a 2xx.
+                with contextlib.suppress(OSError, asyncio.TimeoutError, aiohttp.ClientError):
                     status = await fake_tg.deliver_to_webhook(update_id, url=target.url)
                     if 200 <= status < 300:
                         return
@@ -245,6 +248,8 @@ def visible(fake_tg: Any, chat: int, *, final: bool = True) -> list[str]:
 
 def watch_finals(fake_tg: Any) -> None:
     """Note each message written with parse_mode HTML: the formatted answer, not a preview."""
+    from tests.fakes.telegram_chats import ApiError
+
     finals: set[tuple[int, int]] = fake_tg.__dict__.setdefault("finals", set())
     handlers = fake_tg._handlers  # the fake has no hook for this; wrap its handlers
 
@@ -252,7 +257,14 @@ def watch_finals(fake_tg: Any) -> None:
         original = handlers[method]
 
         def handler(params: dict[str, Any]) -> Any:
-            result = original(params)
+            try:
+                result = original(params)
+            except ApiError as error:
+                # The formatted answer equal to the plain preview showing it already: Telegram
+                # says "not modified", and the outbox counts it delivered; so does this.
+                if params.get("parse_mode") == "HTML" and "not modified" in error.description:
+                    finals.add((int(params["chat_id"]), int(params["message_id"])))
+                raise
             if params.get("parse_mode") == "HTML":
                 message_id = params.get("message_id") or result["message_id"]
                 finals.add((int(params["chat_id"]), int(message_id)))

@@ -59,8 +59,15 @@ class ReplyStream(Protocol):
     @property
     def adopted(self) -> bool: ...
 
-    def watch_preview(self, on_preview: Callable[[int], Awaitable[None]]) -> None:
-        """Hear the preview's message id as soon as it is sent (to record it)."""
+    def watch_preview(
+        self,
+        on_preview: Callable[[int], Awaitable[None]],
+        on_sending: Callable[[str], Awaitable[None]] | None = None,
+        guard: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Hear the preview's message id as soon as it is sent (to record it), and the first
+        preview's text just before it is sent (to find it if the id is never recorded); `guard()`
+        before each preview call (it raises `LeaseLost` once the turn's lease is lost)."""
         ...
 
     def adopt(self, message_id: int) -> None:
@@ -103,6 +110,16 @@ class Channel(Protocol):
 
     async def delete_message(self, chat_id: int, message_id: int) -> None:
         """Remove a message; raises `ChannelError` when it can't be."""
+        ...
+
+    def newest_sent_id(self, chat_id: int) -> int | None:
+        """The newest message this process has sent in the chat (None: none it knows of)."""
+        ...
+
+    async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
+        """A message of ours sent above message `floor` and showing `text`, whose id a crash
+        kept from being recorded; None when none is found within a few probes. Each probe edits
+        a candidate to `text` (a channel that can't look returns None)."""
         ...
 
     async def send_notice(self, chat_id: int, text: str) -> None:

@@ -42,6 +42,12 @@ class ConsoleChannel:
     async def delete_message(self, chat_id: int, message_id: int) -> None:
         return None
 
+    def newest_sent_id(self, chat_id: int) -> int | None:
+        return None  # no message ids: nothing is ever looked for
+
+    async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
+        return None
+
     async def send_notice(self, chat_id: int, text: str) -> None:
         await self.send_part(chat_id, text)
 

@@ -22,12 +22,14 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 
+from palui.channels.preview_text import preview_text
 from palui.channels.streaming import (
     MIN_INTERVAL_S,
+    Guard,
     OnPreview,
+    OnSending,
     StreamingReply,
     StreamState,
-    preview_text,
 )
 from palui.errors import ChannelError
 from palui.logs import get_logger
@@ -110,8 +112,14 @@ class DraftReply:
     def adopted(self) -> bool:
         return self._fallback.adopted
 
-    def watch_preview(self, on_preview: OnPreview) -> None:
-        self._fallback.watch_preview(on_preview)  # only the fallback ever sends a preview
+    def watch_preview(
+        self,
+        on_preview: OnPreview,
+        on_sending: OnSending | None = None,
+        guard: Guard | None = None,
+    ) -> None:
+        # Only the fallback ever sends a preview.
+        self._fallback.watch_preview(on_preview, on_sending, guard)
 
     def adopt(self, message_id: int) -> None:
         """A preview an interrupted turn left must show this answer: edit it, no draft."""

@@ -14,11 +14,11 @@ formatted chunk and sends the other chunks as new messages. With `first_after_s`
 preview waits that long after the first delta: an answer complete by then goes out once,
 formatted, with no preview and no edit (one send per fast turn, not two against Telegram's pace).
 
-A preview outlives its process: `on_preview` hears the preview's message id as soon as it is
-sent (the turn records it), and the re-run of an interrupted turn `adopt`s the message it left,
-so its own preview and answer replace it rather than appear beside it. `close` stops previewing
-and leaves the final edit to the outbox (`palui.chat.outbox`), which records it; `discard`
-removes a preview that will show no answer.
+A preview outlives its process: `on_sending` hears the first preview's text before it is sent
+and `on_preview` its message id as soon as it is sent (the turn records both), and the re-run of
+an interrupted turn `adopt`s the message it left, so its own preview and answer replace it
+rather than appear beside it. `close` stops previewing and leaves the final edit to the outbox
+(`palui.chat.outbox`), which records it; `discard` removes a preview that will show no answer.
 """
 
 from __future__ import annotations
@@ -30,25 +30,22 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 
-from palui.channels.formatting import (
-    TELEGRAM_TEXT_LIMIT,
-    Chunk,
-    split_for_telegram,
-    telegram_length,
-    to_plain_text,
-)
-from palui.errors import ChannelError
+from palui.channels.formatting import Chunk, split_for_telegram
+from palui.channels.preview_text import preview_text
+from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 
 __all__ = [
     "DeleteMessage",
     "EditText",
+    "Guard",
     "MarkupRejected",
     "MessageNotModified",
+    "OnPreview",
+    "OnSending",
     "SendText",
     "StreamState",
     "StreamingReply",
-    "preview_text",
 ]
 
 log = get_logger("palui.streaming")
@@ -61,6 +58,12 @@ DeleteMessage = Callable[[int], Awaitable[None]]
 """`delete(message_id)`; removes the message from the chat."""
 OnPreview = Callable[[int], Awaitable[None]]
 """Told the preview's message id once it is sent."""
+Guard = Callable[[], Awaitable[None]]
+"""Awaited before each preview send or edit; raises `LeaseLost` once the turn's chat lease was
+taken over (a stalled holder must not touch the preview its successor has taken over)."""
+OnSending = Callable[[str], Awaitable[None]]
+"""Told the first preview's text just before it is sent (a send may reach the chat and the
+process die before its id is heard: the text is what the re-run looks for)."""
 
 # A few words, or a finished first line, before anything is shown: one lone word would notify
 # the person and then jump around, and a short answer that is done by then goes out once,
@@ -68,7 +71,6 @@ OnPreview = Callable[[int], Awaitable[None]]
 FIRST_CHARS = 20
 MIN_INTERVAL_S = 1.0  # UX: edits at most every ~1 s (and Telegram's ~1 message/s per chat)
 MAX_PREVIEW_FAILURES = 3  # in a row; then stop previewing and let `finish` send the answer
-MORE = " …"  # ends a preview that has more text than one message holds
 REPLACED = "(replaced below)"  # a preview that could not be deleted, when no answer will fill it
 
 
@@ -113,6 +115,8 @@ class StreamingReply:
         self._edit = edit
         self._delete = delete
         self._on_preview: OnPreview | None = None
+        self._on_sending: OnSending | None = None
+        self._guard: Guard | None = None
         self._adopted = False
         self._min_interval_s = min_interval_s
         self._first_chars = first_chars
@@ -163,9 +167,18 @@ class StreamingReply:
         """Count the first preview's hold from `at` (when a draft that gave way began)."""
         self._first_delta_at = at
 
-    def watch_preview(self, on_preview: OnPreview) -> None:
-        """Call `on_preview(message_id)` once the preview is sent (before it is edited again)."""
+    def watch_preview(
+        self,
+        on_preview: OnPreview,
+        on_sending: OnSending | None = None,
+        guard: Guard | None = None,
+    ) -> None:
+        """Call `on_preview(message_id)` once the preview is sent (before it is edited again),
+        `on_sending(text)` before it is sent, and `guard()` before each preview call: once it
+        raises `LeaseLost` the preview is left alone for good."""
         self._on_preview = on_preview
+        self._on_sending = on_sending
+        self._guard = guard
 
     def adopt(self, message_id: int) -> None:
         """Take over a preview an interrupted turn left: show this answer in it. Call first."""
@@ -190,7 +203,7 @@ class StreamingReply:
             return
         await self._stop_previews()
         self._state = StreamState.ABORTED
-        if self._preview_id is None:
+        if self._preview_id is None or not await self._still_ours():
             return
         try:
             if self._delete is None:
@@ -251,9 +264,9 @@ class StreamingReply:
             return
         await self._stop_previews()
         self._state = StreamState.ABORTED
-        if self._preview_id is None:
+        if self._preview_id is None or not await self._still_ours():
             return
-        text = _preview(self._text, f"\n\n{note}" if note else "")
+        text = preview_text(self._text, f"\n\n{note}" if note else "")
         if text == self._shown:
             return
         try:
@@ -280,12 +293,15 @@ class StreamingReply:
             if wait_s > 0:
                 await self._sleep(wait_s)  # deltas arriving meanwhile make one edit, not many
             self._wake.clear()
-            text = _preview(self._text)
+            text = preview_text(self._text)
             if not text or text == self._shown:
                 continue
             self._in_call = True
             try:
                 await self._show(text)
+            except LeaseLost:
+                log.warning("stream_preview_lease_lost")
+                return  # another process runs the chat now: its re-run owns the preview
             except Exception as exc:
                 self._failures += 1
                 log.warning("stream_preview_failed", error=str(exc), failures=self._failures)
@@ -297,8 +313,20 @@ class StreamingReply:
                 self._in_call = False
                 self._last_call_at = self._clock()
 
+    async def _still_ours(self) -> bool:
+        if self._guard is not None:
+            try:
+                await self._guard()
+            except LeaseLost:
+                return False
+        return True
+
     async def _show(self, text: str) -> None:
+        if self._guard is not None:
+            await self._guard()
         if self._preview_id is None:
+            if self._on_sending is not None:
+                await self._on_sending(text)
             self._preview_id = await self._send(text, False)
             self._state = StreamState.PREVIEWING
             if self._on_preview is not None:
@@ -342,35 +370,3 @@ class StreamingReply:
             # Formatting is a nicety: if Telegram can't parse it, the words still arrive.
             log.warning("html_rejected", error=str(exc))
             return await self._send(chunk.plain, False)
-
-
-def _preview(markdown: str, suffix: str = "", limit: int = TELEGRAM_TEXT_LIMIT) -> str:
-    """The plain text to show for `markdown` so far, `suffix` kept whole, within `limit`.
-
-    Too long for one message: the beginning, cut after a word if one is near, and " …". The
-    beginning, not the newest end, so what the person is reading does not move away; it is
-    what the final answer's first message will show.
-    """
-    source = markdown[: 8 * limit]  # no Markdown shrinks that much; saves rendering huge text
-    plain = to_plain_text(source).strip()
-    if not plain:
-        return ""
-    if len(source) == len(markdown) and _utf16_len(plain + suffix) <= limit:
-        return plain + suffix
-    head = _fit(plain, limit - _utf16_len(MORE + suffix))
-    space = max(head.rfind(" "), head.rfind("\n"))
-    if space > len(head) * 3 // 4:
-        head = head[:space]
-    return _fit(head.rstrip() + MORE + suffix, limit)
-
-
-preview_text = _preview  # what a preview (or a draft) shows of the answer so far
-_utf16_len = telegram_length
-
-
-def _fit(text: str, limit: int) -> str:
-    """The longest prefix of `text` (give or take one unit) within `limit` UTF-16 units."""
-    head = text[: max(limit, 0)]
-    while (excess := _utf16_len(head) - limit) > 0:
-        head = head[: len(head) - (excess + 1) // 2]  # each character is one or two units
-    return head

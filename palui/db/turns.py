@@ -4,11 +4,12 @@ and /status add these up)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,7 +27,15 @@ from palui.db.models import (
 from palui.db.repo import Repo
 from palui.db.riders import Riders, ride, usage_row
 from palui.db.sessions import open_session
-from palui.domain import Completion, Fence, Role, Taint, TurnKind, TurnStatus
+from palui.domain import (
+    Completion,
+    Fence,
+    Role,
+    Taint,
+    TurnKind,
+    TurnStatus,
+    UnrecordedPreview,
+)
 from palui.errors import LeaseLost
 
 
@@ -57,11 +66,12 @@ class TurnRepo(Repo):
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
         async with self._db.session() as s, s.begin():
-            return await _start(
+            left = await _start(
                 s, turn_id, chat_id, session_id, kind, inputs, self._insert,
                 untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
                 reply_to=reply_to, fence=fence,
             )  # fmt: skip
+        return left.message_id
 
     async def start_chat_turn(
         self,
@@ -76,9 +86,11 @@ class TurnRepo(Repo):
         requester_id: int | None = None,
         reply_to: int | None = None,
         fence: Fence | None = None,
-    ) -> tuple[int, int | None]:
+    ) -> tuple[int, int | None, UnrecordedPreview | None]:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
-        session (created on first contact): (the session, the preview it takes over).
+        session (created on first contact): (the session, the preview it takes over, or else
+        the preview an interrupted turn was sending with no id recorded: the new turn inherits
+        it, so a crash while it looks for it leaves it to the next re-run).
         `rerun=False`: no earlier turn took these messages, so none left a preview."""
         async with self._db.session() as s, s.begin():
             session_id = await open_session(
@@ -89,7 +101,17 @@ class TurnRepo(Repo):
                 rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
                 reply_to=reply_to, fence=fence,
             )  # fmt: skip
-        return session_id, left
+        return session_id, left.message_id, left.unrecorded
+
+    async def preview_going_out(self, turn_id: str, floor: int, text: str) -> None:
+        """The turn's first preview is about to be sent (only a turn slower than the first
+        preview's hold gets here): where a re-run looks for it if its id is never recorded."""
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(Turn)
+                .where(Turn.id == turn_id)
+                .values(preview_floor=floor, preview_text=text)
+            )
 
     async def record_preview(self, turn_id: str, message_id: int) -> None:
         """The turn's streamed preview was just sent: remember it before anything else happens,
@@ -175,28 +197,49 @@ class TurnRepo(Repo):
         return None if turn is None else (TurnKind(turn.kind), bool(turn.tainted))
 
 
-async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int]) -> int | None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Left:
+    """What interrupted turns left for the messages a turn starts on."""
+
+    message_id: int | None = None  # a recorded preview, now the new turn's
+    unrecorded: UnrecordedPreview | None = None  # else one sent maybe, with no id recorded
+
+
+async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int]) -> _Left:
     """Detach the previews that ended turns (interrupted ones: their inbox rows are still
     pending) left for these updates, and return the newest; it now belongs to the caller."""
     if not update_ids:
-        return None
+        return _Left()
     earlier = select(InboxUpdate.turn_id).where(
         InboxUpdate.update_id.in_(update_ids), InboxUpdate.turn_id.is_not(None)
     )
-    left = Turn.chat_id == chat_id, Turn.id.in_(earlier), Turn.preview_message_id.is_not(None)
-    ids = list(
-        await s.scalars(
-            select(Turn.preview_message_id)
-            .where(*left, Turn.status != TurnStatus.DONE)
+    left = (
+        Turn.chat_id == chat_id,
+        Turn.id.in_(earlier),
+        Turn.status != TurnStatus.DONE,
+        or_(Turn.preview_message_id.is_not(None), Turn.preview_floor.is_not(None)),
+    )
+    newest = (
+        await s.execute(
+            select(Turn.preview_message_id, Turn.preview_floor, Turn.preview_text)
+            .where(*left)
             .order_by(Turn.started_at.desc())
+            .limit(1)
         )
-    )
-    if not ids:
-        return None
+    ).one_or_none()
+    if newest is None:
+        return _Left()
     await s.execute(
-        update(Turn).where(*left, Turn.status != TurnStatus.DONE).values(preview_message_id=None)
+        update(Turn)
+        .where(*left)
+        .values(preview_message_id=None, preview_floor=None, preview_text=None)
     )
-    return ids[0]
+    message_id, floor, text = newest
+    if message_id is not None:
+        return _Left(message_id=int(message_id))
+    if floor is None or not text:
+        return _Left()
+    return _Left(unrecorded=UnrecordedPreview(int(floor), text))
 
 
 async def _finish(
@@ -278,13 +321,17 @@ async def _start(
     requester_id: int | None,
     reply_to: int | None,
     fence: Fence | None = None,
-) -> int | None:
+) -> _Left:
     update_ids = [u for u, _ in inputs]
     # Only messages an earlier turn took (and was interrupted on) can have left a preview.
-    left = await _take_previews(s, chat_id, update_ids) if rerun else None
+    left = await _take_previews(s, chat_id, update_ids) if rerun else _Left()
+    unrecorded = left.unrecorded
     turn = {
         "id": turn_id, "chat_id": chat_id, "session_id": session_id, "kind": kind,
-        "status": TurnStatus.RUNNING, "started_at": utcnow(), "preview_message_id": left,
+        "status": TurnStatus.RUNNING, "started_at": utcnow(),
+        "preview_message_id": left.message_id,
+        "preview_floor": unrecorded.floor if unrecorded else None,
+        "preview_text": unrecorded.text if unrecorded else None,
         "tainted": taint is not None, "taint_source": taint.label if taint else None,
         "requester_id": requester_id, "reply_to": reply_to,
     }  # fmt: skip

@@ -27,6 +27,7 @@ from palui.domain.chat import InboxItem as InboxItem
 from palui.domain.chat import InboxStatus as InboxStatus
 from palui.domain.chat import OutboxItem as OutboxItem
 from palui.domain.chat import TurnStatus as TurnStatus
+from palui.domain.chat import UnrecordedPreview as UnrecordedPreview
 from palui.domain.fence import Fence as Fence
 from palui.domain.jobs import JobRecord as JobRecord
 from palui.domain.jobs import RunRecord as RunRecord

@@ -32,6 +32,15 @@ class InboxItem:
 
 
 @dataclass(frozen=True, slots=True)
+class UnrecordedPreview:
+    """A preview an interrupted turn was sending when it died, whose message id was never
+    recorded: if it reached the chat, it is above `floor` and shows exactly `text`."""
+
+    floor: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class OutboxItem:
     """A reply not yet wholly in the chat: `parts_sent` of its parts already are."""
 

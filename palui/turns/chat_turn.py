@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
 from palui.db.riders import Riders
-from palui.domain import ChatKind, Fence, Inbound, TurnKind
+from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
 from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled
@@ -50,18 +50,39 @@ async def run_chat_turn(
         group = latest.chat_kind is not ChatKind.PRIVATE
         # One transaction: the chat's session, the turn, the person's messages, the inbox
         # claim. Someone else's words (a forward, a replied-to message) taint it from the start.
-        session_id, left = await store.turns.start_chat_turn(
+        session_id, left, unrecorded = await store.turns.start_chat_turn(
             turn_id, chat_id, inputs, chat_kind=latest.chat_kind, rerun=rerun,
             untrusted=foreign.untrusted_rows(batch), taint=starting.from_foreign(batch),
             requester_id=latest.user.id, reply_to=latest.message_id if group else None,
             fence=fence,
         )  # fmt: skip
+        if unrecorded is not None:
+            left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})
         try:
             await _run(parts, drive, chat_id, batch, started, riders)
         finally:
             if riders:  # the turn stopped before any write could carry them (a shutdown)
                 await asyncio.shield(store.turns.write_riders(riders))
+
+
+async def _find_unrecorded(
+    parts: TurnParts, chat_id: int, turn_id: str, unrecorded: UnrecordedPreview
+) -> int | None:
+    """The preview an interrupted run was sending when it died, if it reached the chat: found
+    (it shows `unrecorded.text`, edited to itself) and recorded as this turn's own."""
+    found = await parts.channel.find_unrecorded(chat_id, unrecorded.floor, unrecorded.text)
+    if found is not None:
+        await parts.store.turns.record_preview(turn_id, found)
+    return found
+
+
+def _preview_floor(parts: TurnParts, chat_id: int, batch: Sequence[Inbound]) -> int | None:
+    """The newest message id known in the chat: a preview sent now gets a greater one."""
+    known = [i.message_id for i in batch if i.message_id is not None]
+    if (sent := parts.channel.newest_sent_id(chat_id)) is not None:
+        known.append(sent)
+    return max(known, default=None)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -116,7 +137,15 @@ async def _run(
     elif stream is not None:
         if started.left is not None:
             stream.adopt(started.left)  # an interrupted turn's preview: this answer replaces it
-        stream.watch_preview(functools.partial(store.turns.record_preview, turn_id))
+
+        async def sending(text: str) -> None:
+            if (floor := _preview_floor(parts, chat_id, batch)) is not None:
+                await store.turns.preview_going_out(turn_id, floor, text)
+
+        guard = None
+        if fence is not None and parts.fences is not None:
+            guard = functools.partial(parts.fences.confirm, fence)
+        stream.watch_preview(functools.partial(store.turns.record_preview, turn_id), sending, guard)
         deps = dataclasses.replace(deps, on_delta=stream.push)
     log.info("turn_started", messages=len(batch), tools=len(offer.tools))
     update_ids = [update_id for update_id, _ in inputs]

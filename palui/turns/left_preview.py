@@ -38,7 +38,12 @@ class LeftPreview:
     def adopted(self) -> bool:
         return True
 
-    def watch_preview(self, on_preview: Callable[[int], Awaitable[None]]) -> None:
+    def watch_preview(
+        self,
+        on_preview: Callable[[int], Awaitable[None]],
+        on_sending: Callable[[str], Awaitable[None]] | None = None,
+        guard: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         return None  # no preview of its own is ever sent
 
     def adopt(self, message_id: int) -> None:

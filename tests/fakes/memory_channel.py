@@ -147,6 +147,12 @@ class MemoryChannel:
     async def delete_message(self, chat_id: int, message_id: int) -> None:
         return None
 
+    def newest_sent_id(self, chat_id: int) -> int | None:
+        return None
+
+    async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
+        return None  # never streams: no preview is ever left unrecorded
+
     async def send_notice(self, chat_id: int, text: str) -> None:
         self.notices.append((chat_id, text))
 

@@ -1,6 +1,8 @@
 """The chats behind the fake Bot API: messages the bot sent and edited, actions, commands,
 callback queries. Each `api_*` method takes the request's params and returns the Bot API
-result or raises ApiError, as Telegram would answer.
+result or raises ApiError, as Telegram would answer. An edit answers as Telegram does: "message
+can't be edited" on a person's message, "message to edit not found" on an id with no message in
+the chat, "message is not modified" when it shows the text already.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class FakeChats:
         self._chats: dict[int, dict[str, Any]] = {}
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._messages: dict[tuple[int, int], dict[str, Any]] = {}  # the bot's, as edited
+        self._people: set[tuple[int, int]] = set()  # the people's messages: not the bot's to edit
         self._sent_order: list[tuple[int, int]] = []
         self._callbacks: dict[str, float] = {}  # query id -> monotonic time it was pushed
         self._callback_ids = itertools.count(7_000_000_001)
@@ -103,6 +106,7 @@ class FakeChats:
         }
         if entities := command_entities(text):
             message["entities"] = entities
+        self._people.add((chat_id, message["message_id"]))
         return message
 
     def callback_query(self, chat_id: int, user_id: int, message_id: int, data: str) -> dict:
@@ -245,6 +249,8 @@ class FakeChats:
         if params.get("inline_message_id"):
             raise bad_request("message to edit not found")  # inline messages aren't modelled
         key = (_chat_id(params), int(params.get("message_id") or 0))
+        if key in self._people:
+            raise bad_request("message can't be edited")  # as Telegram: only its own
         if key not in self._messages or key in self.deleted_messages:
             raise bad_request("message to edit not found")
         return self._messages[key]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from telegram import Bot, BotCommand, ReplyParameters, Update
+from telegram import Bot, BotCommand, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -35,7 +35,7 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
-from palui.channels.telegram import files
+from palui.channels.telegram import files, leftovers
 from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
@@ -96,6 +96,7 @@ class TelegramChannel:
             self.bot, self._limiter, enabled=drafts, first_after_s=self._first_after_s
         )
         self._poller: asyncio.Task[None] | None = None
+        self._sent = leftovers.SentIds()  # where to look for a message sent but not recorded
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -191,7 +192,7 @@ class TelegramChannel:
 
         async def send(text: str, html: bool) -> int:
             message = await self._translated(chat_id, self.bot.send_message, chat_id, text, html)
-            return int(message.message_id)
+            return self._noted(chat_id, message)
 
         async def edit(message_id: int, text: str, html: bool) -> None:
             await self._translated(
@@ -232,7 +233,8 @@ class TelegramChannel:
             else None
         )
         try:
-            await self._call(chat_id, self._send_html, chat_id, chunk, threaded)
+            sent = await self._call(chat_id, self._send_html, chat_id, chunk, threaded)
+            self._noted(chat_id, sent)
         except BadRequest as exc:
             if "parse" not in exc.message.lower():
                 raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
@@ -242,7 +244,7 @@ class TelegramChannel:
                 self.bot.send_message, chat_id, chunk.plain, reply_parameters=threaded
             )
             try:
-                await self._call(chat_id, send)
+                self._noted(chat_id, await self._call(chat_id, send))
             except BadRequest as plain_exc:
                 raise PermanentChannelError(plain_exc.message) from plain_exc
 
@@ -278,13 +280,13 @@ class TelegramChannel:
 
     async def _send_html(
         self, chat_id: int, chunk: Chunk, threaded: ReplyParameters | None
-    ) -> None:
-        await self.bot.send_message(
+    ) -> Message:
+        return await self.bot.send_message(
             chat_id, chunk.html, parse_mode=ParseMode.HTML, reply_parameters=threaded
         )
 
     async def send_notice(self, chat_id: int, text: str) -> None:
-        await self._call(chat_id, self.bot.send_message, chat_id, text)
+        self._noted(chat_id, await self._call(chat_id, self.bot.send_message, chat_id, text))
 
     async def typing(self, chat_id: int) -> None:
         # Not through `_call`: a chat action is not a message, so it takes no send slot and the
@@ -299,7 +301,7 @@ class TelegramChannel:
                 self.bot.send_message, chat_id, card.text, reply_markup=keyboard(card)
             ),
         )
-        return int(message.message_id)
+        return self._noted(chat_id, message)
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
         call = functools.partial(
@@ -327,6 +329,29 @@ class TelegramChannel:
 
     async def download(self, file_id: str, max_bytes: int) -> bytes:
         return await files.download(self.bot, file_id, max_bytes)
+
+    def newest_sent_id(self, chat_id: int) -> int | None:
+        return self._sent.newest(chat_id)
+
+    async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
+        async def probe(message_id: int) -> leftovers.Probe:
+            edit = functools.partial(
+                self.bot.edit_message_text, text, chat_id=chat_id, message_id=message_id
+            )
+            try:
+                await self._call(chat_id, edit)
+            except BadRequest as exc:
+                return leftovers.read_refusal(exc.message)
+            except (TelegramError, ChannelError) as exc:
+                log.warning("unrecorded_probe_failed", chat_id=chat_id, error=str(exc))
+                return leftovers.Probe.UNSURE
+            return leftovers.Probe.OURS
+
+        return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor))
+
+    def _noted(self, chat_id: int, message: Message) -> int:
+        self._sent.note(chat_id, message.message_id)
+        return int(message.message_id)
 
     async def _call(self, chat_id: int, method: Any, *args: Any) -> Any:
         """Send within Telegram's rates; wait out 429s; retry network errors a few times."""

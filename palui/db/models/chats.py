@@ -76,6 +76,11 @@ class Turn(Base):
     # The streamed preview this turn's answer is shown in (recorded as soon as it was sent): a
     # re-run of an interrupted turn takes it over instead of leaving it beside a new answer.
     preview_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # Written just before the first preview is sent: the newest message id known in the chat
+    # then, and the text that preview shows. A crash between the send and its record leaves a
+    # message the re-run finds above the floor by editing candidates to this text.
+    preview_floor: Mapped[int | None] = mapped_column(BigInteger)
+    preview_text: Mapped[str | None] = mapped_column(Text)
     # Whose message started a chat turn (a group's `[groups] approver = "requester"` lets only
     # them decide its cards) and the message its answer is threaded to (groups).
     requester_id: Mapped[int | None] = mapped_column(BigInteger)
