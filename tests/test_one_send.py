@@ -39,7 +39,6 @@ async def test_an_answer_complete_at_once_is_one_send_message_and_no_edit(
     assert reply["text"].startswith("Done: the whole answer")
     request = await fake_telegram.wait_for_request("sendMessage")
     assert request.params["parse_mode"] == "HTML"  # the formatted answer, not a plain preview
-    await fake_telegram.wait_for_request("sendChatAction")
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "again")  # the first turn is over by its end
     await fake_telegram.wait_for_messages(OWNER_CHAT, 2)
     assert [calls(fake_telegram, m) for m in MESSAGES] == [2, 0, 0]

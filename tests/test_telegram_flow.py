@@ -235,15 +235,6 @@ async def test_a_streamed_answer_grows_in_one_message_and_ends_formatted(
     assert len(fake_telegram.sent_messages(OWNER_CHAT)) == 1  # one message, edited in place
 
 
-async def test_typing_is_shown_while_a_turn_runs(start_palui, fake_telegram, fake_model) -> None:
-    fake_model.reply("ok")
-    await start_palui()
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hi")
-    await fake_telegram.wait_for_messages(OWNER_CHAT, 1)
-    action = await fake_telegram.wait_for_request("sendChatAction")
-    assert (int(action.params["chat_id"]), action.params["action"]) == (OWNER_CHAT, "typing")
-
-
 async def test_an_unreachable_model_is_reported_and_nothing_runs(
     start_palui, fake_telegram, fake_model
 ) -> None:

@@ -21,6 +21,9 @@ from palui.turns.stop import RunningTurn, RunningTurns, StopRequests
 log = get_logger("palui.turns")
 
 TYPING_EVERY_S = 4.0  # Telegram shows "typing" for ~5 s per chat action
+# A turn answered sooner shows its answer instead: it sends no chat action at all (a Bot API
+# request, ~6% of the daemon's CPU under load); a slower one shows "typing" from then on.
+TYPING_AFTER_S = 1.0
 
 Loop = Awaitable[Reply | NeedsApproval]
 
@@ -129,6 +132,7 @@ class Drive:
         log.info("turn_done", steps=result.steps, tokens=result.usage.total_tokens)
 
     async def _keep_typing(self, chat_id: int) -> None:
+        await asyncio.sleep(TYPING_AFTER_S)
         while True:
             with contextlib.suppress(ChannelError):
                 await self._parts.channel.typing(chat_id)
