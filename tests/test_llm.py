@@ -388,3 +388,27 @@ async def test_ping_of_an_unreachable_model_says_why() -> None:
 
     with pytest.raises(ModelUnavailable, match="connection refused"):
         await model.ping()
+
+
+async def test_a_streamed_call_records_its_tokens_without_litellm_pricing_it(
+    fake_model: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = LiteLLMModel("openai/gpt-4o-mini", api_base=fake_model.api_base, api_key=KEY)
+    litellm = await model._library()
+    priced: list[object] = []
+
+    def completion_cost(**call: object) -> float:
+        priced.append(call.get("model"))
+        return 0.0
+
+    # Where litellm's own pricing ends up, whichever of its paths asks for a price.
+    monkeypatch.setattr(litellm.cost_calculator, "completion_cost", completion_cost)
+    fake_model.queue(Script(text="priced nowhere", usage=(30, 7)))
+
+    async def on_delta(_text: str) -> None:
+        pass
+
+    completion = await model.complete(HELLO, on_delta=on_delta)
+
+    assert completion.usage == Usage(prompt_tokens=30, completion_tokens=7)
+    assert priced == []
