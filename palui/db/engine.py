@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -25,6 +26,11 @@ from palui.db.writes import SerialisedSession, WriteLock, sqlite_begin
 from palui.errors import DatabaseError
 
 MIGRATE_LOCK = 0x70616C7569  # "palui": the PostgreSQL advisory lock one migration holds
+# A pooled PostgreSQL connection idle this long is pinged before use (a restarted server or a
+# dropped link left it dead); one returned sooner is used as it is: under load every checkout
+# is one of those, and a ping per checkout was a round trip on the event loop each time.
+PING_AFTER_IDLE_S = 1.0
+_RETURNED_AT = "palui_returned_at"
 
 
 def migrations_dir() -> Path:
@@ -81,7 +87,7 @@ class Database:
             private_dir(self.file.parent)
         options: dict[str, Any] = {}
         if not self.is_sqlite:
-            options = {"pool_pre_ping": True, "pool_size": 5, "max_overflow": 5}
+            options = {"pool_size": 5, "max_overflow": 5}
         elif self.file is not None:
             # Each statement on the loop's thread instead of a thread hop per cursor call.
             options = {"async_creator": inline_creator(self.file)}
@@ -90,11 +96,25 @@ class Database:
             pragmas = _sqlite_pragmas if self.file is None else _inline_sqlite_pragmas
             event.listen(self.engine.sync_engine, "connect", pragmas)
             event.listen(self.engine.sync_engine, "begin", sqlite_begin)
+        else:
+            event.listen(self.engine.sync_engine, "checkin", _returned)
+            event.listen(self.engine.sync_engine, "checkout", self._ping_if_idle)
         self.write_lock = WriteLock()
         session_class = SerialisedSession if self.is_sqlite else AsyncSession
         self.sessions = async_sessionmaker(
             self.engine, class_=session_class, expire_on_commit=False
         )
+
+    def _ping_if_idle(self, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        """SQLAlchemy's pre-ping, for a connection that sat idle: a dead one makes the pool
+        drop every connection older than now and hand out a new one."""
+        returned_at = record.info.get(_RETURNED_AT)
+        if returned_at is None or time.monotonic() - returned_at < PING_AFTER_IDLE_S:
+            return  # new, or back in the pool moments ago
+        try:
+            self.engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:
+            raise InvalidatePoolError(f"a pooled connection is dead: {_reason(exc)}") from exc
 
     def session(self) -> AsyncSession:
         """A session; on SQLite its `begin()` is a serialised `BEGIN IMMEDIATE` write
@@ -143,6 +163,11 @@ class Database:
                 return await connection.run_sync(current), head
         except (SQLAlchemyError, OSError) as exc:
             raise DatabaseError(f"{self.kind} can't be reached: {_reason(exc)}") from exc
+
+
+def _returned(_dbapi_connection: Any, record: Any) -> None:
+    if record is not None:
+        record.info[_RETURNED_AT] = time.monotonic()
 
 
 def _reason(exc: BaseException) -> str:
