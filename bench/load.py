@@ -189,9 +189,11 @@ async def run_palui_process(
     fake_model: Any,
     tools: list[dict[str, Any]],
     cpu: list[DaemonCpu],
+    bot_calls: Counter[str],
 ) -> tuple[common.Phase, int, int]:
     """The load through `palui run`: (the phase, failed turns, "database is locked" lines);
-    the daemon's CPU in the window goes into `cpu`."""
+    the daemon's CPU in the window goes into `cpu`, its Bot API requests by method into
+    `bot_calls`."""
     from tests.fakes.telegram_api import FakeTelegram
 
     phase = common.Phase("palui run (subprocess)", args.chats, args.turns)
@@ -223,6 +225,7 @@ async def run_palui_process(
                 cpu.append(DaemonCpu(process.pid))
                 cpu[0].open()
                 phase.window.open()
+                first_call = len(fake_tg.requests)
                 await asyncio.gather(
                     *(
                         common.chat_loop(
@@ -233,6 +236,7 @@ async def run_palui_process(
                 )
                 phase.window.close()
                 cpu[0].close()
+                bot_calls.update(r.method for r in fake_tg.requests[first_call:])
                 await asyncio.sleep(SETTLE_S)
             finally:
                 process.send_signal(signal.SIGTERM)
@@ -253,6 +257,7 @@ def print_report(
     locked: int,
     floor: common.Phase,
     cpu: DaemonCpu | None,
+    bot_calls: Counter[str],
 ) -> None:
     db = "PostgreSQL" if (args.database_url or args.db == "postgresql") else "SQLite"
     print(f"\n{args.chats} chats x {args.turns} turns, {db}, real `palui run` subprocess")
@@ -286,6 +291,10 @@ def print_report(
             f"CPU per turn, floor: client and fakes {floor.cpu_ms_per_turn:.1f} ms"
             f" + notes server {floor.child_cpu_ms_per_turn:.1f} ms"
         )
+    if palui.done:
+        # Counts, steadier than times on a shared machine: e.g. the "typing" actions a turn made.
+        per_turn = ", ".join(f"{m} {n / palui.done:.2f}" for m, n in sorted(bot_calls.items()))
+        print(f"Bot API requests per turn, palui run: {per_turn}")
     if floor.problems:
         print(f"floor problems: {floor.problems[:3]}")
 
@@ -307,11 +316,14 @@ async def measure(args: argparse.Namespace, workdir: Path, fakes: list[Any]) -> 
         tools: list[dict[str, Any]] = []
         print(f"{args.chats} chats x {args.turns} turns: palui run ...", flush=True)
         cpu: list[DaemonCpu] = []
-        palui, failed, locked = await run_palui_process(args, workdir, fake_model, tools, cpu)
+        bot_calls: Counter[str] = Counter()
+        palui, failed, locked = await run_palui_process(
+            args, workdir, fake_model, tools, cpu, bot_calls
+        )
         fake_model.requests.clear()
         print("the floor (direct calls) ...", flush=True)
         floor = await common.run_floor(args, workdir, fake_model, tools, "floor (direct calls)")
-    print_report(args, palui, failed, locked, floor, cpu[0] if cpu else None)
+    print_report(args, palui, failed, locked, floor, cpu[0] if cpu else None, bot_calls)
     for name, fake in zip(("palui", "floor"), fakes, strict=False):
         refused = Counter(r.method for r in fake.limit_rejections)
         print(f"429s from Telegram's limits, {name}: {sum(refused.values())} {dict(refused)}")
