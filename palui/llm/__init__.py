@@ -196,8 +196,9 @@ def _import_litellm() -> Any:
     litellm.failure_callback = []
     # litellm prices every call three times over (its logging, the streamed usage, the response's
     # hidden params): ~10% of the daemon's CPU under load. Palui records tokens, never litellm's
-    # prices, so the price is "unknown" (None), which every caller of this hook accepts.
-    litellm.response_cost_calculator = _unpriced
+    # prices, so the price is "unknown" (None), which every caller of this hook accepts (its
+    # stub says float; the Logging code that calls it takes `float | None`).
+    litellm.response_cost_calculator = _unpriced  # type: ignore[assignment]
     for name in _LITELLM_LOGGERS:
         # litellm adds its own stderr handler; drop it so its records pass through Palui's
         # redacting log pipeline, and keep only warnings and worse.
