@@ -76,15 +76,9 @@ async def _named_above(s: AsyncSession, chat_id: int, floor: int) -> set[int]:
 
 
 def _message_id(payload: str) -> int | None:
-    """The person's message an inbox update carries (a tap's: the card it was on)."""
+    """The message an inbox row carries (`palui.chat.stored_inbound`: a stored `Inbound`)."""
     try:
-        update = json.loads(payload)
-        message = update.get("message") or update.get("edited_message")
-        if message is None:
-            message = (update.get("callback_query") or {}).get("message")
-        return int(message["message_id"]) if message else None
-    except (ValueError, TypeError, KeyError, AttributeError):
+        message_id = json.loads(payload).get("message_id")
+        return int(message_id) if message_id is not None else None
+    except (ValueError, TypeError, AttributeError):
         return None
-
-
-__all__ = ["Lookup", "where_to_look"]
