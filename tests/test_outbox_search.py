@@ -1,7 +1,7 @@
 """Which outbox rows are looked for before a part is sent again, and where: only a row a sender
-that is gone may have had in flight (stored before this sender started, or whose send failed
-here), only its first part, above the newest message known before it, past every message the
-records name as something else."""
+that is gone may have had in flight (stored by another process, or before this one started
+where no process is on record, or whose send failed here), only its first part, above the
+newest message known before it, past every message the records name as something else."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class Chat:
         return min(found) if found else None
 
 
-def outbox(store: Any, chat: Chat) -> Outbox:
-    senders = ChatLeases(store.delivery_leases, ttl_s=60, what="delivery")
+def outbox(store: Any, chat: Chat, holder: str | None = None) -> Outbox:
+    senders = ChatLeases(store.delivery_leases, ttl_s=60, what="delivery", holder=holder)
     return Outbox(store, chat, senders, Background())  # type: ignore[arg-type]
 
 
@@ -101,6 +101,17 @@ async def test_a_row_stored_before_this_sender_started_is_looked_for_at_its_firs
     assert chat.sends == 1  # "two" only
     assert [part for _, part, _ in chat.lookups] == ["one"]
     assert await recorded(store, reply) == (2, 102, True)
+
+
+async def test_only_a_row_another_process_stored_and_left_pending_is_looked_for(store) -> None:
+    chat = Chat()
+    sender = outbox(store, chat, holder="here:1:a")
+    await sent_before(store, 100)
+    await store.outbox.add(CHAT, "mine", sender="here:1:a")
+    await store.outbox.add(CHAT, "theirs", sender="there:2:b")  # it died sending this
+    await sender.deliver(CHAT)
+    assert [part for _, part, _ in chat.lookups] == ["theirs"]
+    assert chat.sends == 2
 
 
 async def test_the_search_starts_above_every_earlier_message_and_skips_what_records_name(

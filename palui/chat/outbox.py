@@ -64,8 +64,9 @@ class Outbox:
         self._background = background
         # Per chat, only while it is in use (`_forget_lock`).
         self._locks: dict[int, asyncio.Lock] = {}
-        # Which parts may be in the chat unrecorded (`_suspect`): rows stored before this
-        # moment, unless already looked for; rows whose send failed here (until sent).
+        # Which parts may be in the chat unrecorded (`_suspect`): rows another process stored
+        # (or, with none on record, stored before this moment), unless already looked for;
+        # rows whose send failed here (until sent).
         self._started = datetime.now(UTC)
         self._cleared: set[int] = set()
         self._doubt: set[int] = set()
@@ -83,7 +84,7 @@ class Outbox:
 
     async def add(self, chat_id: int, text: str) -> None:
         """Store a reply and send it (with whatever waits before it)."""
-        await self._store.outbox.add(chat_id, text)
+        await self._store.outbox.add(chat_id, text, sender=self._senders.holder)
         await self.deliver(chat_id)
 
     def deliver_soon(self, chat_id: int) -> None:
@@ -184,13 +185,18 @@ class Outbox:
 
     def _suspect(self, item: OutboxItem) -> bool:
         """May a sender that is gone have sent this row's next part without recording it? A row
-        stored before this process started may have been in flight when its sender died (the
-        first part this process sends of it, not the ones after); one whose send failed here
-        may have gone out before the failure."""
+        another process stored (or, where no process is on record, one stored before this one
+        started) and left pending may have been in flight when that process died: this
+        process holds the chat's lease now, so the other is not sending it. Only the first
+        part this process sends of it, not the ones after. And one whose send failed here may
+        have gone out before the failure."""
         if item.id in self._doubt:
             return True
-        old = item.created_at is not None and item.created_at < self._started
-        return old and item.id not in self._cleared
+        if item.sender is not None:
+            foreign = item.sender != self._senders.holder
+        else:
+            foreign = item.created_at is not None and item.created_at < self._started
+        return foreign and item.id not in self._cleared
 
     async def _find(self, item: OutboxItem, part: object) -> int | None:
         """The part in the chat already, sent by a sender that died before recording it."""

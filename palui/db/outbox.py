@@ -21,9 +21,10 @@ RECORD_ATTEMPTS = 4
 
 
 class OutboxRepo(Repo):
-    async def add(self, chat_id: int, text: str) -> int:
+    async def add(self, chat_id: int, text: str, *, sender: str | None = None) -> int:
+        """`sender`: the process storing it (its lease holder name)."""
         async with self._db.session() as s, s.begin():
-            row = OutboxMessage(chat_id=chat_id, text=text)
+            row = OutboxMessage(chat_id=chat_id, text=text, sender=sender)
             s.add(row)
             await s.flush()
             return row.id
@@ -43,6 +44,7 @@ class OutboxRepo(Repo):
                     r.edit_message_id,
                     r.reply_to,
                     r.created_at,
+                    r.sender,
                 )
                 for r in rows
             ]

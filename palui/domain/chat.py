@@ -52,6 +52,7 @@ class OutboxItem:
     edit_message_id: int | None = None  # the preview message the first part is edited into
     reply_to: int | None = None  # the message the first part answers (threaded, in a group)
     created_at: datetime | None = None  # before the sender's start: a dead sender's, maybe
+    sender: str | None = None  # the process that stored it (a lease holder name)
 
 
 @dataclass(frozen=True, slots=True)
