@@ -156,11 +156,12 @@ class Outbox:
                         done = index + 1 == len(parts)
                         await record(item.id, index + 1, done=done, fence=fence, message_id=sent)
                         if done:
-                            self._doubt.discard(item.id)
+                            self._settled(item.id)
                 except ChannelError as exc:
                     if getattr(exc, "permanent", False):
                         log.error("reply_dropped", chat_id=chat_id, error=str(exc))
                         await record(item.id, len(parts), done=True, fence=fence)
+                        self._settled(item.id)
                         continue
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
                     return  # the sweeper tries again; order is kept by stopping here
@@ -197,6 +198,11 @@ class Outbox:
         else:
             foreign = item.created_at is not None and item.created_at < self._started
         return foreign and item.id not in self._cleared
+
+    def _settled(self, outbox_id: int) -> None:
+        """A row wholly delivered (or dropped) is suspect no more: forget it."""
+        self._doubt.discard(outbox_id)
+        self._cleared.discard(outbox_id)
 
     async def _find(self, item: OutboxItem, part: object) -> int | None:
         """The part in the chat already, sent by a sender that died before recording it."""
