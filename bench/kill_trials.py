@@ -18,7 +18,9 @@ started again at once; the trial ends when every message is answered (or times o
 `--fast`: the model answers at once, so each answer is complete within the first second and
 sent once, formatted, with no preview (the main path for fast answers); and the kill lands the
 moment the fake Bot API has put a random answer in the chat, before Palui hears back (its
-response is held), i.e. between the outbox's sendMessage and its record of the part.
+response is held), i.e. between the outbox's sendMessage and its record of the part. With
+`--procs 2` the killed process is still a random one: when the held answer is the survivor's,
+its sendMessage times out and is sent again by `TelegramChannel._call` (see PERFORMANCE).
 
 Counted per trial, from outside Palui:
 - lost: a message whose answer never became visible;
