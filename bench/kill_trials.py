@@ -2,6 +2,7 @@
 
     python bench/kill_trials.py [--trials 30] [--seed N]
     python bench/kill_trials.py --procs 2 --db postgresql [--trials 20]
+    python bench/kill_trials.py --fast [--trials 30 --parallel 2]
 
 Each trial starts the real `palui run` (one process on SQLite in polling mode, or `--procs 2`
 processes on one fresh PostgreSQL database in webhook mode, each update POSTed to one of them
@@ -13,6 +14,13 @@ its own file), then streams a ~40-word answer slowly (`--piece-delay`), so a kil
 mid-stream, mid-call or between turns. After a random number of the bot's sends and edits (0 to
 `--kill-events`) and a random fraction of a second, one process is killed with SIGKILL and
 started again at once; the trial ends when every message is answered (or times out).
+
+`--fast`: the model answers at once, so each answer is complete within the first second and
+sent once, formatted, with no preview (the main path for fast answers); and the kill lands the
+moment the fake Bot API has put a random answer in the chat, before Palui hears back (its
+response is held), i.e. between the outbox's sendMessage and its record of the part. With
+`--procs 2` the killed process is still a random one: when the held answer is the survivor's,
+its sendMessage times out and is sent again by `TelegramChannel._call` (see PERFORMANCE).
 
 Counted per trial, from outside Palui:
 - lost: a message whose answer never became visible;
@@ -290,6 +298,18 @@ async def answered(fake_tg: Any, chat: int, wanted: str) -> None:
     )
 
 
+def hold_an_answer(fake_tg: Any, nth: int) -> asyncio.Event:
+    """Set once the `nth` answer sent is in the chat; its response is never given."""
+    seen = 0
+
+    def nth_answer(params: dict[str, Any]) -> bool:
+        nonlocal seen
+        seen += str(params.get("text", "")).startswith("Answer")
+        return seen == nth
+
+    return fake_tg.hold_answer("sendMessage", nth_answer)  # type: ignore[no-any-return]
+
+
 def writes(fake_tg: Any) -> int:
     """The bot's sends, edits and deletes so far."""
     methods = {"sendmessage", "editmessagetext", "deletemessage"}
@@ -352,14 +372,20 @@ async def run_trial(
             await asyncio.gather(*(proc.start(fake_tg) for proc in procs))
             started = time.monotonic()
             chats = asyncio.gather(*(chat_loop(fake_tg, procs, c, rng) for c in CHATS))
-            # The kill lands after a random number of the bot's sends and edits (so mid-stream
-            # as often as streams take the time), plus a random fraction of a second.
-            events = rng.randint(0, args.kill_events)
-            shown = asyncio.ensure_future(fake_tg._wait(lambda: writes(fake_tg) >= events,
-                                                        10 * ANSWER_TIMEOUT_S, str))  # fmt: skip
+            if args.fast:
+                held = hold_an_answer(fake_tg, rng.randint(1, len(CHATS) * MESSAGES))
+                shown = asyncio.ensure_future(held.wait())
+            else:
+                # The kill lands after a random number of the bot's sends and edits (so
+                # mid-stream as often as streams take the time), plus a random fraction of
+                # a second.
+                events = rng.randint(0, args.kill_events)
+                wait = fake_tg._wait(lambda: writes(fake_tg) >= events, 10 * ANSWER_TIMEOUT_S, str)
+                shown = asyncio.ensure_future(wait)
             await asyncio.wait([chats, shown], return_when=asyncio.FIRST_COMPLETED)
             shown.cancel()
-            done, _ = await asyncio.wait([chats], timeout=rng.uniform(0, args.kill_jitter))
+            jitter = 0.0 if args.fast else rng.uniform(0, args.kill_jitter)
+            done, _ = await asyncio.wait([chats], timeout=jitter)
             victim = rng.choice(procs)
             trial.killed_at_s = time.monotonic() - started
             trial.at_kill = shown_at_kill(fake_tg)
@@ -393,7 +419,7 @@ async def main_async(args: argparse.Namespace) -> int:
     trials: list[Trial] = []
     started = time.monotonic()
     async with FakeModel() as fake_model:
-        fake_model.brain = brain_for(args.piece_delay)
+        fake_model.brain = brain_for(0.0 if args.fast else args.piece_delay)
         slots = asyncio.Semaphore(args.parallel)
 
         async def one(number: int) -> None:
@@ -416,6 +442,7 @@ async def main_async(args: argparse.Namespace) -> int:
     bad = sum(1 for t in trials if not t.ok)
     print(
         f"\nkill -9 trials: {len(trials)} ({args.procs} process(es), {db}, streaming on, "
+        f"{'fast answers, killed as an answer is accepted, ' if args.fast else ''}"
         f"{len(CHATS)} chats x {MESSAGES} messages, write tool each): "
         f"lost {total['lost']}, actions repeated {total['repeated']}, "
         f"answers shown twice {total['twice']}, failed {total['failed']}; "
@@ -437,6 +464,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--restart-within", type=float, default=1.0)
     parser.add_argument("--parallel", type=int, default=1, help="trials run side by side")
     parser.add_argument("--keep", action="store_true", help="keep every trial's work dir")
+    parser.add_argument("--fast", action="store_true",
+                        help="answers at once; kill as Telegram accepts one")  # fmt: skip
     args = parser.parse_args(argv)
     if args.procs > 1 and args.db == "sqlite":
         parser.error("--procs 2 shares one PostgreSQL database: add --db postgresql")

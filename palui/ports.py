@@ -9,7 +9,7 @@ the libraries or layers behind them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from palui.domain import (
@@ -98,8 +98,11 @@ class Channel(Protocol):
 
     def render(self, text: str) -> Sequence[Any]: ...
 
-    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
-        """Send one part; `reply_to`: as a reply to that message (sent anyway if it is gone)."""
+    async def send_part(
+        self, chat_id: int, part: Any, *, reply_to: int | None = None
+    ) -> int | None:
+        """Send one part; `reply_to`: as a reply to that message (sent anyway if it is gone).
+        Returns the message id (None: a channel without ids)."""
         ...
 
     async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
@@ -120,6 +123,13 @@ class Channel(Protocol):
         """A message of ours sent above message `floor` and showing `text`, whose id a crash
         kept from being recorded; None when none is found within a few probes. Each probe edits
         a candidate to `text` (a channel that can't look returns None)."""
+        ...
+
+    async def find_part(
+        self, chat_id: int, floor: int, part: Any, skip: Collection[int]
+    ) -> int | None:
+        """`find_unrecorded` for a reply part (`render`'s), edited exactly as `send_part` sends
+        it; the ids in `skip` are other messages of ours and are never edited."""
         ...
 
     async def send_notice(self, chat_id: int, text: str) -> None:

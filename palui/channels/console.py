@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, TextIO
 
 from palui import callbacks
@@ -46,6 +46,11 @@ class ConsoleChannel:
         return None  # no message ids: nothing is ever looked for
 
     async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
+        return None
+
+    async def find_part(
+        self, chat_id: int, floor: int, part: Any, skip: Collection[int]
+    ) -> int | None:
         return None
 
     async def send_notice(self, chat_id: int, text: str) -> None:

@@ -13,6 +13,14 @@ can't be edited any more (deleted, too old) is removed, or else marked as replac
 answer is sent as new messages. A row with `reply_to` (a group's answer) sends part 0 as a reply
 to that message: threaded to what it answers.
 
+A part can still reach the chat with no record of it: its sender died (kill -9) after Telegram
+accepted it and before `part_sent`. Each part's record carries the message it became, so a
+sender that takes over a row a dead sender may have had in flight (`_suspect`) first looks for
+the part above the newest message known before it, by editing candidates to the part's exact
+text (`Channel.find_part`: "not modified" on the bot's own message showing it) and skipping
+every id the records name; the message found is recorded as the part, else the part is sent.
+Only such rows are looked for: the normal path costs no probe and no statement.
+
 The delivery lease is fenced like a chat's: a sender that stalled past its lapse while another
 process took the chat's outbox over records nothing more and stops (see `_deliver_held`).
 """
@@ -22,11 +30,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+from datetime import UTC, datetime
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
 from palui.db import Store
-from palui.domain import EVERY_CHAT, ChatScope, Fence
+from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 from palui.ports import Channel
@@ -55,6 +64,12 @@ class Outbox:
         self._background = background
         # Per chat, only while it is in use (`_forget_lock`).
         self._locks: dict[int, asyncio.Lock] = {}
+        # Which parts may be in the chat unrecorded (`_suspect`): rows another process stored
+        # (or, with none on record, stored before this moment), unless already looked for;
+        # rows whose send failed here (until sent).
+        self._started = datetime.now(UTC)
+        self._cleared: set[int] = set()
+        self._doubt: set[int] = set()
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         """Held while the chat's reply parts go out."""
@@ -69,7 +84,7 @@ class Outbox:
 
     async def add(self, chat_id: int, text: str) -> None:
         """Store a reply and send it (with whatever waits before it)."""
-        await self._store.outbox.add(chat_id, text)
+        await self._store.outbox.add(chat_id, text, sender=self._senders.holder)
         await self.deliver(chat_id)
 
     def deliver_soon(self, chat_id: int) -> None:
@@ -137,29 +152,76 @@ class Outbox:
                 try:
                     for index in range(item.parts_sent, len(parts)):
                         await leases.confirm(fence)
-                        if index == 0 and item.edit_message_id is not None:
-                            await self._into_preview(chat_id, item.edit_message_id, parts[0])
-                        elif index == 0 and item.reply_to is not None:
-                            await self._channel.send_part(chat_id, parts[0], reply_to=item.reply_to)
-                        else:
-                            await self._channel.send_part(chat_id, parts[index])
-                        await record(item.id, index + 1, done=index + 1 == len(parts), fence=fence)
+                        sent = await self._send(item, index, parts[index])
+                        done = index + 1 == len(parts)
+                        await record(item.id, index + 1, done=done, fence=fence, message_id=sent)
+                        if done:
+                            self._settled(item.id)
                 except ChannelError as exc:
                     if getattr(exc, "permanent", False):
                         log.error("reply_dropped", chat_id=chat_id, error=str(exc))
                         await record(item.id, len(parts), done=True, fence=fence)
+                        self._settled(item.id)
                         continue
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
                     return  # the sweeper tries again; order is kept by stopping here
             if under_chat:
                 return
 
-    async def _into_preview(self, chat_id: int, message_id: int, part: object) -> None:
-        """Show the answer's first part in its preview; a preview that can't be edited is
-        removed (or marked as replaced) and the part sent as a new message."""
+    async def _send(self, item: OutboxItem, index: int, part: object) -> int | None:
+        """Put part `index` of `item` in the chat; the message it became (None: no ids)."""
+        chat_id = item.chat_id
+        preview = item.edit_message_id if index == 0 else None
+        if preview is not None and await self._into_preview(chat_id, preview, part):
+            return preview
+        if self._suspect(item) and (found := await self._find(item, part)) is not None:
+            return found
+        reply_to = item.reply_to if index == 0 else None
+        try:
+            return await self._channel.send_part(chat_id, part, reply_to=reply_to)
+        except ChannelError as exc:
+            if not getattr(exc, "permanent", False):
+                self._doubt.add(item.id)  # it may have reached the chat all the same
+            raise
+
+    def _suspect(self, item: OutboxItem) -> bool:
+        """May a sender that is gone have sent this row's next part without recording it? A row
+        another process stored (or, where no process is on record, one stored before this one
+        started) and left pending may have been in flight when that process died: this
+        process holds the chat's lease now, so the other is not sending it. Only the first
+        part this process sends of it, not the ones after. And one whose send failed here may
+        have gone out before the failure."""
+        if item.id in self._doubt:
+            return True
+        if item.sender is not None:
+            foreign = item.sender != self._senders.holder
+        else:
+            foreign = item.created_at is not None and item.created_at < self._started
+        return foreign and item.id not in self._cleared
+
+    def _settled(self, outbox_id: int) -> None:
+        """A row wholly delivered (or dropped) is suspect no more: forget it."""
+        self._doubt.discard(outbox_id)
+        self._cleared.discard(outbox_id)
+
+    async def _find(self, item: OutboxItem, part: object) -> int | None:
+        """The part in the chat already, sent by a sender that died before recording it."""
+        self._doubt.discard(item.id)
+        self._cleared.add(item.id)  # the next parts went out from here, if at all
+        lookup = await self._store.outbox.where_to_look(item)
+        if lookup is None:
+            return None  # nothing to search above: sent again, as before
+        found = await self._channel.find_part(item.chat_id, lookup.floor, part, lookup.named)
+        if found is not None:
+            log.info("reply_part_adopted", chat_id=item.chat_id, outbox_id=item.id, id=found)
+        return found
+
+    async def _into_preview(self, chat_id: int, message_id: int, part: object) -> bool:
+        """Show the answer's first part in its preview (True). A preview that can't be edited
+        is removed (or marked as replaced): False, the part is to go out as a new message."""
         try:
             await self._channel.edit_part(chat_id, message_id, part)
-            return
+            return True
         except ChannelError as exc:
             if not getattr(exc, "permanent", False):
                 raise  # may work later: the sweeper tries again
@@ -170,7 +232,7 @@ class Outbox:
             log.warning("preview_not_deleted", chat_id=chat_id, error=str(exc))
             with contextlib.suppress(ChannelError):
                 await self._channel.edit_part(chat_id, message_id, self._replaced())
-        await self._channel.send_part(chat_id, part)
+        return False
 
     def _replaced(self) -> object:
         [part] = self._channel.render(REPLACED)

@@ -292,7 +292,7 @@ async def _finish(
             insert(OutboxMessage).values(
                 chat_id=ended.chat_id, text=reply, turn_id=turn_id, parts_sent=0,
                 edit_message_id=preview_message_id, reply_to=ended.reply_to,
-                created_at=utcnow(),
+                created_at=utcnow(), sender=fence.holder if fence is not None else None,
             ).returning(OutboxMessage.id)
         )  # fmt: skip
         outbox_id = int(added.scalar_one())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -50,6 +51,8 @@ class OutboxItem:
     parts_sent: int
     edit_message_id: int | None = None  # the preview message the first part is edited into
     reply_to: int | None = None  # the message the first part answers (threaded, in a group)
+    created_at: datetime | None = None  # before the sender's start: a dead sender's, maybe
+    sender: str | None = None  # the process that stored it (a lease holder name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -152,6 +152,11 @@ class MemoryChannel:
 
     async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
         return None  # never streams: no preview is ever left unrecorded
+
+    async def find_part(
+        self, chat_id: int, floor: int, part: Any, skip: Collection[int]
+    ) -> int | None:
+        return None
 
     async def send_notice(self, chat_id: int, text: str) -> None:
         self.notices.append((chat_id, text))

@@ -102,6 +102,8 @@ class FakeTelegram:
         self._confirmed_below = 0
         self._poll_generation = 0
         self._floods: dict[str, list[int]] = {}  # method -> [calls left to reject, retry_after]
+        # hold_answer(): (method, predicate, set once the request was carried out)
+        self._holds: list[tuple[str, Callable[[dict[str, Any]], bool], asyncio.Event]] = []
         self._changed_event = asyncio.Event()
         self._closing = False
         self._runner: web.AppRunner | None = None
@@ -279,6 +281,16 @@ class FakeTelegram:
         self._floods[method.lower()] = [times, retry_after]
 
     # --- test side: groups, forwards, replies (issue 15; tests/fakes/telegram_groups.py) ---
+
+    def hold_answer(
+        self, method: str, predicate: Callable[[dict[str, Any]], bool]
+    ) -> asyncio.Event:
+        """The next `method` request matching `predicate` is carried out (a sendMessage's
+        message is in the chat) but never answered, until the client goes away: what a sender
+        killed after Telegram accepted its request leaves. The event is set once it is done."""
+        done = asyncio.Event()
+        self._holds.append((method.lower(), predicate, done))
+        return done
 
     def push_message(self, chat_id: int, user_id: int, text: str, **options: Any) -> int:
         """Queue a user's message with `FakeGroups.message`'s options (a group chat for a
@@ -468,6 +480,13 @@ class FakeTelegram:
             return _error_response(error)
         finally:
             self._changed()
+        for hold in self._holds:
+            if hold[0] == method.lower() and hold[1](params):
+                self._holds.remove(hold)
+                hold[2].set()
+                while not self._closing:  # cancelled when the client disconnects
+                    await self._changed_event.wait()
+                break
         return web.json_response({"ok": True, "result": result})
 
     async def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -224,7 +224,7 @@ class TelegramChannel:
     def render(self, text: str) -> Sequence[Chunk]:
         return split_for_telegram(text)
 
-    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> int:
         chunk: Chunk = part
         # A reply to a message that was deleted meanwhile is sent anyway, unthreaded.
         threaded = (
@@ -234,7 +234,7 @@ class TelegramChannel:
         )
         try:
             sent = await self._call(chat_id, self._send_html, chat_id, chunk, threaded)
-            self._noted(chat_id, sent)
+            return self._noted(chat_id, sent)
         except BadRequest as exc:
             if "parse" not in exc.message.lower():
                 raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
@@ -244,7 +244,7 @@ class TelegramChannel:
                 self.bot.send_message, chat_id, chunk.plain, reply_parameters=threaded
             )
             try:
-                self._noted(chat_id, await self._call(chat_id, send))
+                return self._noted(chat_id, await self._call(chat_id, send))
             except BadRequest as plain_exc:
                 raise PermanentChannelError(plain_exc.message) from plain_exc
 
@@ -334,20 +334,38 @@ class TelegramChannel:
         return self._sent.newest(chat_id)
 
     async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
-        async def probe(message_id: int) -> leftovers.Probe:
+        probe = functools.partial(self._probe, chat_id, ((text, None),))
+        return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor))
+
+    async def find_part(
+        self, chat_id: int, floor: int, part: Any, skip: Collection[int]
+    ) -> int | None:
+        chunk: Chunk = part
+        # Edited to exactly what `send_part` sent ("not modified" needs the same entities):
+        # the HTML, or the plain words where Telegram refused the markup.
+        forms = ((chunk.html, ParseMode.HTML), (chunk.plain, None))
+        probe = functools.partial(self._probe, chat_id, forms)
+        return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor), skip)
+
+    async def _probe(
+        self, chat_id: int, forms: Sequence[tuple[str, str | None]], message_id: int
+    ) -> leftovers.Probe:
+        for text, parse_mode in forms:
             edit = functools.partial(
-                self.bot.edit_message_text, text, chat_id=chat_id, message_id=message_id
-            )
+                self.bot.edit_message_text, text, chat_id=chat_id, message_id=message_id,
+                parse_mode=parse_mode,
+            )  # fmt: skip
             try:
                 await self._call(chat_id, edit)
             except BadRequest as exc:
+                if "parse" in exc.message.lower():
+                    continue  # such a part went out as plain words
                 return leftovers.read_refusal(exc.message)
             except (TelegramError, ChannelError) as exc:
                 log.warning("unrecorded_probe_failed", chat_id=chat_id, error=str(exc))
                 return leftovers.Probe.UNSURE
             return leftovers.Probe.OURS
-
-        return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor))
+        return leftovers.Probe.UNSURE
 
     def _noted(self, chat_id: int, message: Message) -> int:
         self._sent.note(chat_id, message.message_id)

@@ -7,14 +7,15 @@ already showing the text "message is not modified". Message ids only grow (per c
 supergroup or channel; per bot account in private chats and small groups, so in a busy bot a
 chat's ids jump). So the message is looked for above a floor (the newest id known in the chat
 when it was sent), one id at a time, by editing each candidate to the text it was sent with.
-Bounds keep the probes from reaching anything else of ours: at most `MAX_PROBES` ids, and never
-an id at or past one this process has sent in the chat since (that came after the crash).
+Bounds keep the probes from reaching anything else of ours: at most `MAX_PROBES` ids, never an
+id at or past one this process has sent in the chat since (that came after the crash), and never
+an id the records name as another message (a reply's part, a card: `palui.db.outbox_search`).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from enum import StrEnum
 
 from palui.logs import get_logger
@@ -69,16 +70,29 @@ class SentIds:
 
 
 async def find(
-    probe: Callable[[int], Awaitable[Probe]], floor: int, below: int | None
+    probe: Callable[[int], Awaitable[Probe]],
+    floor: int,
+    below: int | None,
+    skip: Collection[int] = (),
 ) -> int | None:
-    """The first id above `floor` (and under `below`) that `probe` finds ours, else None."""
-    last = floor + MAX_PROBES if below is None else min(floor + MAX_PROBES, below - 1)
+    """The first id above `floor` (and under `below`) that `probe` finds ours, else None.
+    The ids in `skip` (messages the records name as something else) are passed over unprobed:
+    they take none of the `MAX_PROBES`."""
+    last = floor + MAX_PROBES + sum(1 for i in skip if i > floor)
+    if below is not None:
+        last = min(last, below - 1)
+    probed = 0
     for message_id in range(floor + 1, last + 1):
+        if message_id in skip:
+            continue
+        if probed == MAX_PROBES:
+            break
+        probed += 1
         found = await probe(message_id)
         if found is Probe.OURS:
             log.info("unrecorded_message_found", message_id=message_id, floor=floor)
             return message_id
         if found is Probe.UNSURE:
             break
-    log.info("unrecorded_message_not_found", floor=floor, probed=last - floor)
+    log.info("unrecorded_message_not_found", floor=floor, probed=probed)
     return None

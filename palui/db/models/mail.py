@@ -47,6 +47,12 @@ class OutboxMessage(Base):
     edit_message_id: Mapped[int | None] = mapped_column(BigInteger)
     # The message the first part answers (sent as a reply to it: a group's threading).
     reply_to: Mapped[int | None] = mapped_column(BigInteger)
+    # The message the newest sent part became (migration 0022): where a search for a part
+    # sent but not recorded starts (`palui.db.outbox_search`).
+    last_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    # The process (lease holder) that stored it: a pending row another one stored may have been
+    # in flight there when it died (migration 0022).
+    sender: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
 
