@@ -16,6 +16,7 @@ from palui.channels.formatting import split_for_telegram
 from palui.channels.telegram import TelegramChannel
 from palui.db import Database
 from palui.db.models import OutboxMessage
+from palui.errors import ChannelError
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
 from tests.test_crash_recovery import Daemon, daemon  # noqa: F401 (a fixture)
@@ -130,3 +131,22 @@ async def test_kill_9_after_telegram_took_the_answer_shows_it_once(
     await fake_telegram.wait_for_messages(OWNER_CHAT, 2, timeout=90)
     assert visible_texts(fake_telegram) == [SHOWN, NEXT]
     assert (await recorded_ids(database_url))[0] == answer["message_id"]
+
+
+async def test_a_part_whose_send_timed_out_is_not_sent_again_blindly(fake_telegram) -> None:
+    """Telegram took the part but its answer never came: the send fails (a transient error, so
+    the outbox looks for the part before its next try) instead of sending it a second time."""
+    [part] = split_for_telegram(ANSWER)
+    accepted = fake_telegram.hold_answer("sendMessage", lambda p: "answer" in str(p.get("text")))
+    channel = TelegramChannel(fake_telegram.token, fake_telegram.url, read_timeout_s=0.5)
+    try:
+        await channel.bot.initialize()
+        with pytest.raises(ChannelError) as failed:
+            await channel.send_part(OWNER_CHAT, part)
+    finally:
+        await channel.bot.shutdown()
+    assert accepted.is_set()
+    assert not getattr(failed.value, "permanent", False)
+    sends = [r for r in fake_telegram.requests if r.method == "sendMessage"]
+    assert len(sends) == 1
+    assert visible_texts(fake_telegram) == [SHOWN]

@@ -79,8 +79,11 @@ class TelegramChannel:
         stream_replies: bool = True,
         drafts: bool = True,
         first_preview_after_s: float | None = None,
+        read_timeout_s: float = 15.0,
     ) -> None:
-        request = HTTPXRequest(connection_pool_size=16, read_timeout=15, connect_timeout=10)
+        request = HTTPXRequest(
+            connection_pool_size=16, read_timeout=read_timeout_s, connect_timeout=10
+        )
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
         self.bot = Bot(
             token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot",
@@ -233,7 +236,9 @@ class TelegramChannel:
             else None
         )
         try:
-            sent = await self._call(chat_id, self._send_html, chat_id, chunk, threaded)
+            sent = await self._call(
+                chat_id, self._send_html, chat_id, chunk, threaded, again_on_timeout=False
+            )
             return self._noted(chat_id, sent)
         except BadRequest as exc:
             if "parse" not in exc.message.lower():
@@ -244,7 +249,7 @@ class TelegramChannel:
                 self.bot.send_message, chat_id, chunk.plain, reply_parameters=threaded
             )
             try:
-                return self._noted(chat_id, await self._call(chat_id, send))
+                return self._noted(chat_id, await self._call(chat_id, send, again_on_timeout=False))
             except BadRequest as plain_exc:
                 raise PermanentChannelError(plain_exc.message) from plain_exc
 
@@ -371,8 +376,15 @@ class TelegramChannel:
         self._sent.note(chat_id, message.message_id)
         return int(message.message_id)
 
-    async def _call(self, chat_id: int, method: Any, *args: Any) -> Any:
-        """Send within Telegram's rates; wait out 429s; retry network errors a few times."""
+    async def _call(
+        self, chat_id: int, method: Any, *args: Any, again_on_timeout: bool = True
+    ) -> Any:
+        """Send within Telegram's rates; wait out 429s; retry network errors a few times.
+
+        `again_on_timeout=False` for a reply's part: a request that timed out or lost its
+        connection may have reached the chat, and the outbox, told so by the error, looks for
+        the part before sending it again (`palui.chat.outbox`) instead of this sending it
+        blindly, which would show it twice."""
         for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
             await self._limiter.acquire(chat_id)
             try:
@@ -384,14 +396,15 @@ class TelegramChannel:
             except Forbidden as exc:
                 raise PermanentChannelError(f"Telegram refused: {exc.message}") from exc
             except TimedOut as exc:
-                # The message may have gone out; a repeat is better than a loss.
+                # The message may have gone out; a repeat is better than a loss, unless the
+                # caller can look for it first (`again_on_timeout=False`).
                 log.warning("telegram_timed_out", chat_id=chat_id, attempt=attempt)
-                if attempt == MAX_SEND_ATTEMPTS:
+                if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
                     raise ChannelError(f"Telegram timed out: {exc.message}") from exc
             except NetworkError as exc:
                 if isinstance(exc, BadRequest):
                     raise
-                if attempt == MAX_SEND_ATTEMPTS:
+                if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
                     raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
                 await asyncio.sleep(min(2**attempt, 30))
         raise ChannelError("Telegram kept asking to slow down")
