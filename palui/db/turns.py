@@ -9,13 +9,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, literal, or_, select, update
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.inbox import mark_inbox_done
 from palui.db.leases import fenced_insert, held_by
 from palui.db.models import (
+    Chat,
     InboxUpdate,
     MessageRow,
     ModelCall,
@@ -37,6 +38,8 @@ from palui.domain import (
     UnrecordedPreview,
 )
 from palui.errors import LeaseLost
+
+TURN_COLUMNS = Turn.__table__.columns
 
 
 class TurnRepo(Repo):
@@ -93,15 +96,16 @@ class TurnRepo(Repo):
         it, so a crash while it looks for it leaves it to the next re-run).
         `rerun=False`: no earlier turn took these messages, so none left a preview."""
         async with self._db.session() as s, s.begin():
-            session_id = await open_session(
-                s, chat_id, self._insert, chat_kind, lock=not self._db.is_sqlite
-            )
+            # The session is read by the turn's own INSERT (from the chat's row); only a chat
+            # without one yet (first contact), or a lost lease, gets the long way.
             left = await _start(
-                s, turn_id, chat_id, session_id, TurnKind.CHAT, inputs, self._insert,
+                s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._insert,
                 rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence,
+                reply_to=reply_to, fence=fence, chat_kind=chat_kind,
+                lock=not self._db.is_sqlite,
             )  # fmt: skip
-        return session_id, left.message_id, left.unrecorded
+        assert left.session_id is not None
+        return left.session_id, left.message_id, left.unrecorded
 
     async def preview_going_out(self, turn_id: str, floor: int, text: str) -> None:
         """The turn's first preview is about to be sent (only a turn slower than the first
@@ -203,6 +207,7 @@ class _Left:
 
     message_id: int | None = None  # a recorded preview, now the new turn's
     unrecorded: UnrecordedPreview | None = None  # else one sent maybe, with no id recorded
+    session_id: int | None = None  # the session the turn was recorded in
 
 
 async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int]) -> _Left:
@@ -310,7 +315,7 @@ async def _start(
     s: AsyncSession,
     turn_id: str,
     chat_id: int,
-    session_id: int,
+    session_id: int | None,
     kind: TurnKind,
     inputs: Sequence[tuple[int, str]],
     insert_for: Any,
@@ -321,13 +326,17 @@ async def _start(
     requester_id: int | None,
     reply_to: int | None,
     fence: Fence | None = None,
+    chat_kind: str = "private",
+    lock: bool = False,
 ) -> _Left:
+    """`session_id=None`: the chat's open session, read by the turn's INSERT (created on
+    first contact)."""
     update_ids = [u for u, _ in inputs]
     # Only messages an earlier turn took (and was interrupted on) can have left a preview.
     left = await _take_previews(s, chat_id, update_ids) if rerun else _Left()
     unrecorded = left.unrecorded
     turn = {
-        "id": turn_id, "chat_id": chat_id, "session_id": session_id, "kind": kind,
+        "id": turn_id, "chat_id": chat_id, "kind": kind,
         "status": TurnStatus.RUNNING, "started_at": utcnow(),
         "preview_message_id": left.message_id,
         "preview_floor": unrecorded.floor if unrecorded else None,
@@ -335,14 +344,14 @@ async def _start(
         "tainted": taint is not None, "taint_source": taint.label if taint else None,
         "requester_id": requester_id, "reply_to": reply_to,
     }  # fmt: skip
-    if fence is None:
-        await s.execute(insert(Turn).values(turn))
+    found = None if session_id is not None else await _insert_in_open_session(s, turn, fence)
+    if found is not None:
+        session_id = found
     else:
-        # Folded into the turn's own INSERT: a stale holder starts nothing (the transaction,
-        # with the session it may have opened, is rolled back).
-        added = await s.execute(fenced_insert(Turn, turn, fence).returning(Turn.id))
-        if added.scalar_one_or_none() is None:
-            raise LeaseLost(fence.chat_id)
+        if session_id is None:  # the chat has no session yet (first contact), or lease lost
+            session_id = await open_session(s, chat_id, insert_for, chat_kind, lock=lock)
+        await _insert_turn(s, turn | {"session_id": session_id}, fence)
+    left = dataclasses.replace(left, session_id=session_id)
     if not inputs:
         return left
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
@@ -383,3 +392,34 @@ async def _start(
         update(InboxUpdate).where(InboxUpdate.update_id.in_(update_ids)).values(turn_id=turn_id)
     )
     return left
+
+
+async def _insert_turn(s: AsyncSession, turn: dict[str, Any], fence: Fence | None) -> None:
+    if fence is None:
+        await s.execute(insert(Turn).values(turn))
+        return
+    # Folded into the turn's own INSERT: a stale holder starts nothing (the transaction,
+    # with the session it may have opened, is rolled back).
+    added = await s.execute(fenced_insert(Turn, turn, fence).returning(Turn.id))
+    if added.scalar_one_or_none() is None:
+        raise LeaseLost(fence.chat_id)
+
+
+async def _insert_in_open_session(
+    s: AsyncSession, turn: dict[str, Any], fence: Fence | None
+) -> int | None:
+    """The turn's INSERT reading its session from the chat's row (`INSERT … SELECT … FROM
+    chats`), under `fence` if given; the session, or None when nothing was added (the chat has
+    no open session yet, or the lease is lost: the caller goes the long way)."""
+    columns = TURN_COLUMNS
+    row = select(
+        *(literal(v, columns[k].type).label(k) for k, v in turn.items()),
+        Chat.current_session_id.label("session_id"),
+    ).where(Chat.id == turn["chat_id"], Chat.current_session_id.is_not(None))
+    if fence is not None:
+        row = row.where(held_by(fence))
+    added = await s.execute(
+        insert(Turn).from_select([*turn, "session_id"], row).returning(Turn.session_id)
+    )
+    found = added.scalar_one_or_none()
+    return None if found is None else int(found)
