@@ -1,6 +1,7 @@
 """A turn's start, in the caller's transaction: the turn's row (reading the chat's open session
-in its own INSERT), the person's messages, the inbox claim, and the previews interrupted turns
-left for the same messages (`palui.db.turns.TurnRepo.start_chat_turn`)."""
+in its own INSERT), the person's messages (which claim their updates,
+`palui.db.inbox.claimed_by`), and the previews interrupted turns left for the same messages
+(`palui.db.turns.TurnRepo.start_chat_turn`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy import insert, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.leases import fenced_insert, held_by
-from palui.db.models import Chat, InboxUpdate, MessageRow, Turn, utcnow
+from palui.db.models import Chat, MessageRow, Turn, utcnow
 from palui.db.sessions import open_session
 from palui.domain import Fence, Role, Taint, TurnKind, TurnStatus, UnrecordedPreview
 from palui.errors import LeaseLost
@@ -34,8 +35,8 @@ async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int
     pending) left for these updates, and return the newest; it now belongs to the caller."""
     if not update_ids:
         return Left()
-    earlier = select(InboxUpdate.turn_id).where(
-        InboxUpdate.update_id.in_(update_ids), InboxUpdate.turn_id.is_not(None)
+    earlier = select(MessageRow.turn_id).where(
+        MessageRow.update_id.in_(update_ids), MessageRow.turn_id.is_not(None)
     )
     left = (
         Turn.chat_id == chat_id,
@@ -111,18 +112,20 @@ async def start_turn(
         return left
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
     if not untrusted:
-        # One statement for all the messages; a redelivered update adds nothing.
+        # One statement for all the messages; a redelivered update adds nothing, and a re-run
+        # only makes its row name this turn (the claim, `palui.db.inbox.claimed_by`).
+        added = insert_for(MessageRow).values([
+            row | {
+                "content": text, "update_id": update_id, "tainted": False,
+                "created_at": utcnow(),
+            }
+            for update_id, text in inputs
+        ])  # fmt: skip
         await s.execute(
-            insert_for(MessageRow)
-            .values([
-                row | {
-                    "content": text, "update_id": update_id, "tainted": False,
-                    "created_at": utcnow(),
-                }
-                for update_id, text in inputs
-            ])
-            .on_conflict_do_nothing(index_elements=["update_id"])
-        )  # fmt: skip
+            added.on_conflict_do_update(
+                index_elements=["update_id"], set_={"turn_id": added.excluded.turn_id}
+            )
+        )
     else:
         for update_id, text in inputs:
             rows = [(words, True) for words in untrusted.get(update_id, ())]
@@ -142,10 +145,12 @@ async def start_turn(
                     .returning(MessageRow.id)  # asyncpg reports no reliable rowcount here
                 )  # fmt: skip
                 if index == 0 and added.scalar() is None:
+                    await s.execute(
+                        update(MessageRow)
+                        .where(MessageRow.update_id == update_id)
+                        .values(turn_id=turn_id)
+                    )  # a re-run: the claim
                     break
-    await s.execute(
-        update(InboxUpdate).where(InboxUpdate.update_id.in_(update_ids)).values(turn_id=turn_id)
-    )
     return left
 
 
