@@ -38,8 +38,13 @@ from sqlalchemy import event, select
 from palui.config import Settings
 from palui.db.models import CallRecordRow, ModelCall
 from tests import toolkit
-from tests.fakes.memory_channel import in_memory_settings, running_palui
-from tests.fakes.notes_toolset import NotesToolset
+from tests.fakes.memory_channel import (
+    approval_cards,
+    in_memory_settings,
+    running_palui,
+    switch_on,
+)
+from tests.fakes.notes_toolset import NOTES_ID, SWITCHED_ON, NotesToolset
 
 MAX_STATEMENTS = 13
 MAX_COMMITS = 5
@@ -165,3 +170,16 @@ async def test_a_turn_without_a_tool_call_still_records_its_token_usage(
             usage = list(await s.scalars(select(ModelCall.total_tokens)))
     assert usage == [15, 15]  # written with each turn's end
     assert counted.commits <= MAX_COMMITS - 1, counted.report()
+
+
+async def test_a_turn_that_pauses_for_approval_writes_its_token_usage_with_the_pause(
+    settings: Settings,
+) -> None:
+    model = toolkit.ScriptedModel([toolkit.call("mcp-notes__delete_note", {"id": "1"})])
+    async with running_palui(settings, model, toolsets=[NotesToolset()]) as (app, chat):
+        await switch_on(app, NOTES_ID, *SWITCHED_ON)
+        await chat.send("delete note 1")
+        assert approval_cards(chat)  # paused: no end carries the usage
+        async with app.db.session() as s:
+            usage = list(await s.scalars(select(ModelCall.total_tokens)))
+    assert usage == [15]  # written with the pause (palui.db.approvals.pause_turn)

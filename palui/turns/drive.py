@@ -72,6 +72,9 @@ class Drive:
             if stream is not None:
                 await stream.close()  # no more previews; the preview shown stays as it is
             raise
+        finally:
+            if tools.riders:  # no end carried them (a shutdown, a lost lease): a job's too
+                await asyncio.shield(self._parts.store.turns.write_riders(tools.riders))
 
     async def _drive(
         self,

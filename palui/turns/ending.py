@@ -64,7 +64,7 @@ async def pause(
         context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
         await parts.store.approvals.pause_turn(
             turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
-            update_ids=update_ids, taint=tools.taint, fence=fence,
+            update_ids=update_ids, taint=tools.taint, fence=fence, riders=tools.riders,
         )  # fmt: skip
     except LeaseLost:
         raise
