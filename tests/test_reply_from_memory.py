@@ -28,7 +28,7 @@ async def test_a_reply_another_sender_sent_meanwhile_is_not_sent_again(store: An
     async with leases.hold(CHAT) as fence:
         assert fence is not None
         await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
-        mark = outbox.mark()
+        mark = outbox.mark(CHAT)
         stored = await store.turns.finish(
             "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
         )
@@ -47,13 +47,13 @@ async def test_an_older_reply_waiting_goes_out_first(store: Any) -> None:
     async with leases.hold(CHAT) as fence:
         assert fence is not None
         await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
-        mark = outbox.mark()
+        mark = outbox.mark(CHAT)
         stored = await store.turns.finish(
             "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
         )
         assert stored is not None and not stored.alone  # the worker reads the outbox then
         await outbox.deliver(CHAT, fence)
-    assert outbox.mark() != mark
+    assert outbox.mark(CHAT) != mark
     assert channel.texts(CHAT) == ["an older note", "hello"]
 
 
@@ -66,18 +66,19 @@ async def test_a_reply_alone_goes_out_from_memory(store: Any) -> None:
 
     async def counted(chat_id: int | None = None) -> Any:
         nonlocal read
-        read += 1
+        read += chat_id == CHAT
         return await pending(chat_id)
 
     store.outbox.pending = counted
     async with leases.hold(CHAT) as fence:
         assert fence is not None
         await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
-        mark = outbox.mark()
+        mark = outbox.mark(CHAT)
         stored = await store.turns.finish(
             "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
         )
         assert stored is not None
+        await outbox.deliver(CHAT + 1)  # another chat's round meanwhile: no matter
         await outbox.deliver(CHAT, fence, (mark, stored.item))
     assert channel.texts(CHAT) == ["hello"]
     assert read == 0

@@ -34,6 +34,7 @@ from palui.ports import Channel
 log = get_logger("palui.chat.outbox")
 
 Ready = tuple[int, OutboxItem]  # (`Outbox.mark` before the reply was stored, the reply)
+ROUND_SLOTS = 1024  # `Outbox.mark`: chats sharing a slot only cost each other a read
 REPLACED = "(replaced below)"  # a preview left by a turn whose answer had to be sent anew
 
 
@@ -56,7 +57,9 @@ class Outbox:
         self._background = background
         # Per chat, only while it is in use (`_forget_lock`).
         self._locks: dict[int, asyncio.Lock] = {}
-        self._rounds = 0  # delivery rounds begun in this process, any chat (`mark`)
+        # Delivery rounds begun in this process, counted per slot of chats (`mark`): bounded,
+        # and a chat's own rounds always move its slot.
+        self._rounds = [0] * ROUND_SLOTS
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         """Held while the chat's reply parts go out."""
@@ -79,9 +82,9 @@ class Outbox:
         if not self._background.closed:
             self._background.spawn(self.deliver(chat_id))
 
-    def mark(self) -> int:
-        """Where this process's deliveries stand, for `deliver(ready=…)`."""
-        return self._rounds
+    def mark(self, chat_id: int) -> int:
+        """Where this process's deliveries to the chat stand, for `deliver(ready=…)`."""
+        return self._rounds[chat_id % ROUND_SLOTS]
 
     async def deliver(
         self, chat_id: int, chat_fence: Fence | None = None, ready: Ready | None = None
@@ -94,10 +97,10 @@ class Outbox:
         given back per turn.
 
         `ready`: (a `mark` taken before the reply was stored, the reply): a turn's end that
-        found no earlier reply waiting (`palui.db.turns.Ended`). While no delivery round began
-        in this process since the mark (none can have sent it, nor can another process: the
-        chat's lease excludes them), the reply is what waits: it goes out without a read of
-        the outbox."""
+        found no earlier reply waiting (`palui.db.turns.Ended`). While no delivery round to the
+        chat (or to a chat sharing its slot) began in this process since the mark (none can have
+        sent it, nor can another process: the chat's lease excludes them), the reply is what
+        waits: it goes out without a read of the outbox."""
         if not self._scope.serves(chat_id):
             return  # its replies stay pending for the process that serves the chat
         while True:
@@ -106,8 +109,10 @@ class Outbox:
                 if self._locks.get(chat_id) is not lock:
                     continue  # dropped while this waited (`_forget_lock`): take the current one
                 try:
-                    known = ready[1] if ready is not None and ready[0] == self._rounds else None
-                    self._rounds += 1
+                    slot = chat_id % ROUND_SLOTS
+                    still = ready is not None and ready[0] == self._rounds[slot]
+                    known = ready[1] if ready is not None and still else None
+                    self._rounds[slot] += 1
                     leases = self._chat_leases
                     if chat_fence is not None and leases is not None and leases.current(chat_fence):
                         await self._deliver_fenced(chat_id, chat_fence, leases, known)

@@ -299,7 +299,7 @@ class ChatWorkers:
             if readable:
                 if media.heard:
                     await self._outbox.deliver(chat_id, fence)
-                mark = self._outbox.mark()
+                mark = self._outbox.mark(chat_id)
                 stored = await self._turns.run_chat_turn(
                     chat_id, readable, fence, media.images, rerun=rerun
                 )
