@@ -42,6 +42,8 @@ from palui.ports import Channel
 
 log = get_logger("palui.chat.outbox")
 
+Ready = tuple[int, OutboxItem]  # (`Outbox.mark` before the reply was stored, the reply)
+ROUND_SLOTS = 1024  # `Outbox.mark`: chats sharing a slot only cost each other a read
 REPLACED = "(replaced below)"  # a preview left by a turn whose answer had to be sent anew
 
 
@@ -70,6 +72,9 @@ class Outbox:
         self._started = datetime.now(UTC)
         self._cleared: set[int] = set()
         self._doubt: set[int] = set()
+        # Delivery rounds begun in this process, counted per slot of chats (`mark`): bounded,
+        # and a chat's own rounds always move its slot.
+        self._rounds = [0] * ROUND_SLOTS
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         """Held while the chat's reply parts go out."""
@@ -92,13 +97,25 @@ class Outbox:
         if not self._background.closed:
             self._background.spawn(self.deliver(chat_id))
 
-    async def deliver(self, chat_id: int, chat_fence: Fence | None = None) -> None:
+    def mark(self, chat_id: int) -> int:
+        """Where this process's deliveries to the chat stand, for `deliver(ready=…)`."""
+        return self._rounds[chat_id % ROUND_SLOTS]
+
+    async def deliver(
+        self, chat_id: int, chat_fence: Fence | None = None, ready: Ready | None = None
+    ) -> None:
         """Send the chat's undelivered replies in order, recording each part as it goes out.
 
         `chat_fence`: the chat's lease, which the caller (the chat's worker) holds. No other
         process sends the chat's outbox while it is held (`palui.db.leases`), so the replies go
         out under it, each part's record conditional on it, with no delivery lease taken and
-        given back per turn."""
+        given back per turn.
+
+        `ready`: (a `mark` taken before the reply was stored, the reply): a turn's end that
+        found no earlier reply waiting (`palui.db.turns.Ended`). While no delivery round to the
+        chat (or to a chat sharing its slot) began in this process since the mark (none can have
+        sent it, nor can another process: the chat's lease excludes them), the reply is what
+        waits: it goes out without a read of the outbox."""
         if not self._scope.serves(chat_id):
             return  # its replies stay pending for the process that serves the chat
         while True:
@@ -107,9 +124,13 @@ class Outbox:
                 if self._locks.get(chat_id) is not lock:
                     continue  # dropped while this waited (`_forget_lock`): take the current one
                 try:
+                    slot = chat_id % ROUND_SLOTS
+                    still = ready is not None and ready[0] == self._rounds[slot]
+                    known = ready[1] if ready is not None and still else None
+                    self._rounds[slot] += 1
                     leases = self._chat_leases
                     if chat_fence is not None and leases is not None and leases.current(chat_fence):
-                        await self._deliver_fenced(chat_id, chat_fence, leases)
+                        await self._deliver_fenced(chat_id, chat_fence, leases, known)
                         return
                     async with self._senders.hold(chat_id) as fence:
                         if fence is not None:  # else another process sends it, until empty
@@ -125,15 +146,19 @@ class Outbox:
         if not getattr(lock, "_waiters", None) and self._locks.get(chat_id) is lock:
             del self._locks[chat_id]
 
-    async def _deliver_fenced(self, chat_id: int, fence: Fence, leases: ChatLeases) -> None:
+    async def _deliver_fenced(
+        self, chat_id: int, fence: Fence, leases: ChatLeases, known: OutboxItem | None = None
+    ) -> None:
         try:
-            await self._deliver_held(chat_id, fence, leases)
+            await self._deliver_held(chat_id, fence, leases, known)
         except LeaseLost:
             # Taken over while sending (this process stalled past the lease): the new
             # holder sends from what is recorded; this one sends nothing more.
             log.warning("delivery_lease_lost", chat_id=chat_id)
 
-    async def _deliver_held(self, chat_id: int, fence: Fence, leases: ChatLeases) -> None:
+    async def _deliver_held(
+        self, chat_id: int, fence: Fence, leases: ChatLeases, known: OutboxItem | None = None
+    ) -> None:
         """Send under `fence`, taken from `leases`: the delivery lease, or the chat's own. The
         lease is confirmed right before each part goes out and the part's record is fenced;
         what remains unfenced is the send itself: a sender that stalls between its
@@ -143,10 +168,13 @@ class Outbox:
 
         Under the delivery lease the outbox is read again until it is empty: other processes
         leave what they store to its holder. Under the chat's lease one read: what another
-        process stores meanwhile goes out with this worker's next reply or by the sweeper."""
+        process stores meanwhile goes out with this worker's next reply or by the sweeper.
+        `known`: what waits, known without reading (see `deliver`)."""
         under_chat = leases is self._chat_leases
         record = functools.partial(self._store.outbox.part_sent, chat_lease=under_chat)
-        while items := await self._store.outbox.pending(chat_id):
+        pending = self._store.outbox.pending
+        while items := [known] if known is not None else await pending(chat_id):
+            known = None
             for item in items:
                 parts = self._channel.render(item.text)
                 try:

@@ -30,7 +30,7 @@ from palui.chat.background import log_failure
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
 from palui.chat.leases import ChatLeases
 from palui.chat.media_step import read_media
-from palui.chat.outbox import Outbox
+from palui.chat.outbox import Outbox, Ready
 from palui.chat.pauses import CapPauses
 from palui.chat.recovery import Recovery
 from palui.chat.stored_inbound import for_a_turn, inbound_from_json
@@ -284,6 +284,7 @@ class ChatWorkers:
     ) -> None:
         worker = self._worker(chat_id)
         worker.answering = True  # from the files' download on: a message now waits (👀)
+        ready: Ready | None = None
         try:
             # Files first: each becomes the text its turn reads, or a reply and no turn.
             media = await read_media(self._store, self._media, chat_id, batch)
@@ -298,7 +299,12 @@ class ChatWorkers:
             if readable:
                 if media.heard:
                     await self._outbox.deliver(chat_id, fence)
-                await self._turns.run_chat_turn(chat_id, readable, fence, media.images, rerun=rerun)
+                mark = self._outbox.mark(chat_id)
+                stored = await self._turns.run_chat_turn(
+                    chat_id, readable, fence, media.images, rerun=rerun
+                )
+                if stored is not None and stored.alone:
+                    ready = (mark, stored.item)  # sent without reading the outbox, if still so
         finally:
             worker.answering = False
-        await self._outbox.deliver(chat_id, fence)
+        await self._outbox.deliver(chat_id, fence, ready)

@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from palui.db.engine import Database
 from palui.db.leases import check, held_by
 from palui.db.models import ApprovalRow, InboxUpdate, PausedTurn, Turn, utcnow
+from palui.db.riders import Riders, ride
 from palui.domain import (
     ApprovalRecord,
     ApprovalStatus,
@@ -51,8 +52,10 @@ class ApprovalRepo:
         update_ids: Sequence[int] = (),
         taint: Taint | None = None,
         fence: Fence | None = None,
+        riders: Riders | None = None,
     ) -> None:
-        """Store the paused turn and its approvals; the messages it answers are now handled.
+        """Store the paused turn and its approvals; the messages it answers are now handled,
+        and what the turn owes besides (`riders`: its token usage so far) is written along.
         Under a `fence`, nothing is stored once the chat's lease was taken over (`LeaseLost`)."""
         async with self._db.session() as s, s.begin():
             await check(s, fence)
@@ -81,6 +84,7 @@ class ApprovalRepo:
                     .where(InboxUpdate.update_id.in_(list(update_ids)))
                     .values(status=InboxStatus.DONE, handled_at=utcnow(), turn_id=turn_id)
                 )
+            await ride(s, riders)
 
     async def set_message(self, approval_id: str, message_id: int) -> None:
         async with self._db.session() as s, s.begin():

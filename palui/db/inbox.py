@@ -1,15 +1,17 @@
 """The inbox: every update is stored before it is handled, once (a redelivery is a no-op), and
-marked done in the same transaction as whatever handled it."""
+marked done in the same transaction as whatever handled it. Which turn took a pending update is
+read from its message row (`claimed_by`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palui.db.models import InboxUpdate, utcnow
+from palui.db.models import InboxUpdate, MessageRow, utcnow
 from palui.db.repo import Repo
 from palui.domain import InboxItem, InboxStatus
 
@@ -36,12 +38,15 @@ class InboxRepo(Repo):
         return bool(getattr(result, "rowcount", 0))
 
     async def pending(self, chat_id: int | None = None) -> list[InboxItem]:
-        query = select(InboxUpdate).where(InboxUpdate.status == InboxStatus.PENDING)
+        """The updates not handled yet, each with the turn that took it, if one did."""
+        query = select(InboxUpdate, claimed_by(InboxUpdate.update_id)).where(
+            InboxUpdate.status == InboxStatus.PENDING
+        )
         if chat_id is not None:
             query = query.where(InboxUpdate.chat_id == chat_id)
         async with self._db.session() as s:
-            rows = await s.scalars(query.order_by(InboxUpdate.update_id))
-            return [_inbox_item(row) for row in rows]
+            rows = await s.execute(query.order_by(InboxUpdate.update_id))
+            return [_inbox_item(row, turn_id) for row, turn_id in rows]
 
     async def mark_done(self, update_ids: Sequence[int], turn_id: str | None = None) -> None:
         if not update_ids:
@@ -50,8 +55,24 @@ class InboxRepo(Repo):
             await mark_inbox_done(s, update_ids, turn_id)
 
 
-def _inbox_item(row: InboxUpdate) -> InboxItem:
-    return InboxItem(row.update_id, row.chat_id, row.user_id, json.loads(row.payload), row.turn_id)
+def _inbox_item(row: InboxUpdate, turn_id: str | None) -> InboxItem:
+    return InboxItem(row.update_id, row.chat_id, row.user_id, json.loads(row.payload), turn_id)
+
+
+def claimed_by(update_id: Any) -> Any:
+    """The turn that last took an update (None: none yet), as a scalar subquery.
+
+    A turn's start claims its inbox rows with no statement of its own: the update's message
+    row (unique by `update_id`) names the turn that took it last, and a re-run's start makes it
+    name the re-run. The inbox row names its turn only once it is done (`mark_inbox_done`). So
+    a pending update with a claim was taken by a turn that never ended (it was interrupted):
+    its messages run again (`rerun`), and that turn's preview is taken over."""
+    return (
+        select(MessageRow.turn_id)
+        .where(MessageRow.update_id == update_id)
+        .limit(1)
+        .scalar_subquery()
+    )
 
 
 async def mark_inbox_done(s: AsyncSession, update_ids: Sequence[int], turn_id: str | None) -> None:

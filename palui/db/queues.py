@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import String, cast, exists, literal, null, select, union_all
 
+from palui.db.inbox import claimed_by
 from palui.db.memory import outlook_columns
 from palui.db.models import (
     ApprovalEdit,
@@ -65,7 +66,7 @@ class QueueRepo(Repo):
                 InboxUpdate.update_id.label("update_id"),
                 InboxUpdate.user_id.label("user_id"),
                 InboxUpdate.payload.label("payload"),
-                InboxUpdate.turn_id.label("turn_id"),
+                claimed_by(InboxUpdate.update_id).label("turn_id"),
             ).where(InboxUpdate.chat_id == chat_id, InboxUpdate.status == InboxStatus.PENDING),
             *(
                 select(literal(kind, String), null(), null(), text, text).where(flag)

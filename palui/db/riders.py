@@ -3,16 +3,16 @@
 A model call's token usage and an auto-recall check used to be a transaction each, three or
 four commits a turn. They are bookkeeping: nothing goes out on the strength of them, and what
 reads them (the token cap, the skip rate on the recall card) reads them between turns. So a
-turn keeps them here and the next write it makes anyway carries them: a tool call's record
-(`palui.db.calls`), the turn's end, pause or failure (`palui.db.turns`). A turn that stops
-without any of those (a shutdown mid-call) writes them on its own (`TurnRepo.write_riders`).
+turn keeps them here and its end carries them, one INSERT for all its model calls (the turn's
+end or failure, `palui.db.turns`). A turn that stops without an end (paused for an approval, or
+a shutdown mid-call) writes them on its own (`TurnRepo.write_riders`).
 
-The price, on purpose: a `kill -9` while a read-only tool call is out (or while a streamed
-preview closes) loses the token count of the model call just before it. So that a crash loop
-(a read call that kills the process every time) cannot spend past the daily token cap, a turn
-that re-runs messages an earlier turn was interrupted on is `eager`: a read call of its is
-recorded before it goes out whenever usage waits, and the usage rides on that record. Only a
-batch's first attempt can lose a count.
+The price, on purpose: a `kill -9` before the turn's end (while a tool call is out, or while a
+streamed preview closes) loses the token counts of the turn's model calls so far. So that a
+crash loop (a call that kills the process every time) cannot spend past the daily token cap, a
+turn that re-runs messages an earlier turn was interrupted on is `eager`: its tool calls'
+records carry the usage (`palui.tools.record`), and a read call of its is recorded before it
+goes out whenever usage waits. Only a batch's first attempt can lose a count.
 """
 
 from __future__ import annotations

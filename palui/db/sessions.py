@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Integer, bindparam, func, select, true, update
+from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.models import Chat, ChatSession, MemorySlice, MessageRow, Turn, utcnow
@@ -32,12 +33,12 @@ class History:
     provenance: tuple[Provenance, ...] = ()  # one per message, in the same order
 
 
-def _provenance(row: MessageRow, labels: dict[str, str | None]) -> Provenance:
+def _provenance(row: Any, labels: dict[str, str | None]) -> Provenance:
     label = labels.get(row.turn_id) if row.tainted and row.turn_id else None
     return Provenance(row.turn_id, bool(row.tainted), Taint.from_label(label) if label else None)
 
 
-def compacted_through(session_id: int) -> Any:
+def compacted_through(session_id: Any) -> Any:
     """The last message id the session's summary covers (0: no summary yet), as a subquery."""
     return (
         select(func.coalesce(func.max(MemorySlice.last_message_id), 0))
@@ -48,6 +49,34 @@ def compacted_through(session_id: int) -> Any:
         )
         .scalar_subquery()
     )
+
+
+def _history(after_summary: bool) -> Any:
+    """The history read, built once (a turn binds `session_id`, `limit` and `after`): the
+    session's row LEFT JOIN its newest messages (a subquery, so the limit counts messages)."""
+    session_id = bindparam("session_id", type_=Integer)
+    since = compacted_through(session_id) if after_summary else bindparam("after", type_=Integer)
+    messages = (
+        select(
+            MessageRow.id, MessageRow.role, MessageRow.content, MessageRow.turn_id,
+            MessageRow.tainted, Turn.taint_source,
+        )
+        .outerjoin(Turn, Turn.id == MessageRow.turn_id)
+        .where(MessageRow.session_id == session_id, MessageRow.id > since)
+        .order_by(MessageRow.id.desc())
+        .limit(bindparam("limit", type_=Integer))
+        .subquery()
+    )  # fmt: skip
+    return (
+        select(ChatSession.summary, ChatSession.summary_tainted, messages)
+        .select_from(ChatSession)
+        .outerjoin(messages, true())
+        .where(ChatSession.id == session_id)
+    )
+
+
+_HISTORY = _history(after_summary=False)
+_HISTORY_AFTER_SUMMARY = _history(after_summary=True)
 
 
 async def open_session(
@@ -105,30 +134,23 @@ class ChatRepo(Repo):
     ) -> History:
         """The session's summary and its last `limit` messages after message id `after` (what
         the summary covers; `after_summary`: whatever its compaction slices cover), oldest
-        first. Two reads: the session, and the messages with their turns' taint sources."""
-        since: Any = after
-        if after_summary:
-            since = compacted_through(session_id)
+        first. One read: the session's row, joined to its messages with their turns' taint
+        sources (a session with none gives one row with no message)."""
+        query = _HISTORY_AFTER_SUMMARY if after_summary else _HISTORY
+        params = {"session_id": session_id, "limit": limit}
+        if not after_summary:
+            params["after"] = after
         async with self._db.session() as s:
-            session = await s.get_one(ChatSession, session_id)
-            found = list(
-                (
-                    await s.execute(
-                        select(MessageRow, Turn.taint_source)
-                        .outerjoin(Turn, Turn.id == MessageRow.turn_id)
-                        .where(MessageRow.session_id == session_id, MessageRow.id > since)
-                        .order_by(MessageRow.id.desc())
-                        .limit(limit)
-                    )
-                ).all()
-            )
-        found.reverse()
-        rows = [row for row, _ in found]
-        labels = {row.turn_id: label for row, label in found if row.tainted and row.turn_id}
+            found = list((await s.execute(query, params)).all())
+        if not found:
+            raise NoResultFound(f"no session {session_id}")
+        head = found[0]
+        rows = sorted((r for r in found if r.id is not None), key=lambda r: r.id)
+        labels = {r.turn_id: r.taint_source for r in rows if r.tainted and r.turn_id}
         return History(
             session_id=session_id,
-            summary=session.summary,
-            summary_tainted=session.summary_tainted,
+            summary=head.summary,
+            summary_tainted=head.summary_tainted,
             messages=tuple(Message(Role(r.role), r.content) for r in rows),
             provenance=tuple(_provenance(r, labels) for r in rows),
         )

@@ -12,6 +12,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from palui.db.inbox import claimed_by
 from palui.db.models import (
     CallRecordRow,
     InboxUpdate,
@@ -22,6 +23,7 @@ from palui.db.models import (
     WebhookDelivery,
 )
 from palui.db.repo import Repo
+from palui.domain import InboxStatus
 
 TRIGGER_CHARS = 140
 
@@ -170,18 +172,23 @@ class TurnListingRepo(Repo):
 async def _triggers(s: AsyncSession, ids: list[str]) -> dict[str, str]:
     """What started each turn: the first message it answered, the job, or the webhook."""
     found: dict[str | None, str] = {}
+    # A done update names its turn; a pending one its claim (a running turn's, `claimed_by`).
+    claimed = claimed_by(InboxUpdate.update_id)
     messages = await s.execute(
-        select(InboxUpdate.turn_id, InboxUpdate.payload)
-        .where(InboxUpdate.turn_id.in_(ids))
+        select(func.coalesce(InboxUpdate.turn_id, claimed), InboxUpdate.payload)
+        .where(
+            InboxUpdate.turn_id.in_(ids)
+            | ((InboxUpdate.status == InboxStatus.PENDING) & claimed.in_(ids))
+        )
         .order_by(InboxUpdate.update_id)
     )
-    for turn_id, payload in messages:
-        if turn_id not in found:
+    for answered_by, payload in messages:
+        if answered_by not in found:
             try:
                 text = json.loads(payload).get("text") or ""
             except (ValueError, AttributeError):
                 text = ""
-            found[turn_id] = _cut(text) or "(a message without text)"
+            found[answered_by] = _cut(text) or "(a message without text)"
     jobs = await s.execute(
         select(JobRun.turn_id, JobRow.id, JobRow.prompt)
         .join(JobRow, JobRow.id == JobRun.job_id)

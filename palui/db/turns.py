@@ -7,29 +7,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from palui.db.inbox import mark_inbox_done
-from palui.db.leases import fenced_insert, held_by
-from palui.db.models import (
-    InboxUpdate,
-    MessageRow,
-    ModelCall,
-    OutboxMessage,
-    PausedTurn,
-    Turn,
-    utcnow,
-)
+from palui.db.leases import held_by
+from palui.db.models import MessageRow, ModelCall, OutboxMessage, PausedTurn, Turn, utcnow
 from palui.db.repo import Repo
 from palui.db.riders import Riders, ride, usage_row
-from palui.db.sessions import open_session
+from palui.db.turn_start import start_turn
 from palui.domain import (
     Completion,
     Fence,
+    OutboxItem,
     Role,
     Taint,
     TurnKind,
@@ -37,6 +30,18 @@ from palui.domain import (
     UnrecordedPreview,
 )
 from palui.errors import LeaseLost
+
+_WAITING = aliased(OutboxMessage, name="waiting")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Ended:
+    """The reply a turn's end stored in the outbox."""
+
+    item: OutboxItem
+    # No earlier reply of the chat waits in the outbox (read by the reply's own INSERT): its
+    # sender can deliver this one as it is, without reading the outbox.
+    alone: bool
 
 
 class TurnRepo(Repo):
@@ -66,7 +71,7 @@ class TurnRepo(Repo):
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
         async with self._db.session() as s, s.begin():
-            left = await _start(
+            left = await start_turn(
                 s, turn_id, chat_id, session_id, kind, inputs, self._insert,
                 untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
                 reply_to=reply_to, fence=fence,
@@ -93,15 +98,16 @@ class TurnRepo(Repo):
         it, so a crash while it looks for it leaves it to the next re-run).
         `rerun=False`: no earlier turn took these messages, so none left a preview."""
         async with self._db.session() as s, s.begin():
-            session_id = await open_session(
-                s, chat_id, self._insert, chat_kind, lock=not self._db.is_sqlite
-            )
-            left = await _start(
-                s, turn_id, chat_id, session_id, TurnKind.CHAT, inputs, self._insert,
+            # The session is read by the turn's own INSERT (from the chat's row); only a chat
+            # without one yet (first contact), or a lost lease, gets the long way.
+            left = await start_turn(
+                s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._insert,
                 rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence,
+                reply_to=reply_to, fence=fence, chat_kind=chat_kind,
+                lock=not self._db.is_sqlite,
             )  # fmt: skip
-        return session_id, left.message_id, left.unrecorded
+        assert left.session_id is not None
+        return left.session_id, left.message_id, left.unrecorded
 
     async def preview_going_out(self, turn_id: str, floor: int, text: str) -> None:
         """The turn's first preview is about to be sent (only a turn slower than the first
@@ -136,14 +142,14 @@ class TurnRepo(Repo):
         preview_message_id: int | None = None,
         fence: Fence | None = None,
         riders: Riders | None = None,
-    ) -> int | None:
+    ) -> Ended | None:
         """End a turn in one transaction: its reply into history and the outbox, inbox done,
         and the bookkeeping it still owes (`riders`).
 
         `preview_message_id`: the reply's first part is delivered as an edit of that message
         (the turn's streamed preview). Under a `fence` (the chat lease the turn runs under)
         nothing is written once another process took the lease over: `LeaseLost`. Returns the
-        reply's outbox id."""
+        reply's outbox row (None: no reply)."""
         async with self._db.session() as s, s.begin():
             return await _finish(
                 s, turn_id, status, update_ids=update_ids, reply=reply, remember=remember,
@@ -197,51 +203,6 @@ class TurnRepo(Repo):
         return None if turn is None else (TurnKind(turn.kind), bool(turn.tainted))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Left:
-    """What interrupted turns left for the messages a turn starts on."""
-
-    message_id: int | None = None  # a recorded preview, now the new turn's
-    unrecorded: UnrecordedPreview | None = None  # else one sent maybe, with no id recorded
-
-
-async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int]) -> _Left:
-    """Detach the previews that ended turns (interrupted ones: their inbox rows are still
-    pending) left for these updates, and return the newest; it now belongs to the caller."""
-    if not update_ids:
-        return _Left()
-    earlier = select(InboxUpdate.turn_id).where(
-        InboxUpdate.update_id.in_(update_ids), InboxUpdate.turn_id.is_not(None)
-    )
-    left = (
-        Turn.chat_id == chat_id,
-        Turn.id.in_(earlier),
-        Turn.status != TurnStatus.DONE,
-        or_(Turn.preview_message_id.is_not(None), Turn.preview_floor.is_not(None)),
-    )
-    newest = (
-        await s.execute(
-            select(Turn.preview_message_id, Turn.preview_floor, Turn.preview_text)
-            .where(*left)
-            .order_by(Turn.started_at.desc())
-            .limit(1)
-        )
-    ).one_or_none()
-    if newest is None:
-        return _Left()
-    await s.execute(
-        update(Turn)
-        .where(*left)
-        .values(preview_message_id=None, preview_floor=None, preview_text=None)
-    )
-    message_id, floor, text = newest
-    if message_id is not None:
-        return _Left(message_id=int(message_id))
-    if floor is None or not text:
-        return _Left()
-    return _Left(unrecorded=UnrecordedPreview(int(floor), text))
-
-
 async def _finish(
     s: AsyncSession,
     turn_id: str,
@@ -257,7 +218,7 @@ async def _finish(
     preview_message_id: int | None,
     fence: Fence | None,
     riders: Riders | None,
-) -> int | None:
+) -> Ended | None:
     """The turn's end, one statement per row it touches (each can carry a lease fence)."""
     values: dict[str, object] = {
         "status": status, "ended_at": utcnow(), "steps": steps, "budget_hit": budget_hit,
@@ -278,7 +239,7 @@ async def _finish(
         if fence is not None:
             raise LeaseLost(fence.chat_id)
         raise NoResultFound(f"no turn {turn_id}")
-    outbox_id: int | None = None
+    stored: Ended | None = None
     if reply is not None:
         if remember:
             await s.execute(
@@ -288,14 +249,27 @@ async def _finish(
                     created_at=utcnow(),
                 )
             )  # fmt: skip
+        # Along: the chat's oldest reply still waiting (PostgreSQL reads it as it was before
+        # this INSERT, SQLite may count this row too: either way "none older").
+        first_waiting = (
+            select(func.min(_WAITING.id))
+            .where(_WAITING.chat_id == ended.chat_id, _WAITING.sent_at.is_(None))
+            .scalar_subquery()
+        )
+        created_at, sender = utcnow(), fence.holder if fence is not None else None
         added = await s.execute(
             insert(OutboxMessage).values(
                 chat_id=ended.chat_id, text=reply, turn_id=turn_id, parts_sent=0,
                 edit_message_id=preview_message_id, reply_to=ended.reply_to,
-                created_at=utcnow(), sender=fence.holder if fence is not None else None,
-            ).returning(OutboxMessage.id)
+                created_at=created_at, sender=sender,
+            ).returning(OutboxMessage.id, first_waiting)
         )  # fmt: skip
-        outbox_id = int(added.scalar_one())
+        outbox_id, first = added.one()
+        item = OutboxItem(
+            int(outbox_id), ended.chat_id, reply, 0, preview_message_id, ended.reply_to,
+            created_at=created_at, sender=sender,
+        )  # fmt: skip
+        stored = Ended(item, alone=first is None or int(first) == item.id)
     if update_ids:
         await mark_inbox_done(s, update_ids, turn_id)
     else:
@@ -303,83 +277,4 @@ async def _finish(
         # chat turn's messages are never a paused turn's, so it skips this statement.
         await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
     await ride(s, riders)
-    return outbox_id
-
-
-async def _start(
-    s: AsyncSession,
-    turn_id: str,
-    chat_id: int,
-    session_id: int,
-    kind: TurnKind,
-    inputs: Sequence[tuple[int, str]],
-    insert_for: Any,
-    *,
-    rerun: bool = True,
-    untrusted: Mapping[int, Sequence[str]],
-    taint: Taint | None,
-    requester_id: int | None,
-    reply_to: int | None,
-    fence: Fence | None = None,
-) -> _Left:
-    update_ids = [u for u, _ in inputs]
-    # Only messages an earlier turn took (and was interrupted on) can have left a preview.
-    left = await _take_previews(s, chat_id, update_ids) if rerun else _Left()
-    unrecorded = left.unrecorded
-    turn = {
-        "id": turn_id, "chat_id": chat_id, "session_id": session_id, "kind": kind,
-        "status": TurnStatus.RUNNING, "started_at": utcnow(),
-        "preview_message_id": left.message_id,
-        "preview_floor": unrecorded.floor if unrecorded else None,
-        "preview_text": unrecorded.text if unrecorded else None,
-        "tainted": taint is not None, "taint_source": taint.label if taint else None,
-        "requester_id": requester_id, "reply_to": reply_to,
-    }  # fmt: skip
-    if fence is None:
-        await s.execute(insert(Turn).values(turn))
-    else:
-        # Folded into the turn's own INSERT: a stale holder starts nothing (the transaction,
-        # with the session it may have opened, is rolled back).
-        added = await s.execute(fenced_insert(Turn, turn, fence).returning(Turn.id))
-        if added.scalar_one_or_none() is None:
-            raise LeaseLost(fence.chat_id)
-    if not inputs:
-        return left
-    row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
-    if not untrusted:
-        # One statement for all the messages; a redelivered update adds nothing.
-        await s.execute(
-            insert_for(MessageRow)
-            .values([
-                row | {
-                    "content": text, "update_id": update_id, "tainted": False,
-                    "created_at": utcnow(),
-                }
-                for update_id, text in inputs
-            ])
-            .on_conflict_do_nothing(index_elements=["update_id"])
-        )  # fmt: skip
-    else:
-        for update_id, text in inputs:
-            rows = [(words, True) for words in untrusted.get(update_id, ())]
-            if text or not rows:
-                rows.append((text, False))
-            # The update's first row carries its id: a re-run that finds it adds none.
-            for index, (content, tainted) in enumerate(rows):
-                added = await s.execute(
-                    insert_for(MessageRow)
-                    .values(
-                        row | {
-                            "content": content, "tainted": tainted, "created_at": utcnow(),
-                            "update_id": update_id if index == 0 else None,
-                        }
-                    )
-                    .on_conflict_do_nothing(index_elements=["update_id"])
-                    .returning(MessageRow.id)  # asyncpg reports no reliable rowcount here
-                )  # fmt: skip
-                if index == 0 and added.scalar() is None:
-                    break
-    await s.execute(
-        update(InboxUpdate).where(InboxUpdate.update_id.in_(update_ids)).values(turn_id=turn_id)
-    )
-    return left
+    return stored

@@ -10,8 +10,9 @@ A call that changes the world (or sends out) is recorded `running` before it goe
 crash or a /stop mid-call leaves an unknown outcome behind rather than no record at all
 (`palui.db.recovery` settles it). A read-only call is written once, when it ends: its policy
 decision and its start wait in memory until then (a crash mid-read leaves no record of it; it
-changed nothing, and the turn runs again). Each write carries the bookkeeping the turn owes
-(`palui.db.riders`), so a read-tool call costs one transaction.
+changed nothing, and the turn runs again). The bookkeeping the turn owes (`palui.db.riders`)
+waits for the turn's end, one INSERT for all its model calls; only a re-run's records carry it
+(so a crash loop cannot spend past the token cap). A read-tool call costs one transaction.
 """
 
 from __future__ import annotations
@@ -195,9 +196,12 @@ class CallRecord:
         if defer:
             kept.pending.append(change)
             return
+        # The usage waits for the turn's end (one INSERT for every model call) unless the turn
+        # is a re-run, whose usage is written as soon as it can be.
+        riders = self._riders if self._riders is not None and self._riders.eager else None
         row_id = await self.store.save(
             self._turn_id, self._chat_id, step, call.id, change, earlier=tuple(kept.pending),
-            row_id=kept.row_id, fresh=not (kept.saved or self._resumed), riders=self._riders,
+            row_id=kept.row_id, fresh=not (kept.saved or self._resumed), riders=riders,
         )  # fmt: skip
         kept.pending.clear()
         kept.saved = True

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
 from palui.db.riders import Riders
+from palui.db.turns import Ended
 from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
 from palui.logs import bound, get_logger
 from palui.media import with_images
@@ -36,9 +37,10 @@ async def run_chat_turn(
     images: Mapping[str, tuple[str, ...]] | None = None,
     *,
     rerun: bool = True,
-) -> None:
+) -> Ended | None:
     """`rerun=False`: no earlier turn took these messages (the worker knows from the inbox),
-    so there is no interrupted turn's preview to look for."""
+    so there is no interrupted turn's preview to look for. Returns the reply the turn's end
+    stored (`Drive`)."""
     turn_id = uuid.uuid4().hex
     store = parts.store
     # What the turn owes the database besides its own rows (token usage, the recall check):
@@ -60,7 +62,7 @@ async def run_chat_turn(
             left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})
         try:
-            await _run(parts, drive, chat_id, batch, started, riders)
+            return await _run(parts, drive, chat_id, batch, started, riders)
         finally:
             if riders:  # the turn stopped before any write could carry them (a shutdown)
                 await asyncio.shield(store.turns.write_riders(riders))
@@ -104,7 +106,7 @@ async def _run(
     batch: Sequence[Inbound],
     started: _Started,
     riders: Riders,
-) -> None:
+) -> Ended | None:
     store = parts.store
     turn_id, session_id, fence = started.turn_id, started.session_id, started.fence
     inputs = [(i.update_id, i.text or "") for i in batch]
@@ -149,4 +151,4 @@ async def _run(
         deps = dataclasses.replace(deps, on_delta=stream.push)
     log.info("turn_started", messages=len(batch), tools=len(offer.tools))
     update_ids = [update_id for update_id, _ in inputs]
-    await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream, fence)
+    return await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream, fence)

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Awaitable
 
 from palui.agent.turn import NeedsApproval
+from palui.db.turns import Ended
 from palui.domain import Fence, Reply, TurnStatus
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
@@ -62,17 +63,21 @@ class Drive:
         update_ids: list[int],
         stream: ReplyStream | None,
         fence: Fence | None = None,
-    ) -> None:
+    ) -> Ended | None:
         """Drive the loop to its end; under `fence` (the chat lease the turn runs under) the
         end is written only while that lease holds. A turn whose lease was taken over ends
-        without writing or sending anything and raises `LeaseLost` to its worker."""
+        without writing or sending anything and raises `LeaseLost` to its worker. Returns the
+        reply its end stored (None: none, or it paused), for the worker to deliver."""
         try:
-            await self._drive(chat_id, turn_id, loop, tools, update_ids, stream, fence)
+            return await self._drive(chat_id, turn_id, loop, tools, update_ids, stream, fence)
         except LeaseLost:
             log.warning("chat_lease_lost", turn_id=turn_id, chat_id=chat_id)
             if stream is not None:
                 await stream.close()  # no more previews; the preview shown stays as it is
             raise
+        finally:
+            if tools.riders:  # no end carried them (a shutdown, a lost lease): a job's too
+                await asyncio.shield(self._parts.store.turns.write_riders(tools.riders))
 
     async def _drive(
         self,
@@ -83,7 +88,7 @@ class Drive:
         update_ids: list[int],
         stream: ReplyStream | None,
         fence: Fence | None,
-    ) -> None:
+    ) -> Ended | None:
         parts = self._parts
         task: asyncio.Task[Reply | NeedsApproval] = asyncio.ensure_future(loop)
         running = self._running.by_chat[chat_id] = RunningTurn(turn_id, task, tools)
@@ -101,17 +106,15 @@ class Drive:
             log.info("turn_stopped")
             await _leave(stream, "(stopped — this answer is incomplete)")
             told = running.stopped_text  # None: the /stop's own reply already said it
-            await ending.end(
+            return await ending.end(
                 parts, turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped",
                 reply=told, remember=False, fence=fence,
             )  # fmt: skip
-            return
         except LeaseLost:
             raise
         except Exception as exc:
             await _leave(stream, None)
-            await ending.fail(parts, turn_id, update_ids, tools, exc, fence)
-            return
+            return await ending.fail(parts, turn_id, update_ids, tools, exc, fence)
         finally:
             typing.cancel()
             if watcher is not None:
@@ -120,16 +123,17 @@ class Drive:
         if isinstance(result, NeedsApproval):
             await _leave(stream, "(waiting for your approval below)")
             await ending.pause(parts, chat_id, turn_id, result, tools, update_ids, fence)
-            return
+            return None
         text = result.text.strip() or "(The model returned an empty answer.)"
         # Previews stop before the end is committed, so the reply's outbox row names the
         # preview its first part replaces (delivered by the outbox, as an edit).
         preview = await ending.finish_stream(stream) if stream is not None else None
-        await ending.end(
+        stored = await ending.end(
             parts, turn_id, TurnStatus.DONE, update_ids, tools, reply=text, steps=result.steps,
             budget_hit=result.budget_hit, preview_message_id=preview, fence=fence,
         )  # fmt: skip
         log.info("turn_done", steps=result.steps, tokens=result.usage.total_tokens)
+        return stored
 
     async def _keep_typing(self, chat_id: int) -> None:
         await asyncio.sleep(TYPING_AFTER_S)

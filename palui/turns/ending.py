@@ -8,6 +8,7 @@ from typing import Any
 
 from palui.agent.snapshot import dump_snapshot
 from palui.agent.turn import NeedsApproval
+from palui.db.turns import Ended
 from palui.domain import Fence, TurnContext, TurnStatus
 from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
@@ -35,8 +36,8 @@ async def end(
     update_ids: list[int],
     tools: TurnTools,
     **fields: Any,
-) -> int | None:
-    """Commit the turn's end; the reply's outbox id. `fence=` (the chat lease the turn runs
+) -> Ended | None:
+    """Commit the turn's end; the reply's outbox row. `fence=` (the chat lease the turn runs
     under) makes it conditional on that lease still holding (`LeaseLost` if not)."""
     return await parts.store.turns.finish(
         turn_id, status, update_ids=update_ids, taint=tools.taint, riders=tools.riders, **fields
@@ -63,7 +64,7 @@ async def pause(
         context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
         await parts.store.approvals.pause_turn(
             turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
-            update_ids=update_ids, taint=tools.taint, fence=fence,
+            update_ids=update_ids, taint=tools.taint, fence=fence, riders=tools.riders,
         )  # fmt: skip
     except LeaseLost:
         raise
@@ -101,7 +102,7 @@ async def fail(
     tools: TurnTools,
     exc: Exception,
     fence: Fence | None = None,
-) -> None:
+) -> Ended | None:
     """A turn that could not answer: the person is told why, and truthfully what ran — "Nothing
     was run" only when no call that changes the world (a write, a destructive call, anything
     that sends out) went out in this drive; it leaves no history."""
@@ -121,7 +122,7 @@ async def fail(
             )
         else:
             text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
-    await end(
+    return await end(
         parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=text, remember=False,
         error=str(exc) or repr(exc), fence=fence,
     )  # fmt: skip

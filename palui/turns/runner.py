@@ -15,6 +15,7 @@ from datetime import datetime
 from palui.approvals.decisions import Approvals
 from palui.db import Store
 from palui.db.jobs import JobRecord, RunRecord
+from palui.db.turns import Ended
 from palui.db.webhooks import Delivery
 from palui.domain import Fence, Inbound, Message, TurnKind
 from palui.memory import Memory
@@ -90,10 +91,11 @@ class TurnRunner:
         images: Mapping[str, tuple[str, ...]] | None = None,
         *,
         rerun: bool = True,
-    ) -> None:
+    ) -> Ended | None:
         """`images`: photos for this turn's model calls, by their message's text (palui.media).
-        `rerun=False`: no earlier turn took these messages (see `chat_turn`)."""
-        await run_chat_turn(
+        `rerun=False`: no earlier turn took these messages (see `chat_turn`). Returns the reply
+        its end stored, for the worker to deliver (`palui.chat.outbox.Outbox.deliver`)."""
+        return await run_chat_turn(
             self._parts, self._drive, chat_id, batch, fence, images or {}, rerun=rerun
         )
 
