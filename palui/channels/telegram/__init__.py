@@ -16,19 +16,16 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Collection, Sequence
-from datetime import timedelta
 from typing import Any
 
 from telegram import Bot, BotCommand, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
-    Forbidden,
     InvalidToken,
     NetworkError,
     RetryAfter,
     TelegramError,
-    TimedOut,
 )
 from telegram.request import HTTPXRequest
 
@@ -39,6 +36,7 @@ from palui.channels.telegram import files, leftovers
 from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
+from palui.channels.telegram.pacing import PermanentChannelError, paced, retry_seconds
 from palui.domain import Card
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
@@ -48,22 +46,10 @@ log = get_logger("palui.telegram")
 
 POLL_TIMEOUT_S = 25
 ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
-MAX_SEND_ATTEMPTS = 5
 # The first preview (or draft) of an answer waits this long after its first words: an answer
 # done by then is sent once, formatted, with no preview and no edit. One send per fast turn
 # instead of two against Telegram's ~1 message per second per chat.
 FIRST_PREVIEW_AFTER_S = 1.0
-
-
-class PermanentChannelError(ChannelError):
-    """Telegram will never accept this message (bot blocked, chat gone): don't retry."""
-
-    permanent = True
-
-
-def _retry_seconds(exc: RetryAfter) -> float:
-    value = exc.retry_after  # a timedelta with PTB_TIMEDELTA=1 (set by the CLI), else seconds
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
 class TelegramChannel:
@@ -176,7 +162,7 @@ class TelegramChannel:
                     offset = update.update_id + 1
                 backoff = 1.0
             except RetryAfter as exc:
-                await asyncio.sleep(_retry_seconds(exc))
+                await asyncio.sleep(retry_seconds(exc))
             except (TelegramError, OSError) as exc:
                 log.warning("poll_failed", error=str(exc), retry_in_s=backoff)
                 await asyncio.sleep(backoff)
@@ -379,32 +365,4 @@ class TelegramChannel:
     async def _call(
         self, chat_id: int, method: Any, *args: Any, again_on_timeout: bool = True
     ) -> Any:
-        """Send within Telegram's rates; wait out 429s; retry network errors a few times.
-
-        `again_on_timeout=False` for a reply's part: a request that timed out or lost its
-        connection may have reached the chat, and the outbox, told so by the error, looks for
-        the part before sending it again (`palui.chat.outbox`) instead of this sending it
-        blindly, which would show it twice."""
-        for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
-            await self._limiter.acquire(chat_id)
-            try:
-                return await method(*args)
-            except RetryAfter as exc:
-                seconds = _retry_seconds(exc)
-                log.warning("telegram_flood_wait", chat_id=chat_id, retry_after_s=seconds)
-                self._limiter.pause_chat(chat_id, seconds)
-            except Forbidden as exc:
-                raise PermanentChannelError(f"Telegram refused: {exc.message}") from exc
-            except TimedOut as exc:
-                # The message may have gone out; a repeat is better than a loss, unless the
-                # caller can look for it first (`again_on_timeout=False`).
-                log.warning("telegram_timed_out", chat_id=chat_id, attempt=attempt)
-                if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
-                    raise ChannelError(f"Telegram timed out: {exc.message}") from exc
-            except NetworkError as exc:
-                if isinstance(exc, BadRequest):
-                    raise
-                if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
-                    raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
-                await asyncio.sleep(min(2**attempt, 30))
-        raise ChannelError("Telegram kept asking to slow down")
+        return await paced(self._limiter, chat_id, method, *args, again_on_timeout=again_on_timeout)

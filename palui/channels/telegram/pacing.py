@@ -1,0 +1,68 @@
+"""One Bot API request that sends, within Telegram's rates: 429s waited out (the chat paused for
+as long as Telegram asks), network errors retried a few times, a bot that may not write to the
+chat (blocked, removed) a permanent failure."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+
+from palui.channels.ratelimit import SendRateLimiter
+from palui.errors import ChannelError
+from palui.logs import get_logger
+
+log = get_logger("palui.telegram")
+
+MAX_SEND_ATTEMPTS = 5
+
+
+class PermanentChannelError(ChannelError):
+    """Telegram will never accept this message (bot blocked, chat gone): don't retry."""
+
+    permanent = True
+
+
+def retry_seconds(exc: RetryAfter) -> float:
+    value = exc.retry_after  # a timedelta with PTB_TIMEDELTA=1 (set by the CLI), else seconds
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+async def paced(
+    limiter: SendRateLimiter,
+    chat_id: int,
+    method: Any,
+    *args: Any,
+    again_on_timeout: bool = True,
+) -> Any:
+    """`method(*args)` within the chat's and the bot's send rates.
+
+    `again_on_timeout=False` for a reply's part: a request that timed out or lost its
+    connection may have reached the chat, and the outbox, told so by the error, looks for the
+    part before sending it again (`palui.chat.outbox`) instead of this sending it blindly,
+    which would show it twice."""
+    for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
+        await limiter.acquire(chat_id)
+        try:
+            return await method(*args)
+        except RetryAfter as exc:
+            seconds = retry_seconds(exc)
+            log.warning("telegram_flood_wait", chat_id=chat_id, retry_after_s=seconds)
+            limiter.pause_chat(chat_id, seconds)
+        except Forbidden as exc:
+            raise PermanentChannelError(f"Telegram refused: {exc.message}") from exc
+        except TimedOut as exc:
+            # The message may have gone out; a repeat is better than a loss, unless the
+            # caller can look for it first.
+            log.warning("telegram_timed_out", chat_id=chat_id, attempt=attempt)
+            if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
+                raise ChannelError(f"Telegram timed out: {exc.message}") from exc
+        except NetworkError as exc:
+            if isinstance(exc, BadRequest):
+                raise
+            if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
+                raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
+            await asyncio.sleep(min(2**attempt, 30))
+    raise ChannelError("Telegram kept asking to slow down")
