@@ -442,6 +442,7 @@ class SqlCounter:
         self.statements = 0
         self.transactions = 0
         self.commits = 0
+        self.compiled = 0  # statements SQLAlchemy compiled anew (not from its compiled cache)
         self.counting = False
         self.texts: Counter[str] = Counter()  # each statement's first line, to see what runs
         sync_engine = engine.sync_engine
@@ -463,7 +464,19 @@ class SqlCounter:
                 self.commits += 1
                 self.texts["COMMIT"] += 1
 
+        def after_execute(
+            _c: Any, _cur: Any, statement: str, _p: Any, context: Any, _m: Any
+        ) -> None:
+            from sqlalchemy.engine.interfaces import CacheStats
+
+            hit = getattr(context, "cache_hit", CacheStats.CACHE_HIT)
+            # BEGIN is issued on the driver, below the cache: not a statement that could miss.
+            begin = statement.lstrip().upper().startswith("BEGIN")
+            if self.counting and hit is not CacheStats.CACHE_HIT and not begin:
+                self.compiled += 1
+
         event.listen(sync_engine, "before_cursor_execute", on_execute)
+        event.listen(sync_engine, "after_cursor_execute", after_execute)
         event.listen(sync_engine, "commit", on_commit)
 
 
@@ -554,6 +567,7 @@ async def run_palui(
             phase.counts["SQL statements"] = sql.statements / turns
             phase.counts["DB transactions"] = sql.transactions / turns
             phase.counts["DB commits"] = sql.commits / turns
+            phase.counts["SQL compiled anew"] = sql.compiled / turns  # cache misses, no key
             if args.statements:
                 phase.notes.append("SQL per turn, by statement:")
                 for text, n in sql.texts.most_common():

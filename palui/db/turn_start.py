@@ -19,6 +19,7 @@ from palui.domain import Fence, Role, Taint, TurnKind, TurnStatus, UnrecordedPre
 from palui.errors import LeaseLost
 
 TURN_COLUMNS = Turn.__table__.columns
+MESSAGES = MessageRow.__table__  # Core, not the ORM's bulk INSERT (the mapper's work per call)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -113,19 +114,22 @@ async def start_turn(
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
     if not untrusted:
         # One statement for all the messages; a redelivered update adds nothing, and a re-run
-        # only makes its row name this turn (the claim, `palui.db.inbox.claimed_by`).
-        added = insert_for(MessageRow).values([
-            row | {
-                "content": text, "update_id": update_id, "tainted": False,
-                "created_at": utcnow(),
-            }
-            for update_id, text in inputs
-        ])  # fmt: skip
+        # only makes its row name this turn (the claim, `palui.db.inbox.claimed_by`). The
+        # rows are its parameters (an executemany), so it is compiled once: a statement of
+        # many VALUES rows has no cache key (SQLAlchemy compiled it anew on every turn).
+        added = insert_for(MESSAGES)
         await s.execute(
             added.on_conflict_do_update(
                 index_elements=["update_id"], set_={"turn_id": added.excluded.turn_id}
-            )
-        )
+            ),
+            [
+                row | {
+                    "content": text, "update_id": update_id, "tainted": False,
+                    "created_at": utcnow(),
+                }
+                for update_id, text in inputs
+            ],
+        )  # fmt: skip
     else:
         for update_id, text in inputs:
             rows = [(words, True) for words in untrusted.get(update_id, ())]
