@@ -121,7 +121,9 @@ def telegram_limits_both_sides(fakes: list[Any]) -> Iterator[None]:
 
     async def paced(self: Any, chat_id: Any, *args: Any, **kwargs: Any) -> Any:
         await limiter.acquire(int(chat_id))
-        return await send(self, chat_id, *args, **kwargs)
+        sent = await send(self, chat_id, *args, **kwargs)
+        limiter.answered(int(chat_id))  # as Palui's sender paces (palui.channels.telegram.pacing)
+        return sent
 
     FakeTelegram.__init__ = keeping  # type: ignore[method-assign]
     Bot.send_message = paced  # type: ignore[method-assign]

@@ -196,3 +196,17 @@ async def test_concurrent_senders_never_exceed_any_limit(clock: FakeClock) -> No
             assert all(b - a >= 60.0 for a, b in zip(times, times[5:], strict=False))
     everything = sorted(t for _, t in sent)
     assert all(b - a >= 1.0 for a, b in zip(everything, everything[4:], strict=False))
+
+
+async def test_a_chat_waits_a_full_interval_from_telegrams_answer(
+    limiter: SendRateLimiter, clock: FakeClock
+) -> None:
+    """A request held on its way (a busy loop) arrives late: the next message to the chat is
+    paced from the answer, so the two never arrive closer than a second."""
+    await limiter.acquire(PRIVATE)
+    clock.now = 0.4  # the first message reached Telegram and was answered only now
+    limiter.answered(PRIVATE)
+
+    await limiter.acquire(PRIVATE)
+
+    assert clock.now == 1.4

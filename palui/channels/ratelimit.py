@@ -69,6 +69,16 @@ class SendRateLimiter:
             await self._wait_turn(chat_id)
             yield
 
+    def answered(self, chat_id: int) -> None:
+        """Telegram answered the message just sent to `chat_id`: the chat's next one waits a
+        full interval from now. Telegram counts a message when it arrives, and a busy event
+        loop may hold a request some time between `acquire` and its arrival: paced from the
+        answer, two messages never arrive closer than the interval, however late the first
+        went out."""
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            chat.last_send = max(chat.last_send, self._clock())
+
     def pause_chat(self, chat_id: int, seconds: float) -> None:
         """Hold every later send to this chat for `seconds` (Telegram's retry_after)."""
         chat = self._chat(chat_id)

@@ -46,7 +46,7 @@ async def paced(
     for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
         await limiter.acquire(chat_id)
         try:
-            return await method(*args)
+            result = await method(*args)
         except RetryAfter as exc:
             seconds = retry_seconds(exc)
             log.warning("telegram_flood_wait", chat_id=chat_id, retry_after_s=seconds)
@@ -65,4 +65,7 @@ async def paced(
             if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
                 raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
             await asyncio.sleep(min(2**attempt, 30))
+        else:
+            limiter.answered(chat_id)
+            return result
     raise ChannelError("Telegram kept asking to slow down")
