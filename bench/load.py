@@ -157,7 +157,7 @@ class DaemonCpu:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.daemon_s = self.servers_s = 0.0
+        self.daemon_s = self.servers_s = self.peak_rss_mb = 0.0
 
     def _now(self) -> tuple[float, dict[int, float]]:
         return process_cpu_s(self.pid), {c: process_cpu_s(c) for c in child_pids(self.pid)}
@@ -169,6 +169,16 @@ class DaemonCpu:
         daemon, servers = self._now()
         self.daemon_s = daemon - self._start[0]
         self.servers_s = sum(v - self._start[1].get(c, 0.0) for c, v in servers.items())
+        self.peak_rss_mb = peak_rss_mb(self.pid)
+
+
+def peak_rss_mb(pid: int) -> float:
+    """A live process's peak resident set (VmHWM) in MB, from /proc; 0 when it is gone."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def classify(phase: common.Phase, tap: common.ReplyTap, chat_ids: list[int]) -> int:
@@ -293,6 +303,7 @@ def print_report(
             f"CPU per turn, floor: client and fakes {floor.cpu_ms_per_turn:.1f} ms"
             f" + notes server {floor.child_cpu_ms_per_turn:.1f} ms"
         )
+        print(f"peak RSS, palui run: {cpu.peak_rss_mb:.0f} MB")
     if palui.done:
         # Counts, steadier than times on a shared machine: e.g. the "typing" actions a turn made.
         per_turn = ", ".join(f"{m} {n / palui.done:.2f}" for m, n in sorted(bot_calls.items()))
