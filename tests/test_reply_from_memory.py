@@ -21,17 +21,24 @@ def _outbox(store: Any, channel: MemoryChannel) -> tuple[Outbox, ChatLeases]:
     return Outbox(store, channel, senders, Background(), chat_leases=leases), leases
 
 
+async def _reply_hello(store: Any, outbox: Outbox, session: int, fence: Any) -> tuple[int, Any]:
+    """A turn that answers "hello", its end stored under `fence`: the outbox's mark taken just
+    before the end, and what the end stored."""
+    await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
+    mark = outbox.mark(CHAT)
+    stored = await store.turns.finish(
+        "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
+    )
+    return mark, stored
+
+
 async def test_a_reply_another_sender_sent_meanwhile_is_not_sent_again(store: Any) -> None:
     channel = MemoryChannel()
     outbox, leases = _outbox(store, channel)
     session = await store.chats.current_session(CHAT)
     async with leases.hold(CHAT) as fence:
         assert fence is not None
-        await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
-        mark = outbox.mark(CHAT)
-        stored = await store.turns.finish(
-            "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
-        )
+        mark, stored = await _reply_hello(store, outbox, session, fence)
         assert stored is not None and stored.alone  # nothing older waits
         await outbox.deliver(CHAT)  # another sender got there first (the retry sweep)
         await outbox.deliver(CHAT, fence, (mark, stored.item))
@@ -46,11 +53,7 @@ async def test_an_older_reply_waiting_goes_out_first(store: Any) -> None:
     await store.outbox.add(CHAT, "an older note")  # e.g. a send that failed for a moment
     async with leases.hold(CHAT) as fence:
         assert fence is not None
-        await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
-        mark = outbox.mark(CHAT)
-        stored = await store.turns.finish(
-            "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
-        )
+        mark, stored = await _reply_hello(store, outbox, session, fence)
         assert stored is not None and not stored.alone  # the worker reads the outbox then
         await outbox.deliver(CHAT, fence)
     assert outbox.mark(CHAT) != mark
@@ -72,11 +75,7 @@ async def test_a_reply_alone_goes_out_from_memory(store: Any) -> None:
     store.outbox.pending = counted
     async with leases.hold(CHAT) as fence:
         assert fence is not None
-        await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
-        mark = outbox.mark(CHAT)
-        stored = await store.turns.finish(
-            "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
-        )
+        mark, stored = await _reply_hello(store, outbox, session, fence)
         assert stored is not None
         await outbox.deliver(CHAT + 1)  # another chat's round meanwhile: no matter
         await outbox.deliver(CHAT, fence, (mark, stored.item))
