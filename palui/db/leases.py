@@ -14,10 +14,11 @@ never deleted (a release clears the holder), so the generation only ever goes up
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import exists, func, insert, literal, select, true, update
+from sqlalchemy import bindparam, exists, func, insert, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
@@ -37,6 +38,39 @@ def held_by(fence: Fence, table: Table = ChatLease) -> Any:
         table.holder == fence.holder,
         table.generation == fence.generation,
     )
+
+
+# The fence as bind parameters, for statements built once and run with `fence_params`: a
+# statement built per call costs ~0.7 ms of CPU in SQLAlchemy (building, its cache key, the
+# ORM's bulk path), several times what SQLite takes to run it.
+FENCE_CHAT, FENCE_HOLDER, FENCE_GENERATION = "fence_chat_id", "fence_holder", "fence_generation"
+
+
+def held_by_params(table: Table = ChatLease) -> Any:
+    """`held_by` with the fence left as bind parameters (`fence_params` fills them)."""
+    t = table.__table__.c
+    return exists().where(
+        t.chat_id == bindparam(FENCE_CHAT, type_=t.chat_id.type),
+        t.holder == bindparam(FENCE_HOLDER, type_=t.holder.type),
+        t.generation == bindparam(FENCE_GENERATION, type_=t.generation.type),
+    )
+
+
+def fence_params(fence: Fence) -> dict[str, Any]:
+    """The parameters `held_by_params` and `fenced_insert_params` statements take."""
+    return {
+        FENCE_CHAT: fence.chat_id,
+        FENCE_HOLDER: fence.holder,
+        FENCE_GENERATION: fence.generation,
+    }
+
+
+def fenced_insert_params(table: Any, columns: Sequence[str]) -> Insert:
+    """`fenced_insert` built once: each column's value is the bind parameter of its name, the
+    fence's are `fence_params`'. Run with `{**row, **fence_params(fence)}`."""
+    cols = table.__table__.columns
+    row = select(*(bindparam(k, type_=cols[k].type).label(k) for k in columns))
+    return insert(table.__table__).from_select(list(columns), row.where(held_by_params()))
 
 
 def fenced_insert(table: Any, values: dict[str, Any], fence: Fence) -> Insert:
