@@ -95,7 +95,10 @@ class ToolCatalog:
         # One entry per tool name, for its latest definition only (a tool whose definition
         # keeps changing replaces its entry instead of adding one), and at most CACHE_SIZE
         # names, least recently used first out: memory stays flat however long Palui runs.
-        self._cache: OrderedDict[str, tuple[str, CatalogEntry]] = OrderedDict()
+        # Each entry keeps the definition it was drawn from: the connector hands the same
+        # `RemoteTool` object turn after turn, so that one is known without hashing it again
+        # (json + sha256 of its schema, several times a turn per tool offered).
+        self._cache: OrderedDict[str, tuple[RemoteTool, str, CatalogEntry]] = OrderedDict()
 
     @property
     def kinds_digest(self) -> str | None:
@@ -118,11 +121,15 @@ class ToolCatalog:
 
     def entry(self, connector_id: str, remote: RemoteTool) -> CatalogEntry:
         name = full_name(connector_id, remote.name)
-        digest = definition_hash(remote)
         cached = self._cache.get(name)
-        if cached is not None and cached[0] == digest:
+        if cached is not None and cached[0] is remote:
             self._cache.move_to_end(name)
-            return cached[1]
+            return cached[2]
+        digest = definition_hash(remote)
+        if cached is not None and cached[1] == digest:
+            self._cache[name] = (remote, digest, cached[2])
+            self._cache.move_to_end(name)
+            return cached[2]
         stored = self._stored.get(name)
         override = None
         if stored is not None and stored.tool_class is not None:
@@ -151,7 +158,7 @@ class ToolCatalog:
         entry = CatalogEntry(
             name, connector_id, remote, classification, enabled, stored is None, changed
         )
-        self._cache[name] = (digest, entry)
+        self._cache[name] = (remote, digest, entry)
         self._cache.move_to_end(name)
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
