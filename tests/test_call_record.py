@@ -16,9 +16,11 @@ from palui.db.calls import CallRecordRepo
 from palui.db.runs import RunRepo
 
 PALUI = Path(__file__).resolve().parents[1] / "palui"
-# Statements and constructions that write the table, by model or by table name.
+# Statements and constructions that write the table, by model, its Table (`CALLS`, built once
+# in calls.py) or by table name.
 WRITES = re.compile(
-    r"(insert|update|delete)\(\s*(CallRecordRow|call_records)|(?<!class )CallRecordRow\(|"
+    r"(insert|update|delete|fenced_insert\w*)\(\s*(CallRecordRow|call_records|CALLS\b)|"
+    r"(?<!class )CallRecordRow\(|"
     r"\b(INSERT INTO|UPDATE|DELETE FROM)\s+call_records",
     re.IGNORECASE,
 )

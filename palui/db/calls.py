@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palui.db.leases import fenced_insert, held_by
+from palui.db.leases import fence_params, fenced_insert_params, held_by_params
 from palui.db.models import CallRecordRow, SendCapNotice, utcnow
 from palui.db.repo import Repo
 from palui.db.riders import Riders, ride
@@ -20,7 +20,34 @@ from palui.domain import CallChange, CallStage, CallStatus, Fence, StageEntry
 from palui.errors import LeaseLost
 
 INTERRUPTED = "interrupted by a restart"
-COLUMNS = CallRecordRow.__table__.columns
+CALLS = cast(Table, CallRecordRow.__table__)
+COLUMNS = CALLS.columns
+VALUES = tuple(c.key for c in COLUMNS if c.key != "id")  # what a write sets: all but the id
+
+# Built once, run with a dict of the row's values: a statement built per call costs several
+# times its run in SQLAlchemy's CPU (palui.db.leases). Keyed by "under a fence".
+_BY_ID = select(CALLS).where(CALLS.c.id == bindparam("row_id"))
+_BY_CALL = (
+    select(CALLS)
+    .where(
+        CALLS.c.turn_id == bindparam("turn_id"),
+        CALLS.c.step == bindparam("step"),
+        CALLS.c.call_id == bindparam("call_id"),
+    )
+    .order_by(CALLS.c.id.desc())
+    .limit(1)
+)
+_INSERT = {
+    False: insert(CALLS).values({k: bindparam(k) for k in VALUES}).returning(CALLS.c.id),
+    True: fenced_insert_params(CallRecordRow, VALUES).returning(CALLS.c.id),
+}
+_UPDATE = {
+    fenced: update(CALLS)
+    .where(CALLS.c.id == bindparam("row_id"), *([held_by_params()] if fenced else []))
+    .values({k: bindparam(k) for k in VALUES})
+    .returning(CALLS.c.id)
+    for fenced in (False, True)
+}
 
 
 class CallRecordRepo(Repo):
@@ -50,34 +77,27 @@ class CallRecordRepo(Repo):
         `fence` the record's own INSERT or UPDATE carries the lease condition: `LeaseLost`."""
         now = utcnow()
         async with self._db.session() as s, s.begin():
-            row: CallRecordRow | None = None
+            found = None
             if row_id is not None:
-                row = await s.get(CallRecordRow, row_id)
+                found = (await s.execute(_BY_ID, {"row_id": row_id})).mappings().one_or_none()
             elif not fresh:
-                row = await s.scalar(
-                    select(CallRecordRow)
-                    .where(
-                        CallRecordRow.turn_id == turn_id,
-                        CallRecordRow.step == step,
-                        CallRecordRow.call_id == call_id[:128],
-                    )
-                    .order_by(CallRecordRow.id.desc())
-                    .limit(1)
-                )
-            if row is None:
-                row = CallRecordRow(
-                    turn_id=turn_id, chat_id=chat_id, step=step, call_id=call_id[:128],
-                    tool=change.tool[:128], status=CallStatus.PENDING, stages="[]",
-                    arguments="", sends_out=False, model_arguments=None, tool_class=None,
-                    decision=None, decision_id=None, reason=None, result=None,
-                    created_at=(earlier[0].at if earlier else None) or now, started_at=None,
-                    ended_at=None, duration_ms=None,
+                key = {"turn_id": turn_id, "step": step, "call_id": call_id[:128]}
+                found = (await s.execute(_BY_CALL, key)).mappings().first()
+            if found is None:
+                known, row = None, _new_row(
+                    turn_id, chat_id, step, call_id, change.tool,
+                    (earlier[0].at if earlier else None) or now,
                 )  # fmt: skip
             else:
-                s.expunge(row)  # changed here, written below by one statement of ours
+                row = dict(found)
+                known = row.pop("id")
             for each in (*earlier, change):
                 _apply(row, each, each.at or now)
-            saved = await s.execute(_write(row, fence).returning(CallRecordRow.id))
+            params = row if fence is None else {**row, **fence_params(fence)}
+            if known is None:
+                saved = await s.execute(_INSERT[fence is not None], params)
+            else:
+                saved = await s.execute(_UPDATE[fence is not None], {**params, "row_id": known})
             saved_id = saved.scalar_one_or_none()
             if saved_id is None:
                 assert fence is not None  # an unfenced write always lands
@@ -144,20 +164,20 @@ class FencedCalls:
         return await self._repo.first_cap_notice(chat_id, day)
 
 
-def _write(row: CallRecordRow, fence: Fence | None) -> Any:
-    """The record as one INSERT (a new call) or UPDATE (a known one), conditional on `fence`."""
-    values = {c.key: getattr(row, c.key) for c in COLUMNS if c.key != "id"}
-    if row.id is None:
-        if fence is None:
-            return insert(CallRecordRow).values(values)
-        return fenced_insert(CallRecordRow, values, fence)
-    write = update(CallRecordRow).where(CallRecordRow.id == row.id)
-    if fence is not None:
-        write = write.where(held_by(fence))
-    return write.values(values).execution_options(synchronize_session=False)
+def _new_row(
+    turn_id: str, chat_id: int, step: int, call_id: str, tool: str, created_at: datetime
+) -> dict[str, Any]:
+    """A new call's record before its first change, every column but the id."""
+    return {
+        "turn_id": turn_id, "chat_id": chat_id, "step": step, "call_id": call_id[:128],
+        "tool": tool[:128], "tool_class": None, "sends_out": False, "arguments": "",
+        "model_arguments": None, "decision": None, "decision_id": None, "reason": None,
+        "status": CallStatus.PENDING, "result": None, "stages": "[]", "created_at": created_at,
+        "started_at": None, "ended_at": None, "duration_ms": None,
+    }  # fmt: skip
 
 
-def _apply(row: CallRecordRow, change: CallChange, now: datetime) -> None:
+def _apply(row: dict[str, Any], change: CallChange, now: datetime) -> None:
     columns = {
         "status": change.status, "tool_class": change.tool_class, "sends_out": change.sends_out,
         "arguments": change.arguments, "model_arguments": change.model_arguments,
@@ -166,14 +186,14 @@ def _apply(row: CallRecordRow, change: CallChange, now: datetime) -> None:
     }  # fmt: skip
     for name, value in columns.items():
         if value is not None:
-            setattr(row, name, value)
+            row[name] = value
     if change.went_out:
-        row.started_at = now
+        row["started_at"] = now
     if change.duration_s is not None:
-        row.duration_ms = round(change.duration_s * 1000)
-        row.ended_at = now
+        row["duration_ms"] = round(change.duration_s * 1000)
+        row["ended_at"] = now
     if change.stage is not None:
-        stages = json.loads(row.stages or "[]")
+        stages = json.loads(row["stages"] or "[]")
         entry = _entry(change.stage, now)
         if change.settles and stages and stages[-1]["stage"] == CallStage.EXECUTE:
             # Keeps when the call went out and with which arguments.
@@ -181,7 +201,7 @@ def _apply(row: CallRecordRow, change: CallChange, now: datetime) -> None:
             stages[-1] = {**entry, **kept}
         else:
             stages.append(entry)
-        row.stages = json.dumps(stages, ensure_ascii=False, default=str)
+        row["stages"] = json.dumps(stages, ensure_ascii=False, default=str)
 
 
 def _entry(stage: StageEntry, now: datetime) -> dict[str, Any]:
@@ -205,8 +225,12 @@ async def settle_interrupted(s: AsyncSession, turn_ids: Sequence[str]) -> int:
     reason = f"{INTERRUPTED}: the action may or may not have happened"
     stage = StageEntry(CallStage.EXECUTE, str(CallStatus.UNKNOWN), reason)
     for row in rows:
+        values = {k: getattr(row, k) for k in VALUES}
         # The stage keeps its start time; a crash leaves no duration to tell.
-        _apply(row, CallChange(row.tool, stage, settles=True, status=CallStatus.UNKNOWN,
-                               result=INTERRUPTED), utcnow())  # fmt: skip
-        row.ended_at = utcnow()
+        _apply(values, CallChange(row.tool, stage, settles=True, status=CallStatus.UNKNOWN,
+                                  result=INTERRUPTED), utcnow())  # fmt: skip
+        values["ended_at"] = utcnow()
+        for name, value in values.items():
+            if value != getattr(row, name):
+                setattr(row, name, value)
     return len(rows)

@@ -6,35 +6,54 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from palui.db.engine import Database
 from palui.db.models import InboxUpdate, MessageRow, utcnow
 from palui.db.repo import Repo
 from palui.domain import InboxItem, InboxStatus
 
+INBOX = cast(Table, InboxUpdate.__table__)
+_STORED = ("update_id", "chat_id", "user_id", "payload", "status", "received_at")
+
+# Built once, run with params: a statement built per call costs several times its run in
+# SQLAlchemy's CPU (palui.db.leases). The inbox's INSERT, one per dialect (ON CONFLICT).
+_ADD = {
+    is_sqlite: (sqlite_insert if is_sqlite else pg_insert)(INBOX)
+    .values({k: bindparam(k) for k in _STORED})
+    .on_conflict_do_nothing(index_elements=["update_id"])
+    for is_sqlite in (True, False)
+}
+_DONE = (
+    update(INBOX)
+    .where(INBOX.c.update_id.in_(bindparam("update_ids", expanding=True)))
+    .values(
+        status=InboxStatus.DONE, handled_at=bindparam("handled_at"), turn_id=bindparam("turn_id")
+    )
+)
+
 
 class InboxRepo(Repo):
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self._add = _ADD[db.is_sqlite]
+
     async def add(
         self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict
     ) -> bool:
         """Store an update; False when it was already there (a redelivery)."""
-        stmt = (
-            self._insert(InboxUpdate)
-            .values(
-                update_id=update_id,
-                chat_id=chat_id,
-                user_id=user_id,
-                payload=json.dumps(payload, separators=(",", ":")),
-                status=InboxStatus.PENDING,
-                received_at=utcnow(),
-            )
-            .on_conflict_do_nothing(index_elements=["update_id"])
-        )
+        row = {
+            "update_id": update_id, "chat_id": chat_id, "user_id": user_id,
+            "payload": json.dumps(payload, separators=(",", ":")),
+            "status": InboxStatus.PENDING, "received_at": utcnow(),
+        }  # fmt: skip
         async with self._db.session() as s, s.begin():
-            result = await s.execute(stmt)
+            result = await s.execute(self._add, row)
         return bool(getattr(result, "rowcount", 0))
 
     async def pending(self, chat_id: int | None = None) -> list[InboxItem]:
@@ -76,8 +95,5 @@ def claimed_by(update_id: Any) -> Any:
 
 
 async def mark_inbox_done(s: AsyncSession, update_ids: Sequence[int], turn_id: str | None) -> None:
-    await s.execute(
-        update(InboxUpdate)
-        .where(InboxUpdate.update_id.in_(list(update_ids)))
-        .values(status=InboxStatus.DONE, handled_at=utcnow(), turn_id=turn_id)
-    )
+    params = {"update_ids": list(update_ids), "handled_at": utcnow(), "turn_id": turn_id}
+    await s.execute(_DONE, params)

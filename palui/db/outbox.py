@@ -6,11 +6,14 @@ newest of them became (where a search for a part sent but not recorded starts,
 from __future__ import annotations
 
 import asyncio
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.sql.dml import Update
 
-from palui.db.leases import held_by
+from palui.db.leases import Table as LeaseTable
+from palui.db.leases import fence_params, held_by_params
 from palui.db.models import ChatLease, DeliveryLease, OutboxMessage, utcnow
 from palui.db.outbox_search import Lookup, where_to_look
 from palui.db.repo import Repo
@@ -18,6 +21,34 @@ from palui.domain import Fence, OutboxItem
 from palui.errors import LeaseLost
 
 RECORD_ATTEMPTS = 4
+OUTBOX = cast(Table, OutboxMessage.__table__)
+
+
+def _part_record(lease: LeaseTable | None, last_message: bool) -> Update:
+    """A part's record: under the `lease` table's fence, with the message it became."""
+    fence = [] if lease is None else [held_by_params(lease)]
+    values: dict[str, Any] = {
+        "parts_sent": bindparam("parts_sent"),
+        "sent_at": bindparam("sent_at"),
+    }
+    if last_message:
+        values["last_message_id"] = bindparam("last_message_id")
+    return (
+        update(OUTBOX)
+        .where(OUTBOX.c.id == bindparam("outbox_id"), *fence)
+        .values(values)
+        .returning(OUTBOX.c.id)
+    )
+
+
+# Built once, run with params (a statement built per call costs several times its run in
+# SQLAlchemy's CPU, palui.db.leases): by fence (none, chat lease, delivery lease) and whether
+# the part's message id is known.
+_PART_RECORDS = {
+    (lease, last): _part_record(lease, last)
+    for lease in (None, ChatLease, DeliveryLease)
+    for last in (False, True)
+}
 
 
 class OutboxRepo(Repo):
@@ -65,18 +96,19 @@ class OutboxRepo(Repo):
         under), a sender whose lease was taken over records nothing and gets `LeaseLost`: the
         new holder reads the row as it stands and goes on from there. `message_id`: the message
         the part became (None where the channel has no ids), written in the same UPDATE."""
-        record = update(OutboxMessage).where(OutboxMessage.id == outbox_id)
-        if fence is not None:
-            record = record.where(held_by(fence, ChatLease if chat_lease else DeliveryLease))
-        sent_at = utcnow() if done else None
-        values: dict[str, object] = {"parts_sent": parts_sent, "sent_at": sent_at}
+        lease = None if fence is None else ChatLease if chat_lease else DeliveryLease
+        record = _PART_RECORDS[lease, message_id is not None]
+        params: dict[str, Any] = {
+            "outbox_id": outbox_id, "parts_sent": parts_sent, "sent_at": utcnow() if done else None
+        }  # fmt: skip
         if message_id is not None:
-            values["last_message_id"] = message_id
-        record = record.values(**values)
+            params["last_message_id"] = message_id
+        if fence is not None:
+            params.update(fence_params(fence))
         for attempt in range(RECORD_ATTEMPTS):
             try:
                 async with self._db.session() as s, s.begin():
-                    recorded = await s.execute(record.returning(OutboxMessage.id))
+                    recorded = await s.execute(record, params)
                     if fence is not None and recorded.scalar_one_or_none() is None:
                         raise LeaseLost(fence.chat_id, "chat" if chat_lease else "delivery")
                 return

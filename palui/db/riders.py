@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, insert
+from sqlalchemy import Table, bindparam, delete, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.models import ModelCall, RecallCheck, utcnow
@@ -29,6 +29,12 @@ from palui.domain import CheckOutcome, Completion
 CHECKS_KEPT = 1_000  # only recent auto-recall checks are ever shown
 PRUNE_EVERY = 100  # the checks are pruned when a new one's id is a multiple of this
 MODEL_CALLS = cast(Table, ModelCall.__table__)
+CHECKS = cast(Table, RecallCheck.__table__)
+_CHECKED = ("chat_id", "turn_id", "outcome", "detail", "latency_ms", "created_at")
+# Built once, run with params (a statement built per call costs several times its run in
+# SQLAlchemy's CPU, palui.db.leases).
+_WRITE_CHECK = insert(CHECKS).values({k: bindparam(k) for k in _CHECKED}).returning(CHECKS.c.id)
+_PRUNE_CHECKS = delete(CHECKS).where(CHECKS.c.id <= bindparam("through"))
 
 
 @dataclass(slots=True)
@@ -99,7 +105,6 @@ async def ride(session: AsyncSession, riders: Riders | None) -> None:
 
 
 async def write_check(session: AsyncSession, row: dict[str, Any]) -> None:
-    result = await session.execute(insert(RecallCheck).values(**row).returning(RecallCheck.id))
-    new_id = int(result.scalar_one())
+    new_id = int((await session.execute(_WRITE_CHECK, row)).scalar_one())
     if new_id % PRUNE_EVERY == 0:  # the table stays small without a DELETE per check
-        await session.execute(delete(RecallCheck).where(RecallCheck.id <= new_id - CHECKS_KEPT))
+        await session.execute(_PRUNE_CHECKS, {"through": new_id - CHECKS_KEPT})

@@ -7,17 +7,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from sqlalchemy.sql.dml import Insert, Update
 
 from palui.db.inbox import mark_inbox_done
-from palui.db.leases import held_by
-from palui.db.models import MessageRow, ModelCall, OutboxMessage, PausedTurn, Turn, utcnow
+from palui.db.leases import fence_params, held_by_params
+from palui.db.models import MessageRow, OutboxMessage, PausedTurn, Turn, utcnow
 from palui.db.repo import Repo
-from palui.db.riders import Riders, ride, usage_row
+from palui.db.riders import MODEL_CALLS, Riders, ride, usage_row
 from palui.db.turn_start import start_turn
 from palui.domain import (
     Completion,
@@ -31,7 +32,73 @@ from palui.domain import (
 )
 from palui.errors import LeaseLost
 
-_WAITING = aliased(OutboxMessage, name="waiting")
+TURNS = cast(Table, Turn.__table__)
+MESSAGES = cast(Table, MessageRow.__table__)
+OUTBOX = cast(Table, OutboxMessage.__table__)
+PAUSED = cast(Table, PausedTurn.__table__)
+_WAITING = OUTBOX.alias("waiting")
+
+
+def _insert_params(table: Table, columns: tuple[str, ...]) -> Insert:
+    """An INSERT of one row, each column's value the bind parameter of its name."""
+    return insert(table).values({k: bindparam(k) for k in columns})
+
+
+def _ending(fenced: bool, tainted: bool) -> Update:
+    """A turn's end: its row's UPDATE, conditional on its fence, adding a taint."""
+    values: dict[str, Any] = {k: bindparam(k) for k in ("status", "steps", "budget_hit", "error")}
+    values["ended_at"] = bindparam("ended_at")
+    if tainted:
+        label = bindparam("taint_label", type_=TURNS.c.taint_source.type)
+        values.update(tainted=True, taint_source=func.coalesce(TURNS.c.taint_source, label))
+    # Folded into the turn's own UPDATE: a stale holder's end changes nothing.
+    fence = [held_by_params()] if fenced else []
+    return (
+        update(TURNS)
+        .where(TURNS.c.id == bindparam("turn_id"), *fence)
+        .values(values)
+        .returning(TURNS.c.session_id, TURNS.c.chat_id, TURNS.c.tainted, TURNS.c.reply_to)
+    )
+
+
+# Built once, run with a dict of values: a statement built per call costs several times its
+# run in SQLAlchemy's CPU (palui.db.leases).
+_ENDINGS = {(f, t): _ending(f, t) for f in (False, True) for t in (False, True)}
+_REMEMBER = _insert_params(
+    MESSAGES, ("session_id", "chat_id", "role", "content", "turn_id", "tainted", "created_at")
+)
+# Along with the reply: the chat's oldest reply still waiting (PostgreSQL reads it as it was
+# before this INSERT, SQLite may count this row too: either way "none older").
+_FIRST_WAITING = (
+    select(func.min(_WAITING.c.id))
+    .where(_WAITING.c.chat_id == bindparam("chat_id"), _WAITING.c.sent_at.is_(None))
+    .scalar_subquery()
+)
+_STORE_REPLY = _insert_params(
+    OUTBOX,
+    ("chat_id", "text", "turn_id", "parts_sent", "edit_message_id", "reply_to", "created_at",
+     "sender"),
+).returning(OUTBOX.c.id, _FIRST_WAITING)  # fmt: skip
+_UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
+_PREVIEW_GOING_OUT = (
+    update(TURNS)
+    .where(TURNS.c.id == bindparam("turn_id"))
+    .values(preview_floor=bindparam("preview_floor"), preview_text=bindparam("preview_text"))
+)
+_RECORD_PREVIEW = (
+    update(TURNS)
+    .where(TURNS.c.id == bindparam("turn_id"))
+    .values(preview_message_id=bindparam("preview_message_id"))
+)
+_MODEL_CALL = insert(MODEL_CALLS)
+# The caps' reads, before each turn when they are on.
+_TOKENS_SINCE = select(func.coalesce(func.sum(MODEL_CALLS.c.total_tokens), 0)).where(
+    MODEL_CALLS.c.created_at >= bindparam("since")
+)
+_RUNS_SINCE = select(func.count()).where(TURNS.c.started_at >= bindparam("since"))
+_OLDEST_RUN_SINCE = select(func.min(TURNS.c.started_at)).where(
+    TURNS.c.started_at >= bindparam("since")
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -112,20 +179,16 @@ class TurnRepo(Repo):
     async def preview_going_out(self, turn_id: str, floor: int, text: str) -> None:
         """The turn's first preview is about to be sent (only a turn slower than the first
         preview's hold gets here): where a re-run looks for it if its id is never recorded."""
+        params = {"turn_id": turn_id, "preview_floor": floor, "preview_text": text}
         async with self._db.session() as s, s.begin():
-            await s.execute(
-                update(Turn)
-                .where(Turn.id == turn_id)
-                .values(preview_floor=floor, preview_text=text)
-            )
+            await s.execute(_PREVIEW_GOING_OUT, params)
 
     async def record_preview(self, turn_id: str, message_id: int) -> None:
         """The turn's streamed preview was just sent: remember it before anything else happens,
         so a crash leaves a message the re-run can find."""
+        params = {"turn_id": turn_id, "preview_message_id": message_id}
         async with self._db.session() as s, s.begin():
-            await s.execute(
-                update(Turn).where(Turn.id == turn_id).values(preview_message_id=message_id)
-            )
+            await s.execute(_RECORD_PREVIEW, params)
 
     async def finish(
         self,
@@ -168,26 +231,20 @@ class TurnRepo(Repo):
     ) -> None:
         """A model call outside a turn (compaction) or the caller's own: a transaction."""
         async with self._db.session() as s, s.begin():
-            await s.execute(
-                insert(ModelCall).values(usage_row(turn_id, chat_id, completion, latency_s))
-            )
+            await s.execute(_MODEL_CALL, usage_row(turn_id, chat_id, completion, latency_s))
 
     async def tokens_since(self, since: datetime) -> int:
         async with self._db.session() as s:
-            total = await s.scalar(
-                select(func.coalesce(func.sum(ModelCall.total_tokens), 0)).where(
-                    ModelCall.created_at >= since
-                )
-            )
+            total = await s.scalar(_TOKENS_SINCE, {"since": since})
         return int(total or 0)
 
     async def oldest_run_since(self, since: datetime) -> datetime | None:
         async with self._db.session() as s:
-            return await s.scalar(select(func.min(Turn.started_at)).where(Turn.started_at >= since))
+            return await s.scalar(_OLDEST_RUN_SINCE, {"since": since})
 
     async def runs_since(self, since: datetime) -> int:
         async with self._db.session() as s:
-            count = await s.scalar(select(func.count()).where(Turn.started_at >= since))
+            count = await s.scalar(_RUNS_SINCE, {"since": since})
         return int(count or 0)
 
     async def requester(self, turn_id: str) -> int | None:
@@ -220,21 +277,16 @@ async def _finish(
     riders: Riders | None,
 ) -> Ended | None:
     """The turn's end, one statement per row it touches (each can carry a lease fence)."""
-    values: dict[str, object] = {
-        "status": status, "ended_at": utcnow(), "steps": steps, "budget_hit": budget_hit,
-        "error": error,
+    values: dict[str, Any] = {
+        "turn_id": turn_id, "status": status, "ended_at": utcnow(), "steps": steps,
+        "budget_hit": budget_hit, "error": error,
     }  # fmt: skip
     if taint is not None:
-        values["tainted"] = True
-        values["taint_source"] = func.coalesce(Turn.taint_source, taint.label)
-    ending = update(Turn).where(Turn.id == turn_id)
+        values["taint_label"] = taint.label
     if fence is not None:
-        # Folded into the turn's own UPDATE: a stale holder's end changes nothing.
-        ending = ending.where(held_by(fence))
-    ending = ending.values(**values).returning(
-        Turn.session_id, Turn.chat_id, Turn.tainted, Turn.reply_to
-    )
-    ended = (await s.execute(ending.execution_options(synchronize_session=False))).one_or_none()
+        values.update(fence_params(fence))
+    ending = _ENDINGS[fence is not None, taint is not None]
+    ended = (await s.execute(ending, values)).one_or_none()
     if ended is None:
         if fence is not None:
             raise LeaseLost(fence.chat_id)
@@ -243,26 +295,21 @@ async def _finish(
     if reply is not None:
         if remember:
             await s.execute(
-                insert(MessageRow).values(
-                    session_id=ended.session_id, chat_id=ended.chat_id, role=Role.ASSISTANT,
-                    content=reply, turn_id=turn_id, tainted=bool(ended.tainted),
-                    created_at=utcnow(),
-                )
+                _REMEMBER,
+                {
+                    "session_id": ended.session_id, "chat_id": ended.chat_id,
+                    "role": Role.ASSISTANT, "content": reply, "turn_id": turn_id,
+                    "tainted": bool(ended.tainted), "created_at": utcnow(),
+                },
             )  # fmt: skip
-        # Along: the chat's oldest reply still waiting (PostgreSQL reads it as it was before
-        # this INSERT, SQLite may count this row too: either way "none older").
-        first_waiting = (
-            select(func.min(_WAITING.id))
-            .where(_WAITING.chat_id == ended.chat_id, _WAITING.sent_at.is_(None))
-            .scalar_subquery()
-        )
         created_at, sender = utcnow(), fence.holder if fence is not None else None
         added = await s.execute(
-            insert(OutboxMessage).values(
-                chat_id=ended.chat_id, text=reply, turn_id=turn_id, parts_sent=0,
-                edit_message_id=preview_message_id, reply_to=ended.reply_to,
-                created_at=created_at, sender=sender,
-            ).returning(OutboxMessage.id, first_waiting)
+            _STORE_REPLY,
+            {
+                "chat_id": ended.chat_id, "text": reply, "turn_id": turn_id, "parts_sent": 0,
+                "edit_message_id": preview_message_id, "reply_to": ended.reply_to,
+                "created_at": created_at, "sender": sender,
+            },
         )  # fmt: skip
         outbox_id, first = added.one()
         item = OutboxItem(
@@ -275,6 +322,6 @@ async def _finish(
     else:
         # A resumed turn (its messages were handled when it paused) is no longer paused; a
         # chat turn's messages are never a paused turn's, so it skips this statement.
-        await s.execute(delete(PausedTurn).where(PausedTurn.turn_id == turn_id))
+        await s.execute(_UNPAUSE, {"turn_id": turn_id})
     await ride(s, riders)
     return stored
