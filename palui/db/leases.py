@@ -111,7 +111,8 @@ def _other_held(table: Table, chat_id: Any, holder: Any, now: Any) -> Any:
 
 
 # A lease's take, renewal and release, built once per table (and dialect: ON CONFLICT).
-TAKE_CHAT, TAKE_HOLDER, TAKE_EXPIRES, TAKE_NOW = "take_chat", "take_holder", "take_expires", "take_now"
+TAKE_CHAT, TAKE_HOLDER, TAKE_EXPIRES = "take_chat", "take_holder", "take_expires"
+TAKE_NOW = "take_now"
 _LOCK_KEY = "lock_key"
 _ADVISORY_LOCK = select(
     func.pg_advisory_xact_lock(func.hashtextextended(bindparam(_LOCK_KEY, type_=String), 0))
