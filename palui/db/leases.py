@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, exists, func, insert, literal, select, true, update
+from sqlalchemy import String, bindparam, exists, func, insert, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
@@ -95,23 +95,98 @@ async def check(s: AsyncSession, fence: Fence | None, table: Table = ChatLease) 
         raise LeaseLost(fence.chat_id, "delivery" if table is DeliveryLease else "chat")
 
 
-def _other_held(table: Table, chat_id: int, holder: str, now: Any) -> Any:
+def _other_held(table: Table, chat_id: Any, holder: Any, now: Any) -> Any:
     """SQL true while another process holds the chat's other lease, which excludes this one.
 
     A chat's worker sends its own replies under its chat lease (`palui.chat.outbox`), so no
     other process may send that chat's outbox meanwhile: the delivery lease can't be taken
     while another holder has the chat lease, lapsed or not (a holder that stalled may still
     renew it; a new holder's take ends that). Nor can the chat lease be taken while another
-    process is sending under a live delivery lease."""
-    if table is ChatLease:
-        other: Table = DeliveryLease
-        held = other.expires_at >= now
-    else:
-        other = ChatLease
-        held = true()
+    process is sending under a live delivery lease. (Values or bind parameters.)"""
+    other = (DeliveryLease if table is ChatLease else ChatLease).__table__.c
+    held = other.expires_at >= now if table is ChatLease else true()
     return exists().where(
         other.chat_id == chat_id, other.holder != RELEASED, other.holder != holder, held
     )
+
+
+# A lease's take, renewal and release, built once per table (and dialect: ON CONFLICT).
+TAKE_CHAT, TAKE_HOLDER, TAKE_EXPIRES = "take_chat", "take_holder", "take_expires"
+TAKE_NOW = "take_now"
+_LOCK_KEY = "lock_key"
+_ADVISORY_LOCK = select(
+    func.pg_advisory_xact_lock(func.hashtextextended(bindparam(_LOCK_KEY, type_=String), 0))
+)
+_TAKES: dict[tuple[Table, bool], Any] = {}
+
+
+def _take(table: Table, insert_for: Any, is_sqlite: bool) -> Any:
+    """The take's upsert (params: `TAKE_*`), built on first use."""
+    found = _TAKES.get((table, is_sqlite))
+    if found is not None:
+        return found
+    c = table.__table__.c
+    chat_id = bindparam(TAKE_CHAT, type_=c.chat_id.type)
+    holder = bindparam(TAKE_HOLDER, type_=c.holder.type)
+    now = bindparam(TAKE_NOW, type_=c.expires_at.type)
+    row = select(
+        chat_id.label("chat_id"),
+        holder.label("holder"),
+        bindparam(TAKE_EXPIRES, type_=c.expires_at.type).label("expires_at"),
+        literal(1, c.generation.type).label("generation"),
+    ).where(~_other_held(table, chat_id, holder, now))
+    stmt = insert_for(table.__table__).from_select(
+        ["chat_id", "holder", "expires_at", "generation"], row
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["chat_id"],
+        set_={
+            "holder": stmt.excluded.holder,
+            "expires_at": stmt.excluded.expires_at,
+            "generation": c.generation + 1,
+        },
+        where=(c.holder == holder) | (c.holder == RELEASED) | (c.expires_at < now),
+    )
+    # RETURNING, not rowcount: asyncpg reports no reliable rowcount for an upsert.
+    found = _TAKES[(table, is_sqlite)] = stmt.returning(c.generation)
+    return found
+
+
+def _renew(table: Table) -> Any:
+    """The renewal (params: `fence_params`, `expires_at`)."""
+    t: Any = table.__table__
+    return (
+        update(t)
+        .where(
+            t.c.chat_id == bindparam(FENCE_CHAT, type_=t.c.chat_id.type),
+            t.c.holder == bindparam(FENCE_HOLDER, type_=t.c.holder.type),
+            t.c.generation == bindparam(FENCE_GENERATION, type_=t.c.generation.type),
+        )
+        .values(expires_at=bindparam("expires_at", type_=t.c.expires_at.type))
+        .returning(t.c.chat_id)
+    )
+
+
+def _release(table: Table, by_generation: bool) -> Any:
+    """The release (params: `fence_params`, the generation only `by_generation`; `expires_at`)."""
+    t: Any = table.__table__
+    stmt = update(t).where(
+        t.c.chat_id == bindparam(FENCE_CHAT, type_=t.c.chat_id.type),
+        t.c.holder == bindparam(FENCE_HOLDER, type_=t.c.holder.type),
+    )
+    if by_generation:
+        stmt = stmt.where(t.c.generation == bindparam(FENCE_GENERATION, type_=t.c.generation.type))
+    return stmt.values(
+        holder=RELEASED, expires_at=bindparam("expires_at", type_=t.c.expires_at.type)
+    )
+
+
+_RENEWS = {table: _renew(table) for table in (ChatLease, DeliveryLease)}
+_RELEASES = {
+    (table, by_generation): _release(table, by_generation)
+    for table in (ChatLease, DeliveryLease)
+    for by_generation in (False, True)
+}
 
 
 class LeaseRepo(Repo):
@@ -121,31 +196,17 @@ class LeaseRepo(Repo):
         """Take the chat's lease for `ttl_s` seconds under a new generation; None when another
         holds it, or holds the chat's other lease (see `_other_held`)."""
         now = utcnow()
-        t = self.table
-        row = select(
-            literal(chat_id, t.chat_id.type).label("chat_id"),
-            literal(holder, t.holder.type).label("holder"),
-            literal(now + timedelta(seconds=ttl_s), t.expires_at.type).label("expires_at"),
-            literal(1, t.generation.type).label("generation"),
-        ).where(~_other_held(t, chat_id, holder, now))
-        stmt = self._insert(t).from_select(["chat_id", "holder", "expires_at", "generation"], row)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["chat_id"],
-            set_={
-                "holder": stmt.excluded.holder,
-                "expires_at": stmt.excluded.expires_at,
-                "generation": t.generation + 1,
-            },
-            where=(t.holder == holder) | (t.holder == RELEASED) | (t.expires_at < now),
-        )
+        stmt = _take(self.table, self._insert, self._db.is_sqlite)
+        params = {
+            TAKE_CHAT: chat_id, TAKE_HOLDER: holder, TAKE_NOW: now,
+            TAKE_EXPIRES: now + timedelta(seconds=ttl_s),
+        }  # fmt: skip
         async with self._db.session() as s, s.begin():
             if not self._db.is_sqlite:
                 # Both leases' takes of a chat, one at a time: each reads the other's row, and
                 # two at once could each miss the other (SQLite serialises writers anyway).
-                key = func.hashtextextended(f"palui-lease:{chat_id}", 0)
-                await s.execute(select(func.pg_advisory_xact_lock(key)))
-            # RETURNING, not rowcount: asyncpg reports no reliable rowcount for an upsert.
-            taken = (await s.execute(stmt.returning(t.generation))).scalar_one_or_none()
+                await s.execute(_ADVISORY_LOCK, {_LOCK_KEY: f"palui-lease:{chat_id}"})
+            taken = (await s.execute(stmt, params)).scalar_one_or_none()
         return None if taken is None else Fence(chat_id, holder, int(taken))
 
     async def acquire(self, chat_id: int, holder: str, ttl_s: float) -> Fence | None:
@@ -154,25 +215,19 @@ class LeaseRepo(Repo):
 
     async def renew(self, fence: Fence, ttl_s: float) -> bool:
         """Extend the lease taken as `fence`, lapsed or not; False when it was taken over."""
-        t = self.table
-        stmt = (
-            update(t)
-            .where(t.chat_id == fence.chat_id, t.holder == fence.holder)
-            .where(t.generation == fence.generation)
-            .values(expires_at=utcnow() + timedelta(seconds=ttl_s))
-            .returning(t.chat_id)
-        )
+        params = fence_params(fence) | {"expires_at": utcnow() + timedelta(seconds=ttl_s)}
         async with self._db.session() as s, s.begin():
-            return (await s.execute(stmt)).scalar_one_or_none() is not None
+            found = await s.execute(_RENEWS[self.table], params)
+            return found.scalar_one_or_none() is not None
 
     async def release(self, chat_id: int, holder: str, generation: int | None = None) -> None:
         """Give the lease up (only if `holder` still has it); the row and its generation stay."""
-        t = self.table
-        stmt = update(t).where(t.chat_id == chat_id, t.holder == holder)
+        params = {FENCE_CHAT: chat_id, FENCE_HOLDER: holder, "expires_at": utcnow()}
         if generation is not None:
-            stmt = stmt.where(t.generation == generation)
+            params[FENCE_GENERATION] = generation
+        stmt = _RELEASES[(self.table, generation is not None)]
         async with self._db.session() as s, s.begin():
-            await s.execute(stmt.values(holder=RELEASED, expires_at=utcnow()))
+            await s.execute(stmt, params)
 
     async def holders(self) -> list[tuple[int, str]]:
         """(chat_id, holder) of every lease row not released, lapsed or not."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, func, select, update
+from sqlalchemy import ColumnElement, bindparam, exists, func, select, update
 
 from palui.db import settings_version
 from palui.db.models import (
@@ -39,27 +39,34 @@ UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
 UNSAVED = (SaveState.PENDING, SaveState.FAILED)  # a save still to do (again)
 
 
-def outlook_columns(chat_id: int) -> tuple[Any, Any, Any]:
+def outlook_columns(chat_id: Any) -> tuple[Any, Any, Any]:
     """The chat's open session, its messages no slice holds yet, whether a slice has work left:
-    three scalar subqueries, for one SELECT of whoever asks."""
-    session = select(Chat.current_session_id).where(Chat.id == chat_id).scalar_subquery()
-    after = select(func.coalesce(func.max(MemorySlice.last_message_id), 0)).where(
-        MemorySlice.session_id == session
+    three scalar subqueries, for one SELECT of whoever asks (`chat_id`: a value or a bind
+    parameter, for a statement built once)."""
+    chat, slices, messages = Chat.__table__.c, MemorySlice.__table__.c, MessageRow.__table__.c
+    session = select(chat.current_session_id).where(chat.id == chat_id).scalar_subquery()
+    after = select(func.coalesce(func.max(slices.last_message_id), 0)).where(
+        slices.session_id == session
     )
     unsliced = (
         select(func.count())
-        .where(MessageRow.session_id == session, MessageRow.id > after.scalar_subquery())
+        .where(messages.session_id == session, messages.id > after.scalar_subquery())
         .scalar_subquery()
     )
-    open_work = exists().where(MemorySlice.chat_id == chat_id, _open_work())
+    open_work = exists().where(slices.chat_id == chat_id, _open_work())
     return session, unsliced, open_work
 
 
 def _open_work() -> ColumnElement[bool]:
     """A slice with work left: a save still to do (again), or a summary not yet written."""
-    return MemorySlice.save_state.in_(UNSAVED) | (
-        (MemorySlice.reason == SliceReason.COMPACTION) & MemorySlice.summarised.is_(False)
+    slices = MemorySlice.__table__.c
+    return slices.save_state.in_(UNSAVED) | (
+        (slices.reason == SliceReason.COMPACTION) & slices.summarised.is_(False)
     )
+
+
+# Maintenance's look, built once (as the chat worker's, `palui.db.queues`).
+_OUTLOOK = select(*outlook_columns(bindparam("chat_id", type_=Chat.__table__.c.id.type)))
 
 
 def _slice(row: MemorySlice) -> SliceRecord:
@@ -121,9 +128,8 @@ class MemoryRepo(Repo):
         open session (None: no chat yet), how many of its messages no slice holds yet, and
         whether any slice of the chat has work left. (The chat worker reads it along with its
         queues instead, `palui.db.queues`.)"""
-        session, unsliced, open_work = outlook_columns(chat_id)
         async with self._db.session() as s:
-            row = (await s.execute(select(session, unsliced, open_work))).one()
+            row = (await s.execute(_OUTLOOK, {"chat_id": chat_id})).one()
         return row[0], int(row[1] or 0), bool(row[2])
 
     async def unsliced_ids(self, session_id: int) -> list[int]:

@@ -12,8 +12,9 @@ process's work in other chats is never touched.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import func, select, union, update
+from sqlalchemy import bindparam, func, select, union, update
 
 from palui.db.calls import settle_interrupted
 from palui.db.models import ActionRow, CallRecordRow, ChatLease, PausedTurn, Turn, utcnow
@@ -36,6 +37,23 @@ class Recovered:
 
     def __bool__(self) -> bool:
         return any((self.turns, self.calls, self.actions, self.claims))
+
+
+def _leftovers() -> Any:
+    """A chat's turns running, paused turns claimed, actions in progress ("": of no turn), for
+    `in_chat`: built once (a lease take asks it)."""
+    turns, paused, actions = Turn.__table__.c, PausedTurn.__table__.c, ActionRow.__table__.c
+    chat_id = bindparam("in_chat", type_=turns.chat_id.type)
+    return union(
+        select(turns.id).where(turns.chat_id == chat_id, turns.status == TurnStatus.RUNNING),
+        select(paused.turn_id).where(paused.chat_id == chat_id, paused.claimed_at.is_not(None)),
+        select(func.coalesce(actions.turn_id, "")).where(
+            actions.chat_id == chat_id, actions.state == ActionState.IN_PROGRESS
+        ),
+    )
+
+
+_LEFTOVERS = _leftovers()
 
 
 class RecoveryRepo(Repo):
@@ -74,17 +92,8 @@ class RecoveryRepo(Repo):
         # progress names its turn. Looked for first without a write transaction: a lease taken
         # after a clean release (the usual case) finds nothing and costs one read. Nothing
         # comes in flight meanwhile: the lease is ours and a stale holder's writes are fenced.
-        leftovers = union(
-            select(Turn.id).where(Turn.chat_id == chat_id, Turn.status == TurnStatus.RUNNING),
-            select(PausedTurn.turn_id).where(
-                PausedTurn.chat_id == chat_id, PausedTurn.claimed_at.is_not(None)
-            ),
-            select(func.coalesce(ActionRow.turn_id, "")).where(
-                ActionRow.chat_id == chat_id, ActionRow.state == ActionState.IN_PROGRESS
-            ),
-        )
         async with self._db.session() as s:
-            found = list(await s.scalars(leftovers))
+            found = list(await s.scalars(_LEFTOVERS, {"in_chat": chat_id}))
         if not found:
             return Recovered()
         in_flight = [turn_id for turn_id in found if turn_id]  # "": an action of no turn

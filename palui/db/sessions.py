@@ -40,12 +40,13 @@ def _provenance(row: Any, labels: dict[str, str | None]) -> Provenance:
 
 def compacted_through(session_id: Any) -> Any:
     """The last message id the session's summary covers (0: no summary yet), as a subquery."""
+    slices = MemorySlice.__table__.c
     return (
-        select(func.coalesce(func.max(MemorySlice.last_message_id), 0))
+        select(func.coalesce(func.max(slices.last_message_id), 0))
         .where(
-            MemorySlice.session_id == session_id,
-            MemorySlice.reason == SliceReason.COMPACTION,
-            MemorySlice.summarised.is_(True),
+            slices.session_id == session_id,
+            slices.reason == SliceReason.COMPACTION,
+            slices.summarised.is_(True),
         )
         .scalar_subquery()
     )
@@ -53,30 +54,33 @@ def compacted_through(session_id: Any) -> Any:
 
 def _history(after_summary: bool) -> Any:
     """The history read, built once (a turn binds `session_id`, `limit` and `after`): the
-    session's row LEFT JOIN its newest messages (a subquery, so the limit counts messages)."""
+    session's row LEFT JOIN its newest messages (a subquery, so the limit counts messages).
+    Against the tables: a Core statement skips the ORM's execution path."""
     session_id = bindparam("session_id", type_=Integer)
     since = compacted_through(session_id) if after_summary else bindparam("after", type_=Integer)
+    m, turns, sessions = MessageRow.__table__.c, Turn.__table__.c, ChatSession.__table__
     messages = (
-        select(
-            MessageRow.id, MessageRow.role, MessageRow.content, MessageRow.turn_id,
-            MessageRow.tainted, Turn.taint_source,
-        )
-        .outerjoin(Turn, Turn.id == MessageRow.turn_id)
-        .where(MessageRow.session_id == session_id, MessageRow.id > since)
-        .order_by(MessageRow.id.desc())
+        select(m.id, m.role, m.content, m.turn_id, m.tainted, turns.taint_source)
+        .outerjoin(Turn.__table__, turns.id == m.turn_id)
+        .where(m.session_id == session_id, m.id > since)
+        .order_by(m.id.desc())
         .limit(bindparam("limit", type_=Integer))
         .subquery()
-    )  # fmt: skip
+    )
     return (
-        select(ChatSession.summary, ChatSession.summary_tainted, messages)
-        .select_from(ChatSession)
+        select(sessions.c.summary, sessions.c.summary_tainted, messages)
+        .select_from(sessions)
         .outerjoin(messages, true())
-        .where(ChatSession.id == session_id)
+        .where(sessions.c.id == session_id)
     )
 
 
 _HISTORY = _history(after_summary=False)
 _HISTORY_AFTER_SUMMARY = _history(after_summary=True)
+_CHATS = Chat.__table__.c
+_OPEN_SESSION = select(_CHATS.current_session_id).where(
+    _CHATS.id == bindparam("chat_id", type_=_CHATS.id.type)
+)
 
 
 async def open_session(
@@ -84,7 +88,7 @@ async def open_session(
 ) -> int:
     """In the caller's transaction: the chat's open session, created (with the chat) on first
     contact. One SELECT once the chat has one."""
-    found = await s.scalar(select(Chat.current_session_id).where(Chat.id == chat_id))
+    found = await s.scalar(_OPEN_SESSION, {"chat_id": chat_id})
     if found is not None:
         return found
     await s.execute(
@@ -105,7 +109,7 @@ class ChatRepo(Repo):
     async def current_session(self, chat_id: int, kind: str = "private") -> int:
         """The chat's open session, created (with the chat) on first contact."""
         async with self._db.session() as s:
-            found = await s.scalar(select(Chat.current_session_id).where(Chat.id == chat_id))
+            found = await s.scalar(_OPEN_SESSION, {"chat_id": chat_id})
         if found is not None:
             return found  # the usual case: a read, no write transaction
         async with self._db.session() as s, s.begin():

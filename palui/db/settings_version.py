@@ -12,6 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palui.db.models import SettingsVersion
 
 ROW = 1  # the one row
+_VERSION = SettingsVersion.__table__.c
+# Built once: asked before every turn, a statement built per call costs more than its run.
+_READ = select(_VERSION.version).where(_VERSION.id == ROW)
 
 
 async def bump(session: AsyncSession, insert: Any) -> None:
@@ -24,5 +27,5 @@ async def bump(session: AsyncSession, insert: Any) -> None:
 
 
 async def read(session: AsyncSession) -> int:
-    found = await session.scalar(select(SettingsVersion.version).where(SettingsVersion.id == ROW))
+    found = await session.scalar(_READ)
     return int(found or 0)

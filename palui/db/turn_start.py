@@ -7,19 +7,94 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, literal, or_, select, update
+from sqlalchemy import Table, bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palui.db.leases import fenced_insert, held_by
+from palui.db.leases import fence_params, fenced_insert_params, held_by_params
 from palui.db.models import Chat, MessageRow, Turn, utcnow
 from palui.db.sessions import open_session
 from palui.domain import Fence, Role, Taint, TurnKind, TurnStatus, UnrecordedPreview
 from palui.errors import LeaseLost
 
 TURN_COLUMNS = Turn.__table__.columns
-MESSAGES = MessageRow.__table__  # Core, not the ORM's bulk INSERT (the mapper's work per call)
+# Core, not the ORM's bulk INSERT (the mapper's work per call)
+MESSAGES, TURNS = cast(Table, MessageRow.__table__), cast(Table, Turn.__table__)
+CHATS = cast(Table, Chat.__table__)
+# The turn row's values (`start_turn`), each its statements' bind parameter of the same name.
+TURN_KEYS = (
+    "id", "chat_id", "kind", "status", "started_at", "preview_message_id", "preview_floor",
+    "preview_text", "tainted", "taint_source", "requester_id", "reply_to",
+)  # fmt: skip
+
+
+# A turn's start, built once (a statement built per call costs ~0.7 ms of CPU in SQLAlchemy,
+# more than SQLite takes to run it): by fence or not; the message INSERTs by dialect (ON
+# CONFLICT), on first use.
+def _in_open_session(fenced: bool) -> Any:
+    chat_id = bindparam("chat_id", type_=TURN_COLUMNS["chat_id"].type)
+    row = select(
+        *(
+            (chat_id if k == "chat_id" else bindparam(k, type_=TURN_COLUMNS[k].type)).label(k)
+            for k in TURN_KEYS
+        ),
+        CHATS.c.current_session_id.label("session_id"),
+    ).where(CHATS.c.id == chat_id, CHATS.c.current_session_id.is_not(None))
+    if fenced:
+        row = row.where(held_by_params())
+    stmt = insert(TURNS).from_select([*TURN_KEYS, "session_id"], row)
+    return stmt.returning(TURNS.c.session_id)
+
+
+def _previews() -> tuple[Any, Any]:
+    """The newest preview interrupted turns left for `update_ids` in `in_chat`, and the UPDATE
+    detaching them all."""
+    m, t = MESSAGES.c, TURNS.c
+    earlier = select(m.turn_id).where(
+        m.update_id.in_(bindparam("update_ids", expanding=True)), m.turn_id.is_not(None)
+    )
+    left = (
+        t.chat_id == bindparam("in_chat", type_=t.chat_id.type),
+        t.id.in_(earlier),
+        t.status != TurnStatus.DONE,
+        or_(t.preview_message_id.is_not(None), t.preview_floor.is_not(None)),
+    )
+    newest = (
+        select(t.preview_message_id, t.preview_floor, t.preview_text)
+        .where(*left)
+        .order_by(t.started_at.desc())
+        .limit(1)
+    )
+    detach = update(TURNS).where(*left)
+    return newest, detach.values(preview_message_id=None, preview_floor=None, preview_text=None)
+
+
+_IN_OPEN_SESSION = {fenced: _in_open_session(fenced) for fenced in (False, True)}
+_INSERT_TURN = insert(TURNS)  # the row's values are its parameters
+_INSERT_TURN_FENCED = fenced_insert_params(Turn, [*TURN_KEYS, "session_id"]).returning(TURNS.c.id)
+_NEWEST_PREVIEW, _DETACH_PREVIEWS = _previews()
+_CLAIM = (
+    update(MESSAGES)
+    .where(MESSAGES.c.update_id == bindparam("claimed", type_=MESSAGES.c.update_id.type))
+    .values(turn_id=bindparam("turn_id", type_=MESSAGES.c.turn_id.type))
+)
+_BY_DIALECT: dict[type, tuple[Any, Any]] = {}  # the dialect's INSERT class: its two statements
+
+
+def _message_inserts(insert_for: Any) -> tuple[Any, Any]:
+    """The dialect's two message INSERTs: the person's messages (a re-run's claims them), and
+    one untrusted or person's row (a re-run's adds nothing, RETURNING says so)."""
+    added = insert_for(MESSAGES)
+    found = _BY_DIALECT.get(type(added))
+    if found is None:
+        upsert = added.on_conflict_do_update(
+            index_elements=["update_id"], set_={"turn_id": added.excluded.turn_id}
+        )
+        once = insert_for(MESSAGES).on_conflict_do_nothing(index_elements=["update_id"])
+        # RETURNING: asyncpg reports no reliable rowcount here.
+        found = _BY_DIALECT[type(added)] = (upsert, once.returning(MESSAGES.c.id))
+    return found
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -36,30 +111,11 @@ async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int
     pending) left for these updates, and return the newest; it now belongs to the caller."""
     if not update_ids:
         return Left()
-    earlier = select(MessageRow.turn_id).where(
-        MessageRow.update_id.in_(update_ids), MessageRow.turn_id.is_not(None)
-    )
-    left = (
-        Turn.chat_id == chat_id,
-        Turn.id.in_(earlier),
-        Turn.status != TurnStatus.DONE,
-        or_(Turn.preview_message_id.is_not(None), Turn.preview_floor.is_not(None)),
-    )
-    newest = (
-        await s.execute(
-            select(Turn.preview_message_id, Turn.preview_floor, Turn.preview_text)
-            .where(*left)
-            .order_by(Turn.started_at.desc())
-            .limit(1)
-        )
-    ).one_or_none()
+    params = {"in_chat": chat_id, "update_ids": list(update_ids)}
+    newest = (await s.execute(_NEWEST_PREVIEW, params)).one_or_none()
     if newest is None:
         return Left()
-    await s.execute(
-        update(Turn)
-        .where(*left)
-        .values(preview_message_id=None, preview_floor=None, preview_text=None)
-    )
+    await s.execute(_DETACH_PREVIEWS, params)
     message_id, floor, text = newest
     if message_id is not None:
         return Left(message_id=int(message_id))
@@ -112,16 +168,14 @@ async def start_turn(
     if not inputs:
         return left
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
+    upsert, once = _message_inserts(insert_for)
     if not untrusted:
         # One statement for all the messages; a redelivered update adds nothing, and a re-run
         # only makes its row name this turn (the claim, `palui.db.inbox.claimed_by`). The
         # rows are its parameters (an executemany), so it is compiled once: a statement of
         # many VALUES rows has no cache key (SQLAlchemy compiled it anew on every turn).
-        added = insert_for(MESSAGES)
         await s.execute(
-            added.on_conflict_do_update(
-                index_elements=["update_id"], set_={"turn_id": added.excluded.turn_id}
-            ),
+            upsert,
             [
                 row | {
                     "content": text, "update_id": update_id, "tainted": False,
@@ -138,33 +192,26 @@ async def start_turn(
             # The update's first row carries its id: a re-run that finds it adds none.
             for index, (content, tainted) in enumerate(rows):
                 added = await s.execute(
-                    insert_for(MessageRow)
-                    .values(
-                        row | {
-                            "content": content, "tainted": tainted, "created_at": utcnow(),
-                            "update_id": update_id if index == 0 else None,
-                        }
-                    )
-                    .on_conflict_do_nothing(index_elements=["update_id"])
-                    .returning(MessageRow.id)  # asyncpg reports no reliable rowcount here
+                    once,
+                    row | {
+                        "content": content, "tainted": tainted, "created_at": utcnow(),
+                        "update_id": update_id if index == 0 else None,
+                    },
                 )  # fmt: skip
                 if index == 0 and added.scalar() is None:
-                    await s.execute(
-                        update(MessageRow)
-                        .where(MessageRow.update_id == update_id)
-                        .values(turn_id=turn_id)
-                    )  # a re-run: the claim
+                    # A re-run: the claim.
+                    await s.execute(_CLAIM, {"claimed": update_id, "turn_id": turn_id})
                     break
     return left
 
 
 async def _insert_turn(s: AsyncSession, turn: dict[str, Any], fence: Fence | None) -> None:
     if fence is None:
-        await s.execute(insert(Turn).values(turn))
+        await s.execute(_INSERT_TURN, turn)
         return
     # Folded into the turn's own INSERT: a stale holder starts nothing (the transaction,
     # with the session it may have opened, is rolled back).
-    added = await s.execute(fenced_insert(Turn, turn, fence).returning(Turn.id))
+    added = await s.execute(_INSERT_TURN_FENCED, turn | fence_params(fence))
     if added.scalar_one_or_none() is None:
         raise LeaseLost(fence.chat_id)
 
@@ -175,15 +222,9 @@ async def _insert_in_open_session(
     """The turn's INSERT reading its session from the chat's row (`INSERT … SELECT … FROM
     chats`), under `fence` if given; the session, or None when nothing was added (the chat has
     no open session yet, or the lease is lost: the caller goes the long way)."""
-    columns = TURN_COLUMNS
-    row = select(
-        *(literal(v, columns[k].type).label(k) for k, v in turn.items()),
-        Chat.current_session_id.label("session_id"),
-    ).where(Chat.id == turn["chat_id"], Chat.current_session_id.is_not(None))
-    if fence is not None:
-        row = row.where(held_by(fence))
-    added = await s.execute(
-        insert(Turn).from_select([*turn, "session_id"], row).returning(Turn.session_id)
-    )
+    if fence is None:
+        added = await s.execute(_IN_OPEN_SESSION[False], turn)
+    else:
+        added = await s.execute(_IN_OPEN_SESSION[True], turn | fence_params(fence))
     found = added.scalar_one_or_none()
     return None if found is None else int(found)
