@@ -145,7 +145,9 @@ async def test_tool_error_and_unknown_tool_are_error_outcomes(
 
 async def test_missing_command_errors_with_its_reason_and_other_servers_run() -> None:
     settings = {"notes": notes(), "ghost": McpServerSettings(command="no-such-mcp-server")}
-    async with ConnectorManager(settings, backoff=FAST) as manager:
+    # The ghost's next try waits a minute: with FAST's 0.05-0.2 s it was trying again (state
+    # "connecting") whenever the notes server took a while to start, and the read caught it.
+    async with ConnectorManager(settings, backoff=Backoff(60, 2.0, 60)) as manager:
         statuses = {status.id: status for status in manager.statuses()}
         notes_connector = manager.get("mcp-notes")
         assert notes_connector is not None
