@@ -79,7 +79,7 @@ class CountingChannel(MemoryChannel):
 
     replies = 0
 
-    async def send_part(self, chat_id: int, part: Any) -> None:
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
         self.replies += 1
 
 
