@@ -427,6 +427,9 @@ def palui_environment(
             "PALUI_RUNS_PER_HOUR": "0",
             "PALUI_DAILY_TOKEN_CAP": "0",
             "PALUI_STREAM_REPLIES": "false",
+            # Any free port: with the default 8080, a second run beside this one could not
+            # listen and its app stopped.
+            "PALUI_HTTP_PORT": "0",
         }
     )
     if db_url:
