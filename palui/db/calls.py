@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.leases import fence_params, fenced_insert_params, held_by_params
 from palui.db.models import CallRecordRow, SendCapNotice, utcnow
-from palui.db.repo import Repo
+from palui.db.repo import Repo, insert_params
 from palui.db.riders import Riders, ride
 from palui.domain import CallChange, CallStage, CallStatus, Fence, StageEntry
 from palui.errors import LeaseLost
@@ -38,7 +38,7 @@ _BY_CALL = (
     .limit(1)
 )
 _INSERT = {
-    False: insert(CALLS).values({k: bindparam(k) for k in VALUES}).returning(CALLS.c.id),
+    False: insert_params(CALLS, VALUES).returning(CALLS.c.id),
     True: fenced_insert_params(CallRecordRow, VALUES).returning(CALLS.c.id),
 }
 _UPDATE = {

@@ -9,13 +9,11 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.engine import Database
 from palui.db.models import InboxUpdate, MessageRow, utcnow
-from palui.db.repo import Repo
+from palui.db.repo import DIALECTS, Repo, insert_for
 from palui.domain import InboxItem, InboxStatus
 
 INBOX = cast(Table, InboxUpdate.__table__)
@@ -24,10 +22,10 @@ _STORED = ("update_id", "chat_id", "user_id", "payload", "status", "received_at"
 # Built once, run with params: a statement built per call costs several times its run in
 # SQLAlchemy's CPU (palui.db.leases). The inbox's INSERT, one per dialect (ON CONFLICT).
 _ADD = {
-    is_sqlite: (sqlite_insert if is_sqlite else pg_insert)(INBOX)
+    is_sqlite: insert_for(is_sqlite)(INBOX)
     .values({k: bindparam(k) for k in _STORED})
     .on_conflict_do_nothing(index_elements=["update_id"])
-    for is_sqlite in (True, False)
+    for is_sqlite in DIALECTS
 }
 _DONE = (
     update(INBOX)

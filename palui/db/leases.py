@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
 from palui.db.models import ChatLease, DeliveryLease, utcnow
-from palui.db.repo import Repo
+from palui.db.repo import DIALECTS, Repo, insert_for
 from palui.domain import Fence
 from palui.errors import LeaseLost
 
@@ -46,14 +46,18 @@ def held_by(fence: Fence, table: Table = ChatLease) -> Any:
 FENCE_CHAT, FENCE_HOLDER, FENCE_GENERATION = "fence_chat_id", "fence_holder", "fence_generation"
 
 
+def _fence_match(c: Any) -> tuple[Any, Any, Any]:
+    """A lease row's columns `c` equal to the fence's bind parameters: chat, holder, generation."""
+    return (
+        c.chat_id == bindparam(FENCE_CHAT, type_=c.chat_id.type),
+        c.holder == bindparam(FENCE_HOLDER, type_=c.holder.type),
+        c.generation == bindparam(FENCE_GENERATION, type_=c.generation.type),
+    )
+
+
 def held_by_params(table: Table = ChatLease) -> Any:
     """`held_by` with the fence left as bind parameters (`fence_params` fills them)."""
-    t = table.__table__.c
-    return exists().where(
-        t.chat_id == bindparam(FENCE_CHAT, type_=t.chat_id.type),
-        t.holder == bindparam(FENCE_HOLDER, type_=t.holder.type),
-        t.generation == bindparam(FENCE_GENERATION, type_=t.generation.type),
-    )
+    return exists().where(*_fence_match(table.__table__.c))
 
 
 def fence_params(fence: Fence) -> dict[str, Any]:
@@ -117,14 +121,10 @@ _LOCK_KEY = "lock_key"
 _ADVISORY_LOCK = select(
     func.pg_advisory_xact_lock(func.hashtextextended(bindparam(_LOCK_KEY, type_=String), 0))
 )
-_TAKES: dict[tuple[Table, bool], Any] = {}
 
 
-def _take(table: Table, insert_for: Any, is_sqlite: bool) -> Any:
-    """The take's upsert (params: `TAKE_*`), built on first use."""
-    found = _TAKES.get((table, is_sqlite))
-    if found is not None:
-        return found
+def _take(table: Table, is_sqlite: bool) -> Any:
+    """The take's upsert (params: `TAKE_*`)."""
     c = table.__table__.c
     chat_id = bindparam(TAKE_CHAT, type_=c.chat_id.type)
     holder = bindparam(TAKE_HOLDER, type_=c.holder.type)
@@ -135,7 +135,7 @@ def _take(table: Table, insert_for: Any, is_sqlite: bool) -> Any:
         bindparam(TAKE_EXPIRES, type_=c.expires_at.type).label("expires_at"),
         literal(1, c.generation.type).label("generation"),
     ).where(~_other_held(table, chat_id, holder, now))
-    stmt = insert_for(table.__table__).from_select(
+    stmt = insert_for(is_sqlite)(table.__table__).from_select(
         ["chat_id", "holder", "expires_at", "generation"], row
     )
     stmt = stmt.on_conflict_do_update(
@@ -148,8 +148,7 @@ def _take(table: Table, insert_for: Any, is_sqlite: bool) -> Any:
         where=(c.holder == holder) | (c.holder == RELEASED) | (c.expires_at < now),
     )
     # RETURNING, not rowcount: asyncpg reports no reliable rowcount for an upsert.
-    found = _TAKES[(table, is_sqlite)] = stmt.returning(c.generation)
-    return found
+    return stmt.returning(c.generation)
 
 
 def _renew(table: Table) -> Any:
@@ -157,11 +156,7 @@ def _renew(table: Table) -> Any:
     t: Any = table.__table__
     return (
         update(t)
-        .where(
-            t.c.chat_id == bindparam(FENCE_CHAT, type_=t.c.chat_id.type),
-            t.c.holder == bindparam(FENCE_HOLDER, type_=t.c.holder.type),
-            t.c.generation == bindparam(FENCE_GENERATION, type_=t.c.generation.type),
-        )
+        .where(*_fence_match(t.c))
         .values(expires_at=bindparam("expires_at", type_=t.c.expires_at.type))
         .returning(t.c.chat_id)
     )
@@ -170,17 +165,18 @@ def _renew(table: Table) -> Any:
 def _release(table: Table, by_generation: bool) -> Any:
     """The release (params: `fence_params`, the generation only `by_generation`; `expires_at`)."""
     t: Any = table.__table__
-    stmt = update(t).where(
-        t.c.chat_id == bindparam(FENCE_CHAT, type_=t.c.chat_id.type),
-        t.c.holder == bindparam(FENCE_HOLDER, type_=t.c.holder.type),
-    )
-    if by_generation:
-        stmt = stmt.where(t.c.generation == bindparam(FENCE_GENERATION, type_=t.c.generation.type))
+    chat, holder, generation = _fence_match(t.c)
+    stmt = update(t).where(chat, holder, *([generation] if by_generation else []))
     return stmt.values(
         holder=RELEASED, expires_at=bindparam("expires_at", type_=t.c.expires_at.type)
     )
 
 
+_TAKES = {
+    (table, is_sqlite): _take(table, is_sqlite)
+    for table in (ChatLease, DeliveryLease)
+    for is_sqlite in DIALECTS
+}
 _RENEWS = {table: _renew(table) for table in (ChatLease, DeliveryLease)}
 _RELEASES = {
     (table, by_generation): _release(table, by_generation)
@@ -196,7 +192,7 @@ class LeaseRepo(Repo):
         """Take the chat's lease for `ttl_s` seconds under a new generation; None when another
         holds it, or holds the chat's other lease (see `_other_held`)."""
         now = utcnow()
-        stmt = _take(self.table, self._insert, self._db.is_sqlite)
+        stmt = _TAKES[self.table, self._db.is_sqlite]
         params = {
             TAKE_CHAT: chat_id, TAKE_HOLDER: holder, TAKE_NOW: now,
             TAKE_EXPIRES: now + timedelta(seconds=ttl_s),

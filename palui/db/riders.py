@@ -24,6 +24,7 @@ from sqlalchemy import Table, bindparam, delete, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.models import ModelCall, RecallCheck, utcnow
+from palui.db.repo import insert_params
 from palui.domain import CheckOutcome, Completion
 
 CHECKS_KEPT = 1_000  # only recent auto-recall checks are ever shown
@@ -33,7 +34,7 @@ CHECKS = cast(Table, RecallCheck.__table__)
 _CHECKED = ("chat_id", "turn_id", "outcome", "detail", "latency_ms", "created_at")
 # Built once, run with params (a statement built per call costs several times its run in
 # SQLAlchemy's CPU, palui.db.leases).
-_WRITE_CHECK = insert(CHECKS).values({k: bindparam(k) for k in _CHECKED}).returning(CHECKS.c.id)
+_WRITE_CHECK = insert_params(CHECKS, _CHECKED).returning(CHECKS.c.id)
 _PRUNE_CHECKS = delete(CHECKS).where(CHECKS.c.id <= bindparam("through"))
 
 

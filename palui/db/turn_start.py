@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.leases import fence_params, fenced_insert_params, held_by_params
 from palui.db.models import Chat, MessageRow, Turn, utcnow
+from palui.db.repo import DIALECTS, insert_for
 from palui.db.sessions import open_session
 from palui.domain import Fence, Role, Taint, TurnKind, TurnStatus, UnrecordedPreview
 from palui.errors import LeaseLost
@@ -31,7 +32,7 @@ TURN_KEYS = (
 
 # A turn's start, built once (a statement built per call costs ~0.7 ms of CPU in SQLAlchemy,
 # more than SQLite takes to run it): by fence or not; the message INSERTs by dialect (ON
-# CONFLICT), on first use.
+# CONFLICT).
 def _in_open_session(fenced: bool) -> Any:
     chat_id = bindparam("chat_id", type_=TURN_COLUMNS["chat_id"].type)
     row = select(
@@ -79,22 +80,21 @@ _CLAIM = (
     .where(MESSAGES.c.update_id == bindparam("claimed", type_=MESSAGES.c.update_id.type))
     .values(turn_id=bindparam("turn_id", type_=MESSAGES.c.turn_id.type))
 )
-_BY_DIALECT: dict[type, tuple[Any, Any]] = {}  # the dialect's INSERT class: its two statements
 
 
-def _message_inserts(insert_for: Any) -> tuple[Any, Any]:
+def _message_inserts(is_sqlite: bool) -> tuple[Any, Any]:
     """The dialect's two message INSERTs: the person's messages (a re-run's claims them), and
     one untrusted or person's row (a re-run's adds nothing, RETURNING says so)."""
-    added = insert_for(MESSAGES)
-    found = _BY_DIALECT.get(type(added))
-    if found is None:
-        upsert = added.on_conflict_do_update(
-            index_elements=["update_id"], set_={"turn_id": added.excluded.turn_id}
-        )
-        once = insert_for(MESSAGES).on_conflict_do_nothing(index_elements=["update_id"])
-        # RETURNING: asyncpg reports no reliable rowcount here.
-        found = _BY_DIALECT[type(added)] = (upsert, once.returning(MESSAGES.c.id))
-    return found
+    added = insert_for(is_sqlite)(MESSAGES)
+    upsert = added.on_conflict_do_update(
+        index_elements=["update_id"], set_={"turn_id": added.excluded.turn_id}
+    )
+    once = insert_for(is_sqlite)(MESSAGES).on_conflict_do_nothing(index_elements=["update_id"])
+    # RETURNING: asyncpg reports no reliable rowcount here.
+    return upsert, once.returning(MESSAGES.c.id)
+
+
+_MESSAGE_INSERTS = {is_sqlite: _message_inserts(is_sqlite) for is_sqlite in DIALECTS}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,7 +131,7 @@ async def start_turn(
     session_id: int | None,
     kind: TurnKind,
     inputs: Sequence[tuple[int, str]],
-    insert_for: Any,
+    is_sqlite: bool,
     *,
     rerun: bool = True,
     untrusted: Mapping[int, Sequence[str]],
@@ -162,13 +162,13 @@ async def start_turn(
         session_id = found
     else:
         if session_id is None:  # the chat has no session yet (first contact), or lease lost
-            session_id = await open_session(s, chat_id, insert_for, chat_kind, lock=lock)
+            session_id = await open_session(s, chat_id, insert_for(is_sqlite), chat_kind, lock=lock)
         await _insert_turn(s, turn | {"session_id": session_id}, fence)
     left = dataclasses.replace(left, session_id=session_id)
     if not inputs:
         return left
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
-    upsert, once = _message_inserts(insert_for)
+    upsert, once = _MESSAGE_INSERTS[is_sqlite]
     if not untrusted:
         # One statement for all the messages; a redelivered update adds nothing, and a re-run
         # only makes its row name this turn (the claim, `palui.db.inbox.claimed_by`). The

@@ -12,12 +12,12 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.dml import Insert, Update
+from sqlalchemy.sql.dml import Update
 
 from palui.db.inbox import mark_inbox_done
 from palui.db.leases import fence_params, held_by_params
 from palui.db.models import MessageRow, OutboxMessage, PausedTurn, Turn, utcnow
-from palui.db.repo import Repo
+from palui.db.repo import Repo, insert_params
 from palui.db.riders import MODEL_CALLS, Riders, ride, usage_row
 from palui.db.turn_start import start_turn
 from palui.domain import (
@@ -37,11 +37,6 @@ MESSAGES = cast(Table, MessageRow.__table__)
 OUTBOX = cast(Table, OutboxMessage.__table__)
 PAUSED = cast(Table, PausedTurn.__table__)
 _WAITING = OUTBOX.alias("waiting")
-
-
-def _insert_params(table: Table, columns: tuple[str, ...]) -> Insert:
-    """An INSERT of one row, each column's value the bind parameter of its name."""
-    return insert(table).values({k: bindparam(k) for k in columns})
 
 
 def _ending(fenced: bool, tainted: bool) -> Update:
@@ -64,7 +59,7 @@ def _ending(fenced: bool, tainted: bool) -> Update:
 # Built once, run with a dict of values: a statement built per call costs several times its
 # run in SQLAlchemy's CPU (palui.db.leases).
 _ENDINGS = {(f, t): _ending(f, t) for f in (False, True) for t in (False, True)}
-_REMEMBER = _insert_params(
+_REMEMBER = insert_params(
     MESSAGES, ("session_id", "chat_id", "role", "content", "turn_id", "tainted", "created_at")
 )
 # Along with the reply: the chat's oldest reply still waiting (PostgreSQL reads it as it was
@@ -74,7 +69,7 @@ _FIRST_WAITING = (
     .where(_WAITING.c.chat_id == bindparam("chat_id"), _WAITING.c.sent_at.is_(None))
     .scalar_subquery()
 )
-_STORE_REPLY = _insert_params(
+_STORE_REPLY = insert_params(
     OUTBOX,
     ("chat_id", "text", "turn_id", "parts_sent", "edit_message_id", "reply_to", "created_at",
      "sender"),
@@ -139,7 +134,7 @@ class TurnRepo(Repo):
         same messages left in the chat (the new turn's answer is then shown in it)."""
         async with self._db.session() as s, s.begin():
             left = await start_turn(
-                s, turn_id, chat_id, session_id, kind, inputs, self._insert,
+                s, turn_id, chat_id, session_id, kind, inputs, self._db.is_sqlite,
                 untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
                 reply_to=reply_to, fence=fence,
             )  # fmt: skip
@@ -168,7 +163,7 @@ class TurnRepo(Repo):
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
             left = await start_turn(
-                s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._insert,
+                s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._db.is_sqlite,
                 rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
                 reply_to=reply_to, fence=fence, chat_kind=chat_kind,
                 lock=not self._db.is_sqlite,
