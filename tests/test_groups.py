@@ -127,3 +127,42 @@ def test_groups_approver_is_read_from_palui_toml_and_a_typo_is_one_line(tmp_path
     path.write_text('[groups]\napprover = "anyone"\n')
     with pytest.raises(ConfigError, match=r"^\[groups\] approver in .*palui.toml: Input should"):
         load_settings(path)
+
+
+async def test_a_bare_new_or_stop_is_left_to_other_bots_unless_it_names_or_replies_to_palui(
+    start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = lambda request: Script(text=f"answer {len(fake_model.requests)}")
+    await start_palui()
+    fake_telegram.push_message(GROUP, OWNER_ID, f"{BOT} remember apples")
+    await fake_telegram.wait_for_text(GROUP, "answer 1")
+
+    # Bare, they may be another bot's (Telegram sends them to the last bot that spoke): the
+    # session stays, nothing is stopped or answered; a bare /status only shows, so it is.
+    for bare in ("/new", "/stop", "/cancel"):
+        await fake_telegram.wait_until_confirmed(fake_telegram.push_message(GROUP, OWNER_ID, bare))
+    fake_telegram.push_message(GROUP, OWNER_ID, "/status")
+    await fake_telegram.wait_for_text(GROUP, "model openai/fake-model")
+    fake_telegram.push_message(GROUP, OWNER_ID, f"{BOT} what did I say?")
+    await fake_telegram.wait_for_text(GROUP, "answer 2")
+    assert user_contents(fake_model.requests[1]) == [
+        f"{BOT} remember apples",
+        f"{BOT} what did I say?",
+    ]
+
+    fake_telegram.push_message(GROUP, OWNER_ID, f"/new{BOT}")  # names Palui: a fresh session
+    await fake_telegram.wait_for_text(GROUP, "Started a fresh conversation")
+    fake_telegram.push_message(GROUP, OWNER_ID, f"{BOT} and now?")
+    answer = await fake_telegram.wait_for_text(GROUP, "answer 3")
+    assert user_contents(fake_model.requests[2]) == [f"{BOT} and now?"]
+
+    # Replying to one of Palui's messages: it is Palui's too.
+    fake_telegram.push_message(GROUP, OWNER_ID, "/new", reply_to=answer["message_id"])
+    await fake_telegram.wait_for_messages(GROUP, len(fake_telegram.sent_messages(GROUP)) + 1)
+    fake_telegram.push_message(GROUP, OWNER_ID, f"{BOT} once more")
+    await fake_telegram.wait_for_text(GROUP, "answer 4")
+    assert user_contents(fake_model.requests[3]) == [f"{BOT} once more"]
+
+    texts = [m["text"] for m in fake_telegram.sent_messages(GROUP)]
+    assert sum(t.startswith("Started a fresh conversation") for t in texts) == 2
+    assert not any("Nothing is running" in t or "/cancel" in t for t in texts)

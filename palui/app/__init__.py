@@ -241,7 +241,7 @@ class Palui:
         )
         inbox = Inbox(
             store, channel, workers, outbox, router, background,
-            allowed_users=allowed_users, now=now,
+            allowed_users=allowed_users, now=now, shown_bare=commands.shown_bare,
         )  # fmt: skip
         chats = Chats(
             store, inbox, workers, outbox, background, recovery,

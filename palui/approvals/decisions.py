@@ -89,12 +89,22 @@ class Approvals:
         whose message started the turn (a job's or webhook's turn has none: any allowed user)."""
         if record.chat_id != inbound.chat_id:
             return NOT_YOURS
-        if self._approver == REQUESTER and inbound.chat_kind is not ChatKind.PRIVATE:
-            requester = await self._store.turns.requester(record.turn_id)
-            if requester is not None and requester != inbound.user.id:
-                log.info("tap_by_non_requester", chat_id=record.chat_id, user_id=inbound.user.id)
-                return NOT_REQUESTER
+        if inbound.chat_kind is not ChatKind.PRIVATE and await self._not_requester(
+            record, inbound.user.id
+        ):
+            return NOT_REQUESTER
         return None
+
+    async def _not_requester(self, record: ApprovalRecord, user_id: int) -> bool:
+        """A group's card under `[groups] approver = "requester"`, and `user_id` is not whose
+        message started its turn (a job's or webhook's turn has no requester: anyone allowed)."""
+        if self._approver != REQUESTER:
+            return False
+        requester = await self._store.turns.requester(record.turn_id)
+        if requester is None or requester == user_id:
+            return False
+        log.info("decision_by_non_requester", chat_id=record.chat_id, user_id=user_id)
+        return True
 
     async def open(
         self, turn_id: str, chat_id: int, held: Sequence[ToolCallRequest], tools: TurnTools
@@ -173,19 +183,19 @@ class Approvals:
         *,
         chat_ids: Collection[int],
         digest: str,
-        user_id: int | None = None,
+        user_id: int,
     ) -> TapResult:
-        """A decision made in the web console by `by`, allowed in `chat_ids`: the rules of a tap
-        (single use, expiry), bound to the digest of the call the person was shown."""
+        """A decision made in the web console by `by` (Telegram user `user_id`), allowed in
+        `chat_ids`: the rules of a tap (single use, expiry, the requester in a group), bound to
+        the digest of the call the person was shown."""
         record = await self._store.approvals.by_id(approval_id)
         if record is None or record.chat_id not in chat_ids:
             return TapResult("There is no such approval.")
         if record.digest != digest:
             return TapResult("This call changed after the page was loaded. Nothing was decided.")
-        if self._approver == REQUESTER and record.chat_id < 0:  # a group's card (Telegram: < 0)
-            requester = await self._store.turns.requester(record.turn_id)
-            if requester is not None and requester != user_id:
-                return TapResult(NOT_REQUESTER)
+        # No chat kind here; a private chat's requester is its one person, who alone sees it.
+        if await self._not_requester(record, user_id):
+            return TapResult(NOT_REQUESTER)
         return await self._decide(record, approve, by, on="web")
 
     async def _decide(

@@ -1,6 +1,7 @@
 """Inbox intake: what a channel receives is stored before it is acknowledged, then dispatched.
 
-- in a group, only what is addressed to Palui is taken (palui.chat.groups);
+- in a group, only what is addressed to Palui is taken (palui.chat.groups): a bare command
+  there only when it just shows something (`shown_bare`, from the commands' table);
 - a stranger's event is not stored; its polite refusal (one a day) goes out in the background,
   under a global budget (palui.chat.strangers), so strangers never hold up the intake; in a
   group a stranger's message gets no refusal (a tap still gets its toast, seen by them alone);
@@ -44,6 +45,7 @@ class Inbox:
         *,
         allowed_users: frozenset[int],
         now: Callable[[], datetime],
+        shown_bare: frozenset[str],
         refusals: StrangerRefusals | None = None,
     ) -> None:
         self._store = store
@@ -54,6 +56,7 @@ class Inbox:
         self._background = background
         self._allowed = allowed_users
         self._now = now
+        self._shown_bare = shown_bare  # commands a group may send bare (palui.chat.groups)
         self.refusals = refusals or StrangerRefusals(store, channel, background, now=now)
 
     def is_allowed(self, user_id: int) -> bool:
@@ -61,7 +64,7 @@ class Inbox:
 
     async def accept(self, inbound: Inbound) -> bool:
         """Take one event from the channel. Returns once it is safe to acknowledge it."""
-        if not addressed(inbound):
+        if not addressed(inbound, self._shown_bare):
             return False  # a group's own conversation: not Palui's to keep (palui.chat.groups)
         if not self.is_allowed(inbound.user.id):
             if in_group(inbound) and not inbound.callback_query_id:

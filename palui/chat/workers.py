@@ -2,7 +2,8 @@
 
 A kick starts the chat's worker unless one runs (it then looks again before it stops). The
 worker drains what waits, in order: paused turns whose cards were decided, webhook deliveries,
-queued job runs, then the inbox's messages, answered together by one turn. Before each round of
+queued job runs, then the inbox's messages, answered together by one turn (in a group, one
+person's at a time: palui.chat.groups). Before each round of
 turns (and once more after the last) it lets memory compact and auto-save, whether or not more
 messages wait: a busy chat's queue may never be empty, and its session must not outgrow
 `compact_after` unsummarised. A cap hit leaves everything stored and wakes the chat when
@@ -27,6 +28,7 @@ from datetime import datetime
 
 from palui.approvals.edits import EditFlow
 from palui.chat.background import log_failure
+from palui.chat.groups import one_persons
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
 from palui.chat.leases import ChatLeases
 from palui.chat.media_step import read_media
@@ -261,13 +263,18 @@ class ChatWorkers:
                 if worker.rekick:
                     continue
                 return
+            # One person's messages per turn (its requester); another's wait for the next look.
+            waits = len(batch)
+            batch = one_persons(batch)
+            others_wait = len(batch) < waits
             runs = any(said(i) or (i.attachment and not i.edited) for i in batch)
             if runs and await self._paused(chat_id):
                 return  # the messages stay in the inbox; a timer wakes the chat when it lifts
             # A message an earlier turn took (and was interrupted on) may have left a preview.
-            rerun = any(item.turn_id is not None for item in inbox)
+            claimed = {item.update_id for item in inbox if item.turn_id is not None}
+            rerun = any(inbound.update_id in claimed for inbound in batch)
             await self._answer(chat_id, batch, fence, rerun=rerun)
-            if not worker.rekick:
+            if not worker.rekick and not others_wait:
                 # Nothing came here meanwhile (a message here kicks): no second look now. What
                 # reached another process is seen by the look the idle grace ends with.
                 return

@@ -172,6 +172,12 @@ class Inbound:
         match = self._command_match()
         return self._elsewhere(match) if match is not None else None
 
+    @property
+    def names_bot(self) -> bool:
+        """A new message's command names this bot: `/new@ThisBot` (unambiguous in a group)."""
+        match = self._command_match()
+        return match is not None and match.group(2) is not None and self._elsewhere(match) is None
+
     def _command_match(self) -> re.Match[str] | None:
         if self.edited or self.callback_query_id:
             return None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
+from palui.chat.groups import palui_command
 from palui.db import Store
 from palui.domain import Inbound
 from palui.interact.connector_sheet import ConnectorSheet
@@ -38,6 +39,9 @@ class Command:
     menu: str  # the Telegram menu's description
     help: str | None  # its line in /help; None: not listed there
     reply: Reply  # the text to send (None: it answered otherwise, e.g. with cards)
+    # It only shows something: a group may send it bare (palui.chat.groups); one that changes
+    # or interrupts something must name Palui there, or reply to it.
+    shows_only: bool = False
 
 
 def new_session_text(saved: SaveResult | None) -> str:
@@ -84,27 +88,36 @@ class Commands:
         self._holder = holder  # this process, as /stop names it to the one running the turn
         self._web = web
         self.table = (
-            Command("start", "What Palui is", None, self._start),
+            Command("start", "What Palui is", None, self._start, shows_only=True),
             Command("new", "Start a fresh conversation", "start a fresh conversation", self._new),
             Command("stop", "Stop what I'm doing now", "stop what I'm doing now", self._stop),
-            Command("status", "Model, usage and limits", "model, usage and limits", self._show),
+            Command(
+                "status",
+                "Model, usage and limits",
+                "model, usage and limits",
+                self._show,
+                shows_only=True,
+            ),
             Command(
                 "approvals",
                 "Approvals waiting for you",
                 "approvals waiting for you",
                 self._pending,
+                shows_only=True,
             ),
             Command(
                 "connectors",
                 "Connectors, their tools and switches",
                 "connectors, their tools and switches",
                 self._sheet,
+                shows_only=True,
             ),
             Command(
                 "jobs",
                 "Scheduled jobs: pause or delete them",
                 'scheduled jobs (ask me to schedule one, e.g. "every morning at 8, …")',
                 self._job_cards,
+                shows_only=True,
             ),
             Command(
                 "web",
@@ -112,9 +125,17 @@ class Commands:
                 "a sign-in link to the web console (/web revoke signs out everywhere)",
                 self._web_link,
             ),
-            Command("help", "What Palui can do and the commands", "this message", self._help),
+            Command(
+                "help",
+                "What Palui can do and the commands",
+                "this message",
+                self._help,
+                shows_only=True,
+            ),
         )
         self._by_name = {command.name: command for command in self.table}
+        # What a group may send bare (palui.chat.groups): the inbox takes no other bare one.
+        self.shown_bare = frozenset(c.name for c in self.table if c.shows_only)
 
     def menu(self) -> list[tuple[str, str]]:
         """(name, description) for the channel's command menu."""
@@ -138,6 +159,12 @@ class Commands:
             # other bot answers, and Palui stays quiet.
             if inbound.chat_id == inbound.user.id:
                 await self._store.outbox.add(inbound.chat_id, not_for_me_text(elsewhere))
+            return False
+        if not palui_command(inbound, self.shown_bare):
+            # A bare /new or /stop in a group may be another bot's (stored before this rule,
+            # or re-dispatched at start): it runs nothing, and Palui stays quiet.
+            log.info("bare_group_command_left", command=inbound.command)
+            await self._store.inbox.mark_done([inbound.update_id])
             return False
         command = inbound.command or ""
         log.info("command", command=command)

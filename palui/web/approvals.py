@@ -8,6 +8,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from palui.approvals.cards import closed_card, outcome_line
+from palui.approvals.decisions import NOT_REQUESTER
 from palui.web.deps import WebDeps
 from palui.web.render import render, see_other
 from palui.web.viewer import viewer_of
@@ -21,6 +22,7 @@ NOTICES = {
     "expired": "This approval had expired. Nothing was run.",
     "changed": "The call changed after the page was loaded. Nothing was decided.",
     "missing": "There is no such approval.",
+    "not_requester": NOT_REQUESTER,
 }
 
 
@@ -33,6 +35,8 @@ def _code(notice: str) -> str:
         return "already"
     if "expired" in notice:
         return "expired"
+    if notice == NOT_REQUESTER:
+        return "not_requester"
     return "changed" if "changed" in notice else "missing"
 
 
@@ -56,7 +60,7 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             return see_other("/ui/approvals?done=missing")
         result = await deps.approvals.decide(
             request.match_info["approval_id"], choice == "approve", viewer.display,
-            chat_ids=viewer.chat_ids, digest=digest,
+            chat_ids=viewer.chat_ids, digest=digest, user_id=viewer.user_id,
         )  # fmt: skip
         if result.resumable_turn is not None:
             record = await deps.store.approvals.by_id(request.match_info["approval_id"])
