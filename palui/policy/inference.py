@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from palui.domain import RemoteTool
 from palui.policy.classes import ToolClass
 from palui.policy.lexicon import Effect, word_set
-from palui.policy.own_verb import mixed_words, own_verb
+from palui.policy.own_verb import lookalike_words, own_verb
 from palui.policy.schema import argument_signals, arguments, destination, values
 from palui.policy.signals import Signal, clauses, scan, words
 
@@ -97,8 +97,9 @@ def infer(tool: RemoteTool, connector: str = "") -> Inference:
         if found:
             destinations.append(found)
     for where, text in texts:
-        for word in mixed_words(text)[:1]:
-            signals.append(Signal(Effect.DESTRUCTIVE, f"{where} word '{word}' mixes alphabets"))
+        for word in lookalike_words(text)[:1]:
+            drawn = f"{where} word '{word}' is drawn with letters of another alphabet"
+            signals.append(Signal(Effect.DESTRUCTIVE, drawn))
     changes = [signal for signal in signals if signal.effect is not Effect.READ]
     own = own_verb(tool.name, connector)
     if own.verb is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from itertools import pairwise
 
 from palui.policy.lexicon import WORDS, Effect, Form, word_set
 from palui.policy.signals import words
@@ -46,7 +47,7 @@ class OwnVerb:
 
 
 def connector_of(full_name: str, tool_name: str) -> str:
-    """"mcp-slack" for "mcp-slack__slack_get_users"; "" when the name carries no connector."""
+    """ "mcp-slack" for "mcp-slack__slack_get_users"; "" when the name carries no connector."""
     suffix = NAMESPACE + tool_name
     return full_name[: -len(suffix)] if full_name.endswith(suffix) else ""
 
@@ -65,7 +66,7 @@ def own_verb(name: str, connector: str = "") -> OwnVerb:
         if listed is None:
             return OwnVerb(None, f"no reading verb of its own ('{first}' is not one Palui knows)")
         return OwnVerb(None, f"no reading verb of its own ('{first}' is not a reading verb)")
-    for before, after in zip(tokens, tokens[1:], strict=False):
+    for before, after in pairwise(tokens):
         if before in _CONJUNCTIONS and not _reads(after):
             return OwnVerb(None, f"name word '{after}' after '{before}' is not a reading verb")
     return OwnVerb(verb, f"name verb '{verb}'")
@@ -96,14 +97,22 @@ def foreign_letters(text: str) -> bool:
     return any(not _plain(word) for word in _LETTERS.findall(_unaccented(text)))
 
 
-def mixed_words(text: str) -> list[str]:
-    """Words that mix plain Latin letters with others ("dеlete" with a Cyrillic е): written to
-    look like a word Palui reads while hiding it."""
-    return [
-        word
-        for word in _LETTERS.findall(_unaccented(text))
-        if not _plain(word) and any(c.isascii() for c in word)
-    ]
+# Letters of other alphabets drawn like Latin ones (Unicode's confusables, the common ones).
+_LOOKALIKES = str.maketrans("аеорсухѕіјԁӏһԛԝкмтпвгαεικνορτυχϲ", "aeopcyxsijdlhqwkmtnbraeiknoptuxc")
+
+
+def lookalike_words(text: str) -> list[str]:
+    """Words drawn to look like a word Palui reads while spelled with other letters: "dеlete"
+    with a Cyrillic е (Latin and other letters mixed in one word), or "сору" all in Cyrillic
+    that reads as a listed verb."""
+    found = []
+    for word in _LETTERS.findall(_unaccented(text)):
+        if _plain(word):
+            continue
+        drawn = word.lower().translate(_LOOKALIKES)
+        if any(c.isascii() for c in word) or (_plain(drawn) and drawn in WORDS):
+            found.append(word)
+    return found
 
 
 def _unaccented(text: str) -> str:

@@ -12,8 +12,8 @@ from palui.cli.kinds.survey import Survey
 from palui.policy.annotations import Marks, Verdict, read_marks, weigh
 from palui.policy.classes import ClassSource, ToolClass
 from palui.policy.inference import Inference, infer
-from palui.policy.own_verb import connector_of
 from palui.policy.kinds_file import KindEntry
+from palui.policy.own_verb import connector_of
 from palui.tools.catalog import CatalogEntry, StoredTool
 
 _CLASS_HINTS = (
