@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from palui.domain import RemoteTool
-from palui.policy import ClassSource, ToolClass, classify
+from palui.domain import RemoteTool, TurnKind
+from palui.policy import ClassSource, Decision, ToolClass, classify, decide
+from palui.tools.catalog import ToolCatalog
 
 READ, WRITE, DESTRUCTIVE = ToolClass.READ, ToolClass.WRITE, ToolClass.DESTRUCTIVE
 STR = {"type": "string"}
@@ -46,6 +47,8 @@ PASSING_FOR_READS = [
     tool("_wire_money", "Get a quote"),
     tool("9_place_order", "Show the order"),
     tool("x__place_order", "Lists the order"),
+    tool("list.orders/place", "Lists the order"),
+    tool("get.flight/book"),
     tool("email_contact_list", "Lists the contacts"),
     tool("print_search_results", "Searches and shows results"),
     tool("bookmark_search", "Finds the search"),
@@ -63,6 +66,10 @@ PASSING_FOR_READS = [
     tool("listar_e_pagar"),
     tool("buscar_e_enviar"),
     tool("consultar_e_reservar"),
+    # a reading verb that a particle turns into another one
+    tool("check_out_cart", "Checks the cart"),
+    tool("check_in_guest", "Finds the booking"),
+    tool("showOffItem"),
     # changing verbs the lexicon knows, in every spelling
     tool("sync_files"),
     tool("approve_request"),
@@ -89,12 +96,15 @@ HONEST_READS = [
     (tool("getWeather", "Gets the forecast"), False),
     (tool("list-files", "Lists files"), False),
     (tool("github__list_issues", "List issues"), False),
+    (tool("admin.tools.list", "Lists the tools"), False),
+    (tool("users/get", "Gets a user"), False),
     (tool("issue_read", "Get information about an issue"), False),
     (tool("_get_items", "Gets items"), False),
     (tool("describe_table", "Get the schema of a table", table_name=STR), False),
     (tool("listar_tarefas", "Lista as tarefas do projeto"), False),
     (tool("obter_saldo", "Obtém o saldo da conta"), False),
     (tool("get_and_list", "Gets an item and lists its children"), False),
+    (tool("look_up_word", "Looks up a word in the dictionary"), False),
     (tool("list_posts", "Lists recent posts and their latest updates"), False),
 ]
 # fmt: on
@@ -132,6 +142,21 @@ def test_reading_words_in_prose_or_title_earn_nothing(name: str, prose: str) -> 
     for remote in (described, titled):
         result = classify(f"mcp-x__{name}", remote, None)
         assert (result.tool_class, result.source) == (DESTRUCTIVE, ClassSource.UNSURE)
+
+
+@pytest.mark.parametrize("remote", PASSING_FOR_READS[:5], ids=lambda remote: remote.name)
+def test_a_new_tool_passing_for_a_read_starts_off_and_asks_in_a_tainted_turn(
+    remote: RemoteTool,
+) -> None:
+    entry = ToolCatalog(None, {}, {}).entry("mcp-travel", remote)
+    assert not entry.enabled
+    assert decide(entry.classification.tool_class, TurnKind.CHAT, tainted=True) is Decision.ASK
+
+
+def test_a_new_honest_read_starts_on() -> None:
+    entry = ToolCatalog(None, {}, {}).entry("mcp-weather", tool("get_weather", "", city=STR))
+    assert entry.enabled
+    assert entry.classification.tool_class is READ
 
 
 def test_prose_still_makes_a_reading_name_stricter() -> None:

@@ -4,13 +4,14 @@ A description is the server's prose, and may be written to talk Palui into a lax
 word in it (nor in a title or an argument) ever moves a class toward `read`: it can only make
 the class stricter. What says `read` is the name's own verb:
 
-- the first word of the name, once its namespace is set aside: whatever precedes the last `__`
-  (`github__list_issues`), and leading words that spell the connector's id and are no verb of
-  the lexicon (`slack_get_users` on `mcp-slack`);
+- the first word of the name, once its namespace is set aside: whatever precedes the last `__`,
+  `.` or `/` (`github__list_issues`, `admin.tools.list`), and leading words that spell the
+  connector's id and are no verb of the lexicon (`slack_get_users` on `mcp-slack`);
 - or, when no listed verb stands before it, a last word that is a reading verb and never a noun
   (`issue_read`, `actions_get`): "list", "search", "count" or "view" at the end are more often
   nouns (`email_contact_list`), so they are not taken there;
-- and each word that follows a conjunction in the name (`get_and_book`) is a reading verb too.
+- and each word that follows a conjunction in the name (`get_and_book`) is a reading verb too,
+  and no particle turns a reading verb into another verb (`check_out_cart`, `check_in_guest`).
 
 A verb missing from the lexicon is not a reading verb: `book_flight`, `email_contact` or
 `wire_money` have no own verb, so they stay unsure (destructive) unless a changing word found
@@ -29,7 +30,9 @@ from itertools import pairwise
 from palui.policy.lexicon import WORDS, Effect, Form, word_set
 from palui.policy.signals import words
 
-NAMESPACE = "__"
+_CONNECTOR_SEPARATOR = "__"  # how a full name joins connector and tool (`palui.tools.names`)
+# What sets a namespace apart in a name: `github__list_issues`, `admin.tools.list`, `users/get`.
+_NAMESPACES = re.compile(r"__|[./]")
 # Reading verbs that are (almost) never nouns, so they may end a name: `issue_read`, `ui_get`.
 _ALWAYS_VERBS = word_set(
     "get gets fetch fetches read reads retrieve retrieves describe describes inspect inspects "
@@ -37,6 +40,8 @@ _ALWAYS_VERBS = word_set(
 )
 # Words that start a second verb in a name: `get_and_delete`, `list_then_archive`.
 _CONJUNCTIONS = word_set("and then or plus also e ou entao depois")
+# After a reading verb these make another verb: `check_out_cart`, `check_in_guest`, `show_off`.
+_PARTICLES = word_set("in out off up down over away back")
 _OWN_FORMS = frozenset({Form.BASE, Form.S})
 
 
@@ -48,14 +53,14 @@ class OwnVerb:
 
 def connector_of(full_name: str, tool_name: str) -> str:
     """ "mcp-slack" for "mcp-slack__slack_get_users"; "" when the name carries no connector."""
-    suffix = NAMESPACE + tool_name
+    suffix = _CONNECTOR_SEPARATOR + tool_name
     return full_name[: -len(suffix)] if full_name.endswith(suffix) else ""
 
 
 def own_verb(name: str, connector: str = "") -> OwnVerb:
     if foreign_letters(name):
         return OwnVerb(None, f"name '{name}' has letters other than plain Latin ones")
-    tokens = words(name.rpartition(NAMESPACE)[2])
+    tokens = words(_NAMESPACES.split(name)[-1])
     namespace = {word for word in words(connector) if word not in WORDS}
     while tokens and tokens[0] in namespace and len(tokens) > 1:
         tokens = tokens[1:]
@@ -69,6 +74,8 @@ def own_verb(name: str, connector: str = "") -> OwnVerb:
     for before, after in pairwise(tokens):
         if before in _CONJUNCTIONS and not _reads(after):
             return OwnVerb(None, f"name word '{after}' after '{before}' is not a reading verb")
+        if _reads(before) and after in _PARTICLES and (before, after) != ("look", "up"):
+            return OwnVerb(None, f"name words '{before} {after}' are not a reading verb")
     return OwnVerb(verb, f"name verb '{verb}'")
 
 

@@ -3,7 +3,9 @@
 How far a word is trusted depends on where it stands (see `lexicon`). Names are labels, so every
 listed word counts except the object of a reading verb ("list_posts"). In prose, a participle
 after an article is an adjective ("the last modified time"), and a weak word counts only where a
-verb can stand. Argument descriptions (`arg=True`) count strong verbs only.
+verb can stand. Argument descriptions (`arg=True`) count strong verbs only. A reading verb found
+here only says how the words after it are read (its object); what earns `read` is the name's own
+verb (`own_verb`), never a reading verb in prose.
 """
 
 from __future__ import annotations
