@@ -53,6 +53,10 @@ PASSING_FOR_READS = [
     tool("print_search_results", "Searches and shows results"),
     tool("bookmark_search", "Finds the search"),
     tool("convert_currency", "Gets the rate"),
+    # a second action the description chains on, in a verb Palui doesn't know
+    tool("find_contact", "Finds the contact by name and emails them."),
+    tool("lookup_contact_email", "Looks up the contact, then emails the summary"),
+    tool("get_quote", "Gets a quote for the trip and books the cheapest one"),
     # a second verb after the reading one
     tool("get_and_delete"),
     tool("fetch_then_post", "", url=URL),
@@ -105,6 +109,8 @@ HONEST_READS = [
     (tool("obter_saldo", "Obtém o saldo da conta"), False),
     (tool("get_and_list", "Gets an item and lists its children"), False),
     (tool("look_up_word", "Looks up a word in the dictionary"), False),
+    (tool("get_user", "Gets the user and returns their profile"), False),
+    (tool("list_dir", "Lists files and directories and their sizes"), False),
     (tool("list_posts", "Lists recent posts and their latest updates"), False),
 ]
 # fmt: on
@@ -196,6 +202,11 @@ def test_a_server_mark_is_believed_only_without_a_sign_of_change() -> None:
         (
             tool("get_and_book"),
             "destructive (unsure: name word 'book' after 'and' is not a reading verb)",
+        ),
+        (
+            tool("find_contact", "Finds the contact and emails them"),
+            "destructive (unsure: description word 'emails' after 'and' or 'then' may be a verb "
+            "Palui doesn't know)",
         ),
         (tool("list_files"), "read (inferred: name verb 'list', no sign of change)"),
         (tool("get_and_delete"), "destructive (inferred: name verb 'delete')"),

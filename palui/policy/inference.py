@@ -7,7 +7,8 @@ that takes a whole command; a name that runs code or queries it is given; a word
 alphabets to hide what it says). Words outside the name can only make the class stricter: a
 reading verb in a description earns nothing. A destination (an argument such as `to` or `url`,
 or `format: uri`) makes the tool send out but leaves its class alone. Without a changing signal
-or an own reading verb the tool is unsure, which the caller turns into destructive.
+or an own reading verb the tool is unsure, which the caller turns into destructive; so is a tool
+whose description chains on an action Palui can't read ("finds the contact and emails them").
 
 How far a word is trusted depends on where it stands: see `signals` for names and prose and
 `schema` for arguments.
@@ -22,7 +23,7 @@ from palui.policy.classes import ToolClass
 from palui.policy.lexicon import Effect, word_set
 from palui.policy.own_verb import lookalike_words, own_verb
 from palui.policy.schema import argument_signals, arguments, destination, values
-from palui.policy.signals import Signal, clauses, scan, words
+from palui.policy.signals import Signal, clauses, scan, unknown_actions, words
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +81,15 @@ def infer(tool: RemoteTool, connector: str = "") -> Inference:
             texts.append(("title", title))
     texts.append(("description", tool.description or ""))
     signals = [*scan(words(tool.name), "name")]
+    doubts: list[str] = []  # words that may be verbs Palui doesn't know
     for where, text in texts[1:]:
         if where == "title":
             signals += scan(words(text), "title")
         else:
             for clause in clauses(text):
-                signals += scan(words(clause), where, prose=True)
+                tokens = words(clause)
+                signals += scan(tokens, where, prose=True)
+                doubts += [f"{where} word '{word}'" for word in unknown_actions(tokens)]
     runs_code = _runs_code(tool)
     if runs_code:
         signals.append(runs_code)
@@ -102,6 +106,9 @@ def infer(tool: RemoteTool, connector: str = "") -> Inference:
             signals.append(Signal(Effect.DESTRUCTIVE, drawn))
     changes = [signal for signal in signals if signal.effect is not Effect.READ]
     own = own_verb(tool.name, connector)
+    if own.verb is not None and doubts:
+        doubt = f"{doubts[0]} after 'and' or 'then' may be a verb Palui doesn't know"
+        return Inference(tuple(changes), tuple(destinations), doubt)
     if own.verb is not None:
         changes.append(Signal(Effect.READ, own.why))
     return Inference(tuple(changes), tuple(destinations), own.why)
