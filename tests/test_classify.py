@@ -60,7 +60,7 @@ TOOLS = [
           pattern=STR, excludePatterns={"type": "array", "items": STR}), READ, False),
     (tool("get_file_info", "Retrieve metadata about a file. Returns size, creation time, last "
           "modified time, permissions, and type.", path=STR), READ, False),
-    (tool("git_log", "Shows the commit logs", repo_path=STR, max_count=INT), READ, False),
+    (tool("git_log", "Shows the commit logs", repo_path=STR, max_count=INT), DESTRUCTIVE, False),
     (tool("list_issues", "List issues in a GitHub repository with filtering options",
           owner=STR, repo=STR, state=enum("open", "closed", "all"),
           sort=enum("created", "updated", "comments"), direction=enum("asc", "desc")),
@@ -83,7 +83,7 @@ TOOLS = [
     (tool("notion_query_database", "Query a database", database_id=STR,
           filter={"type": "object"}, sorts={"type": "array"}), READ, False),
     (tool("brave_web_search", "Performs a web search", query=STR, count=INT, offset=INT),
-     READ, False),
+     DESTRUCTIVE, False),
     (tool("get_current_time", "Get current time in a specific timezone", timezone=STR),
      READ, False),
     (tool("list_posts", "Lists recent posts and their latest updates", blog_id=STR),
@@ -217,7 +217,10 @@ TOOLS = [
 def test_tool_gets_the_expected_class_and_sends_out(
     remote: RemoteTool, expected_class: ToolClass, expected_sends_out: bool
 ) -> None:
-    result = classify(f"mcp-x__{remote.name}", remote, None)
+    # Each on a connector named after the name's first word, as `[mcp.slack]` serves
+    # `slack_list_channels`: that word is then the name's namespace, not its verb.
+    connector = remote.name.split("_")[0]
+    result = classify(f"mcp-{connector}__{remote.name}", remote, None)
     assert (result.tool_class, result.sends_out) == (expected_class, expected_sends_out), result
     assert result.reason
 
@@ -284,7 +287,7 @@ PLACES = {
     "kebab name": lambda form: tool(f"get-item-and-{form}"),
     "description start": lambda form: tool("get_item", f"{form.capitalize()} the item."),
     "description after and": lambda form: tool("get_item", f"Gets the item and {form} it."),
-    "description after comma": lambda form: tool("item", f"Finds the item, {form} it."),
+    "description after comma": lambda form: tool("get_item", f"Finds the item, {form} it."),
     "description after can": lambda form: tool("get_item", f"This tool can {form} items."),
     "title": lambda form: RemoteTool("get_item", "Gets the item.", {}, None, f"Item {form}"),
 }
@@ -305,7 +308,8 @@ def test_a_changing_verb_anywhere_is_never_read(place: str, marked_read_only: bo
                 {"readOnlyHint": True},
                 remote.title,
             )
-        if classify("mcp-x__t", remote, None).tool_class is READ:
+        # On a connector named after the word, so it can't pass for the name's namespace.
+        if classify(f"mcp-{form}__{remote.name}", remote, None).tool_class is READ:
             said_read.append(form)
     assert said_read == []
 
@@ -351,8 +355,9 @@ def test_a_strong_changing_verb_in_an_argument_is_never_read() -> None:
 
 @pytest.mark.parametrize("make", [*PLACES.values(), *ARGUMENT_PLACES.values()])
 def test_the_same_places_say_read_when_the_word_changes_nothing(make: Any) -> None:
-    # Keeps the two tests above honest: without the changing verb, each tool is a read.
-    assert classify("x__t", make("blue"), None).tool_class is READ
+    # Keeps the two tests above honest: with a reading verb in the same place, each tool is a
+    # read (a word that is no verb would leave names such as `blue_item` without a verb).
+    assert classify("x__t", make("get"), None).tool_class is READ
 
 
 def test_word_forms_in_both_languages_are_read() -> None:

@@ -307,6 +307,16 @@ def test_explain_of_an_unsure_tool_says_it_fails_closed(notes_and_liar, capsys) 
     assert "5. Otherwise destructive (fail closed).  <- decided here" in out
 
 
+def test_explain_says_a_description_earns_no_read(notes_and_liar, capsys) -> None:
+    code, out, _ = kinds(capsys, "explain", "mcp-liar__wire_money")
+    assert code == 0
+    assert out.startswith("mcp-liar__wire_money: destructive (source: unsure)")
+    assert "4. Inference: nothing." in out
+    assert "- no reading verb of its own ('wire' is not one Palui knows)" in out
+    assert "(read)" not in out  # the description's "Gets" is not listed as a signal
+    assert "5. Otherwise destructive (fail closed).  <- decided here" in out
+
+
 def test_explain_says_a_kinds_file_entry_decided(notes, capsys, tmp_path) -> None:
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "tool_kinds.yaml").write_text(

@@ -26,6 +26,7 @@ from palui.policy.annotations import read_marks, weigh
 from palui.policy.classes import Classification, ClassSource, ToolClass, stricter
 from palui.policy.inference import infer
 from palui.policy.kinds_file import KindEntry, KindsFile
+from palui.policy.own_verb import connector_of
 
 
 def definition_hash(tool: RemoteTool) -> str:
@@ -63,7 +64,7 @@ def classify(
         found = classify(full_name, tool, kinds.without(full_name), override=override)
         return found if override is not None else _proposed(found, entry)
     digest = definition_hash(tool)
-    inference = infer(tool)
+    inference = infer(tool, connector_of(full_name, tool.name))
     marks = read_marks(tool.annotations)
     if kinds is not None and entry is not None:
         sends_out = inference.sends_out if entry.sends_out is None else entry.sends_out

@@ -12,7 +12,8 @@ has a strength that says how far its spelling can be trusted to mean the verb:
 
 A word that is mostly a noun in tool definitions (log, label, tag, note, message, email, record,
 order) is not listed: leaving a changing word out cannot make a tool `read`, because `read`
-needs a reading verb and no sign of change, while listing it would class many reads as writes.
+needs the name's own verb to be a listed reading verb (`own_verb`: `email_contact` has none) and
+no sign of change, while listing it would class many reads as writes.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def arguments(schema: Any, prefix: str = "", depth: int = 0) -> Iterator[tuple[s
             yield from arguments(sub, prefix, depth + 1)
 
 
-def _values(prop: Any, depth: int = 0) -> Iterator[str]:
+def values(prop: Any, depth: int = 0) -> Iterator[str]:
     """The string values an argument declares (enum, const, default, examples)."""
     if not isinstance(prop, dict) or depth > _MAX_DEPTH:
         return
@@ -42,11 +42,11 @@ def _values(prop: Any, depth: int = 0) -> Iterator[str]:
     for key in ("const", "default"):
         if isinstance(prop.get(key), str):
             yield prop[key]
-    yield from _values(prop.get("items"), depth + 1)
+    yield from values(prop.get("items"), depth + 1)
     for key in ("anyOf", "oneOf"):
         subs = prop.get(key)
         for sub in subs if isinstance(subs, list) else ():
-            yield from _values(sub, depth + 1)
+            yield from values(sub, depth + 1)
 
 
 _ACTION_ARGS = word_set("operation operations op ops action actions method mode verb intent")
@@ -61,15 +61,15 @@ def argument_signals(path: str, prop: dict) -> list[Signal]:
     found: list[Signal] = []
     if set(leaf) & _COMMAND_WORDS and leaf and leaf[-1] not in _LABEL_TAILS:
         found.append(Signal(Effect.DESTRUCTIVE, f"argument '{path}' can carry any command"))
-    values = list(_values(prop))
-    if joined in _HTTP_METHOD_ARGS and not values:
+    declared = list(values(prop))
+    if joined in _HTTP_METHOD_ARGS and not declared:
         found.append(Signal(Effect.DESTRUCTIVE, f"argument '{path}' may be any HTTP method"))
     for token in leaf:
         word = WORDS.get(token)
         if _changes(word) and word.strength is Strength.STRONG and word.form is Form.BASE:
             found.append(Signal(word.effect, f"argument '{path}' names '{token}'"))
     action_like = bool(leaf) and leaf[-1] in _ACTION_ARGS
-    for value in values:
+    for value in declared:
         tokens = words(value)
         if len(tokens) > 3:
             continue  # a sentence, not an option

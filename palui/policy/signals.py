@@ -3,7 +3,9 @@
 How far a word is trusted depends on where it stands (see `lexicon`). Names are labels, so every
 listed word counts except the object of a reading verb ("list_posts"). In prose, a participle
 after an article is an adjective ("the last modified time"), and a weak word counts only where a
-verb can stand. Argument descriptions (`arg=True`) count strong verbs only.
+verb can stand. Argument descriptions (`arg=True`) count strong verbs only. A reading verb found
+here only says how the words after it are read (its object); what earns `read` is the name's own
+verb (`own_verb`), never a reading verb in prose.
 """
 
 from __future__ import annotations
@@ -109,3 +111,34 @@ def _counts(
     if obj and not (prose and word.form is Form.ING):  # "list_posts", "get_result_set"
         return False
     return not (word.strength is Strength.WEAK and prose and not verb_slot)
+
+
+# After "and"/"then" a description chains a second action. Verbs that only say what a reading
+# tool gives back are known not to change anything; any other third-person word there that takes
+# an object ("... and emails them", "... then books the cheapest") may be a verb Palui doesn't
+# know, and it could change anything.
+_CHAINS = word_set("and then e depois entao")
+_OBJECTS = word_set(
+    "the a an them it its their his her your our my all any each every this these those one "
+    "o os as um uma uns umas"
+)
+_NEUTRAL = word_set(
+    "returns provides includes contains gives yields outputs supports accepts takes uses "
+    "requires allows lets helps handles matches filters sorts paginates formats parses "
+    "extracts converts renders groups ranks scores highlights summarizes summarises explains "
+    "resolves follows expands reports tells says means shows displays lists"
+)
+
+
+def unknown_actions(tokens: list[str]) -> list[str]:
+    """Words in one clause that may be a second action Palui doesn't know (see `_NEUTRAL`)."""
+    return [
+        word
+        for before, word, after in zip(tokens, tokens[1:], tokens[2:], strict=False)
+        if before in _CHAINS
+        and word not in WORDS
+        and word not in _NEUTRAL
+        and word.endswith("s")
+        and not word.endswith("ss")
+        and after in _OBJECTS
+    ]

@@ -2,7 +2,9 @@
 
 - `settings`: marked read-only, but its `operation` argument may be "set" (the mark lies);
 - `frobnicate`: no marks and no verb Palui knows (unsure: counts as destructive);
-- `fetch_page`: marked read-only and takes a URL (read, sends out).
+- `fetch_page`: marked read-only and takes a URL (read, sends out);
+- `wire_money`: no marks, a reading verb only in its description, and a verb Palui doesn't know
+  in its name (unsure: the description can't make it a read).
 
 Run over stdio:  python tests/servers/liar_server.py
 This file imports only the MCP SDK, so it runs by path from any working directory.
@@ -35,6 +37,11 @@ def build_server() -> MCPServer:
     def fetch_page(url: str) -> str:
         """Fetch a web page."""
         return f"<html>{url}</html>"
+
+    @server.tool()
+    def wire_money(account: str, amount: int) -> str:
+        """Gets the account's balance and wires the amount to it."""
+        return f"wired {amount} to {account}"
 
     return server
 

@@ -13,6 +13,7 @@ from palui.policy.annotations import Marks, Verdict, read_marks, weigh
 from palui.policy.classes import ClassSource, ToolClass
 from palui.policy.inference import Inference, infer
 from palui.policy.kinds_file import KindEntry
+from palui.policy.own_verb import connector_of
 from palui.tools.catalog import CatalogEntry, StoredTool
 
 _CLASS_HINTS = (
@@ -71,7 +72,7 @@ class Evidence:
 def gather(entry: CatalogEntry, found: Survey) -> Evidence:
     kinds = found.kinds
     marks = read_marks(entry.remote.annotations)
-    inference = infer(entry.remote)
+    inference = infer(entry.remote, connector_of(entry.name, entry.remote.name))
     return Evidence(
         kinds_entry=kinds.tools.get(entry.name) if kinds is not None else None,
         stored=found.database.tools.get(entry.name),
@@ -150,8 +151,8 @@ def step_lines(entry: CatalogEntry, found: Survey, evidence: Evidence) -> list[s
     lines.append(f"  4. Inference: {seen}{off}.{mark(4)}")
     for signal in inference.signals:
         lines.append(f"     - {signal.text} ({signal.effect})")
-    if not inference.signals:
-        lines.append("     - no verb tells what it does")
+    if inference.tool_class is None:
+        lines.append(f"     - {inference.no_verb}")
     for where in inference.destinations:
         lines.append(f"     - {where} (sends out)")
 
