@@ -6,6 +6,8 @@ import asyncio
 import io
 import json
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,13 +140,14 @@ async def test_a_run_cancelled_mid_way_leaves_no_process_behind(tmp_path: Path) 
 
 @needs_bwrap
 async def test_more_memory_than_the_limit_is_refused(tmp_path: Path) -> None:
-    run_code = await ready(tmp_path)
+    # Held by rlimits here, each of the 4 processes may have a quarter (128 MB).
+    run_code = await ready(tmp_path, processes=4)
     small = await run(run_code, "block = bytearray(100 * 1024 * 1024); print(len(block))")
     assert "104857600" in small.text
     outcome = await run(run_code, "block = bytearray(600 * 1024 * 1024)\nprint('allocated')")
     assert outcome.is_error
     assert "allocated" not in outcome.text
-    assert "ran out of memory (the limit is 512 MB)" in outcome.text
+    assert "ran out of memory (the limit is 512 MB for the whole run)" in outcome.text
 
 
 @needs_bwrap
@@ -298,10 +301,19 @@ async def test_doctor_says_why_run_code_is_not_offered(
     assert "fix: Install bubblewrap (`apt-get install bubblewrap`)" in report
 
 
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory any user may read: run as root, Palui starts bubblewrap as `nobody`."""
+    path = Path(tempfile.mkdtemp(prefix="palui-bwrap-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
 async def test_a_bubblewrap_that_refuses_is_named_by_doctor(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shared_dir: Path
 ) -> None:
-    refusing = tmp_path / "bwrap"
+    refusing = shared_dir / "bwrap"
     refusing.write_text(
         "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
     )
