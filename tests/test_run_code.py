@@ -17,7 +17,7 @@ from palui.cli.doctor import run_doctor
 from palui.config import RunCodeSettings, Settings
 from palui.domain import Message, ToolOutcome
 from palui.sandbox import RunCode
-from tests import toolkit
+from tests import hooks_fixture, toolkit
 from tests.fakes.memory_channel import (
     approval_cards,
     approve,
@@ -453,3 +453,47 @@ print(palui_tools.call("palui__list_jobs"))
     outcome = await run(await ready(tmp_path), code, dispatch)
     assert "{'error': 'the request is not JSON'}" in outcome.text
     assert '{"ran": "palui__list_jobs"}' in outcome.text
+
+
+NESTED = """
+import palui_tools
+print("plain:", palui_tools.call("palui__list_jobs", {}))
+try:
+    palui_tools.call("palui__list_jobs", {"why": "secret"})
+except palui_tools.ToolError as exc:
+    print("secret:", exc)
+"""
+
+
+@needs_bwrap
+async def test_the_bridges_calls_go_through_the_hooks_and_are_recorded(
+    database_url: str, tmp_path: Path
+) -> None:
+    hooks_fixture.SEEN.clear()
+    settings = in_memory_settings(
+        database_url, str(tmp_path / "data"), run_code={"enabled": True},
+        hooks={"pre": ["tests.hooks_fixture:block_secret_listing"]},
+    )  # fmt: skip
+    model = toolkit.ScriptedModel([code_call(NESTED), toolkit.answer("done")])
+    async with running_palui(settings, model) as (app, chat):
+        await chat.send("run some code")
+        (card,) = approval_cards(chat)
+        await chat.tap(approve(card))
+        await app.chats.wait_idle(chat.chat_id)
+        (run,) = await app.store.runs.recent_runs()
+        steps = await app.store.runs.steps(run.turn_id)
+    (result,) = results(model.calls[-1][0])
+    assert "plain: There are no scheduled jobs in this chat." in result
+    assert (
+        "secret: Error: palui__list_jobs was blocked by the operator's rules: the operator keeps "
+        "secret listings to themselves"
+    ) in result
+    seen = [(call.tool, dict(call.arguments)) for call in hooks_fixture.SEEN]
+    assert ("palui__list_jobs", {"why": "secret"}) in seen
+    by_call: dict[str, list[tuple[str, str, str]]] = {}
+    for step in steps:
+        by_call.setdefault(step.call_id, []).append((step.tool, step.stage, step.outcome))
+    assert set(by_call) == {"c1", "c1/1", "c1/2"}  # each bridge call a record of its own
+    assert ("palui__list_jobs", "execute", "ok") in by_call["c1/1"]
+    assert ("palui__list_jobs", "hook", "blocked") in by_call["c1/2"]
+    assert not any(stage == "execute" for _, stage, _ in by_call["c1/2"])
