@@ -110,7 +110,8 @@ def _usable(path: Path) -> str | None:
         try:
             _write(path / "cgroup.subtree_control", " ".join(f"+{name}" for name in missing))
         except OSError as exc:
-            return f"the {', '.join(missing)} controller is not delegated ({exc.strerror})"
+            names = " and ".join(missing)
+            return f"no {names} controller delegated to its children ({exc.strerror})"
     try:
         run = Delegated(path).create(SandboxLimits())
     except OSError as exc:
