@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -338,6 +339,10 @@ async def test_doctor_passes_run_code_when_the_sandbox_works(
     out = io.StringIO()
     await run_doctor(None, out)
     assert "✅ run_code: the bubblewrap sandbox works" in out.getvalue()
+    # Which limits hold here: a cgroup's or rlimits', and the rest of the confinement.
+    assert re.search(
+        r"Limits: (cgroup v2|rlimits) .*; seccomp refuses \d+ syscalls", out.getvalue()
+    )
 
 
 @needs_bwrap
@@ -470,10 +475,9 @@ async def test_the_bridges_calls_go_through_the_hooks_and_are_recorded(
     database_url: str, tmp_path: Path
 ) -> None:
     hooks_fixture.SEEN.clear()
-    settings = in_memory_settings(
-        database_url, str(tmp_path / "data"), run_code={"enabled": True},
-        hooks={"pre": ["tests.hooks_fixture:block_secret_listing"]},
-    )  # fmt: skip
+    hooks = {"pre": ["tests.hooks_fixture:block_secret_listing"]}
+    data = str(tmp_path / "data")
+    settings = in_memory_settings(database_url, data, run_code={"enabled": True}, hooks=hooks)
     model = toolkit.ScriptedModel([code_call(NESTED), toolkit.answer("done")])
     async with running_palui(settings, model) as (app, chat):
         await chat.send("run some code")

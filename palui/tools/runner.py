@@ -383,10 +383,10 @@ class TurnTools:
         self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]
     ) -> ToolOutcome:
         if isinstance(tool.toolset, ScopedToolset):  # the built-ins act on this turn's chat
+            nested = self._nested(call, step)
             scope = TurnScope(
-                self._turn_id, self._chat_id, self.kind, self.tainted, self.taint,
-                nested=self._nested(call, step),
-            )  # fmt: skip
+                self._turn_id, self._chat_id, self.kind, self.tainted, self.taint, nested=nested
+            )
             return await tool.toolset.call_scoped(scope, tool.remote.name, arguments)
         return await provenance.call(tool, arguments, self.taint)  # memory keeps its origin
 
