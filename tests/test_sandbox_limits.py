@@ -16,15 +16,16 @@ from tests.test_run_code import needs_bwrap, ready, run
 
 MB = 1024 * 1024
 
-# Twelve children, each trying to hold 100 MB in 10 MB steps. Each tells the parent how far it
-# got (a "+" per 10 MB held, then a "."), and holds on until the parent has summed what every
-# process in the sandbox holds at that moment (its peak); then a child that ran out re-raises.
+# Twelve children, each trying to hold 100 MB in 10 MB steps. Each tells the parent on a pipe
+# of its own how far it got (a "+" per 10 MB held, then a "."; a child the kernel killed just
+# closes it), and holds on until the parent has summed what every process in the sandbox holds
+# at that moment (PSS: shared pages counted once), its peak; then a child that ran out re-raises.
 MEMORY_BOMB = """
 import os
-told_r, told_w = os.pipe()
 go_r, go_w = os.pipe()
-children = 0
+told = []
 for _ in range(12):
+    told_r, told_w = os.pipe()
     try:
         pid = os.fork()
     except BlockingIOError:
@@ -43,24 +44,24 @@ for _ in range(12):
         os.write(told_w, b".")
         os.read(go_r, 1)
         os._exit(0)
-    children += 1
-told = held = 0
-while told < children:
-    byte = os.read(told_r, 1)
-    told += byte == b"."
-    held += byte == b"+"
+    os.close(told_w)
+    told.append(told_r)
+held = 0
+for told_r in told:
+    while (byte := os.read(told_r, 1)) not in (b".", b""):
+        held += 1
 peak = 0
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
-        status = open(f"/proc/{pid}/status").read()
+        rollup = open(f"/proc/{pid}/smaps_rollup").read()
     except OSError:
         continue
-    for line in status.splitlines():
-        if line.startswith("VmRSS:"):
+    for line in rollup.splitlines():
+        if line.startswith("Pss:"):
             peak += int(line.split()[1]) * 1024
-print(f"children={children} held_mb={held * 10} peak_bytes={peak}", flush=True)
+print(f"children={len(told)} held_mb={held * 10} peak_bytes={peak}", flush=True)
 os.close(go_w)
-for _ in range(children):
+for _ in told:
     os.wait()
 """
 
@@ -205,7 +206,7 @@ async def test_no_nested_user_namespace_even_without_the_filter(
     allow_all = seccomp._Assembler()
     allow_all.ret(seccomp.RET_ALLOW)
     monkeypatch.setattr(seccomp, "program", lambda arch: allow_all.assemble())
-    outcome = await run(await ready(tmp_path), NESTED_USERNS)
+    outcome = await run(await ready(tmp_path, memory_mb=64), NESTED_USERNS)  # Python still runs
     assert "unshare -1" in outcome.text, outcome.text
     assert "ptrace 0" in outcome.text  # the filter was off indeed
 
@@ -216,6 +217,8 @@ def test_this_machine_reports_the_limits_in_force() -> None:
     if confinement.cgroup is None:
         assert line.startswith(f"rlimits (no cgroup: {confinement.why_no_cgroup})")
         assert "at most 8 processes, 64 MB of address space each (512 MB in all)" in line
+        small = confinement.describe(SandboxLimits(memory_mb=64))
+        assert "at most 2 processes, 32 MB of address space each (64 MB in all)" in small
     else:
         assert "512 MB of memory and 8 processes for the whole run" in line
     assert "tmpfs /tmp and home 64 MB each, /dev/shm 16 MB, /dev read-only" in line

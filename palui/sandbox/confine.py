@@ -45,7 +45,7 @@ class Confinement:
         else:
             share = limits.process_memory_bytes // MB
             totals = (
-                f"rlimits (no cgroup: {self.why_no_cgroup}): at most {limits.processes} "
+                f"rlimits (no cgroup: {self.why_no_cgroup}): at most {limits.rlimit_processes} "
                 f"processes, {share} MB of address space each ({limits.memory_mb} MB in all)"
             )
             if self.drops_root:

@@ -58,6 +58,7 @@ class RunResult:
     stderr_cut: bool = False
     timed_out: bool = False
     bridge_calls: int = 0
+    processes: int = 0  # the process cap this run had
     usage: Usage = field(default_factory=Usage)  # what the run's cgroup saw (nothing without one)
 
 
@@ -155,12 +156,16 @@ class Sandbox:
         cgroup = self._cgroup()
         # Without a cgroup each process gets its share of the memory; with one, the cgroup holds
         # the total and a single process may use all of it.
-        memory = self.limits.process_memory_bytes if cgroup is None else self.limits.memory_bytes
+        memory, processes = (
+            (self.limits.process_memory_bytes, self.limits.rlimit_processes)
+            if cgroup is None
+            else (self.limits.memory_bytes, self.limits.processes)
+        )
         filter_fd = _seccomp_fd()
         info_read, info_write = os.pipe()
         argv = [
             *isolation_args(found, self.limits, filter_fd), "--info-fd", str(info_write),
-            self._python, "-I", f"{MOUNT}/start.py", str(memory), str(self.limits.processes),
+            self._python, "-I", f"{MOUNT}/start.py", str(memory), str(processes),
             str(self.limits.tmpfs_mb * MB), str(bridge.sandbox_fd),
         ]  # fmt: skip
         if cgroup is not None:  # bubblewrap's first process joins it, so all it starts is in
@@ -194,7 +199,7 @@ class Sandbox:
             usage = cgroup.usage() if cgroup is not None else Usage()
             if cgroup is not None:
                 cgroup.remove()
-        return replace(result, usage=usage)
+        return replace(result, processes=processes, usage=usage)
 
     def _cgroup(self) -> RunCgroup | None:
         delegated = self.confinement.cgroup

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 # Calls of Palui's built-in read tools one run may make through the bridge (never more).
 MAX_BRIDGE_CALLS = 50
 MB = 1024 * 1024
+MIN_PROCESS_MB = 32  # an address space Python starts and does a little work in
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +26,16 @@ class SandboxLimits:
         return self.memory_mb * MB
 
     @property
+    def rlimit_processes(self) -> int:
+        """The process cap without a cgroup: `processes`, fewer when `memory_mb` can't give each
+        a share Python starts in (two at least: bubblewrap's first process and the code's)."""
+        return max(2, min(self.processes, self.memory_mb // MIN_PROCESS_MB))
+
+    @property
     def process_memory_bytes(self) -> int:
         """Without a cgroup, each process's address space gets an equal share, so that all the
         processes the cap allows together stay within `memory_mb`."""
-        return self.memory_bytes // self.processes
+        return self.memory_bytes // self.rlimit_processes
 
     @property
     def output_bytes(self) -> int:

@@ -120,7 +120,7 @@ def describe(result: RunResult, limits: SandboxLimits) -> str:
     if MEMORY_NOTE in result.stderr or result.usage.oom_killed:
         head += f" It ran out of memory (the limit is {limits.memory_mb} MB for the whole run)."
     if PROCESS_NOTE in result.stderr or result.usage.process_capped:
-        head += f" It hit the limit of {limits.processes} processes and threads at once."
+        head += f" It hit the limit of {result.processes} processes and threads at once."
     if result.bridge_calls:
         calls = "once" if result.bridge_calls == 1 else f"{result.bridge_calls} times"
         head += f" It asked for Palui's tools {calls} (at most {limits.bridge_calls} run)."
