@@ -107,8 +107,7 @@ async def probe(
             pass_fds=(filter_fd,), **confinement.spawn_user(),
         )  # fmt: skip
     except OSError as exc:
-        who = " as host user nobody (Palui runs as root)" if confinement.spawn_user() else ""
-        return f"bubblewrap could not be started{who} ({exc.strerror})"
+        return f"bubblewrap could not be started ({exc.strerror}){_as_nobody(confinement)}"
     finally:
         os.close(filter_fd)
     try:
@@ -119,8 +118,18 @@ async def probe(
         return "bubblewrap did not finish setting up an empty sandbox in time"
     if process.returncode != 0:
         reason = err.decode(errors="replace").strip().splitlines()
-        return f"bubblewrap refused to set up the sandbox: {reason[-1] if reason else 'no reason'}"
+        why = reason[-1] if reason else "no reason"
+        return f"bubblewrap refused to set up the sandbox: {why}{_as_nobody(confinement)}"
     return None
+
+
+def _as_nobody(confinement: Confinement) -> str:
+    if not confinement.spawn_user():
+        return ""
+    return (
+        " (Palui runs as root, so bubblewrap runs as host user nobody: it must be able to read "
+        "bubblewrap, the Python inside and Palui's install)"
+    )
 
 
 def _visible(data_dir: Path) -> Path | None:

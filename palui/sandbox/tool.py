@@ -101,7 +101,12 @@ class RunCode:
         if not self.ready:
             return _error(f"the sandbox can't be used here: {self.unavailable}. Nothing was run.")
         result = await self._sandbox.run(code, Bridge(dispatch, self.limits.bridge_calls))
-        log.info("run_code_ran", exit_code=result.exit_code, timed_out=result.timed_out)
+        log.info(
+            "run_code_ran",
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            peak_bytes=result.usage.peak_bytes,
+        )
         text = describe(result, self.limits)
         return ToolOutcome(text, is_error=result.exit_code != 0, untrusted=True)
 
