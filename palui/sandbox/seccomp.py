@@ -104,7 +104,7 @@ AARCH64 = Arch(
     """
     ),
 )
-ARCHES = {"x86_64": X86_64, "amd64": X86_64, "aarch64": AARCH64, "arm64": AARCH64}
+ARCHES = MappingProxyType({"x86_64": X86_64, "amd64": X86_64, "aarch64": AARCH64, "arm64": AARCH64})
 
 
 def native() -> Arch | None:
