@@ -57,3 +57,11 @@ def hang_blocking(call: ToolCall) -> None:
 
 
 not_callable = 42
+
+
+def block_secret_listing(call: ToolCall) -> Block | None:
+    """For palui__run_code's bridge: its calls meet the operator's hooks too."""
+    SEEN.append(call)
+    if call.tool == "palui__list_jobs" and call.arguments.get("why") == "secret":
+        return Block("the operator keeps secret listings to themselves")
+    return None

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ from palui.cli.doctor import run_doctor
 from palui.config import RunCodeSettings, Settings
 from palui.domain import Message, ToolOutcome
 from palui.sandbox import RunCode
-from tests import toolkit
+from tests import hooks_fixture, toolkit
 from tests.fakes.memory_channel import (
     approval_cards,
     approve,
@@ -138,13 +141,14 @@ async def test_a_run_cancelled_mid_way_leaves_no_process_behind(tmp_path: Path) 
 
 @needs_bwrap
 async def test_more_memory_than_the_limit_is_refused(tmp_path: Path) -> None:
-    run_code = await ready(tmp_path)
+    # Held by rlimits here, each of the 4 processes may have a quarter (128 MB).
+    run_code = await ready(tmp_path, processes=4)
     small = await run(run_code, "block = bytearray(100 * 1024 * 1024); print(len(block))")
     assert "104857600" in small.text
     outcome = await run(run_code, "block = bytearray(600 * 1024 * 1024)\nprint('allocated')")
     assert outcome.is_error
     assert "allocated" not in outcome.text
-    assert "ran out of memory (the limit is 512 MB)" in outcome.text
+    assert "ran out of memory (the limit is 512 MB for the whole run)" in outcome.text
 
 
 @needs_bwrap
@@ -298,10 +302,19 @@ async def test_doctor_says_why_run_code_is_not_offered(
     assert "fix: Install bubblewrap (`apt-get install bubblewrap`)" in report
 
 
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory any user may read: run as root, Palui starts bubblewrap as `nobody`."""
+    path = Path(tempfile.mkdtemp(prefix="palui-bwrap-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
 async def test_a_bubblewrap_that_refuses_is_named_by_doctor(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shared_dir: Path
 ) -> None:
-    refusing = tmp_path / "bwrap"
+    refusing = shared_dir / "bwrap"
     refusing.write_text(
         "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
     )
@@ -326,6 +339,10 @@ async def test_doctor_passes_run_code_when_the_sandbox_works(
     out = io.StringIO()
     await run_doctor(None, out)
     assert "✅ run_code: the bubblewrap sandbox works" in out.getvalue()
+    # Which limits hold here: a cgroup's or rlimits', and the rest of the confinement.
+    assert re.search(
+        r"Limits: (cgroup v2|rlimits) .*; seccomp refuses \d+ syscalls", out.getvalue()
+    )
 
 
 @needs_bwrap
@@ -441,3 +458,46 @@ print(palui_tools.call("palui__list_jobs"))
     outcome = await run(await ready(tmp_path), code, dispatch)
     assert "{'error': 'the request is not JSON'}" in outcome.text
     assert '{"ran": "palui__list_jobs"}' in outcome.text
+
+
+NESTED = """
+import palui_tools
+print("plain:", palui_tools.call("palui__list_jobs", {}))
+try:
+    palui_tools.call("palui__list_jobs", {"why": "secret"})
+except palui_tools.ToolError as exc:
+    print("secret:", exc)
+"""
+
+
+@needs_bwrap
+async def test_the_bridges_calls_go_through_the_hooks_and_are_recorded(
+    database_url: str, tmp_path: Path
+) -> None:
+    hooks_fixture.SEEN.clear()
+    hooks = {"pre": ["tests.hooks_fixture:block_secret_listing"]}
+    data = str(tmp_path / "data")
+    settings = in_memory_settings(database_url, data, run_code={"enabled": True}, hooks=hooks)
+    model = toolkit.ScriptedModel([code_call(NESTED), toolkit.answer("done")])
+    async with running_palui(settings, model) as (app, chat):
+        await chat.send("run some code")
+        (card,) = approval_cards(chat)
+        await chat.tap(approve(card))
+        await app.chats.wait_idle(chat.chat_id)
+        (run,) = await app.store.runs.recent_runs()
+        steps = await app.store.runs.steps(run.turn_id)
+    (result,) = results(model.calls[-1][0])
+    assert "plain: There are no scheduled jobs in this chat." in result
+    assert (
+        "secret: Error: palui__list_jobs was blocked by the operator's rules: the operator keeps "
+        "secret listings to themselves"
+    ) in result
+    seen = [(call.tool, dict(call.arguments)) for call in hooks_fixture.SEEN]
+    assert ("palui__list_jobs", {"why": "secret"}) in seen
+    by_call: dict[str, list[tuple[str, str, str]]] = {}
+    for step in steps:
+        by_call.setdefault(step.call_id, []).append((step.tool, step.stage, step.outcome))
+    assert set(by_call) == {"c1", "c1/1", "c1/2"}  # each bridge call a record of its own
+    assert ("palui__list_jobs", "execute", "ok") in by_call["c1/1"]
+    assert ("palui__list_jobs", "hook", "blocked") in by_call["c1/2"]
+    assert not any(stage == "execute" for _, stage, _ in by_call["c1/2"])

@@ -155,14 +155,21 @@ async def _connectors(settings: Settings) -> list[Check]:
 
 
 async def _run_code(settings: Settings) -> Check | None:
-    """palui__run_code's sandbox, when it is switched on: the same probe as at start."""
-    from palui.sandbox import probe
+    """palui__run_code's sandbox, when it is switched on: the same probe as at start, and the
+    limits in force (a cgroup's, or rlimits')."""
+    from palui.sandbox import RunCode
 
     if not settings.run_code.enabled:
         return None
-    reason = await probe(settings.run_code.bwrap, settings.data_dir)
+    run_code = RunCode(settings.run_code, settings.data_dir)
+    reason = await run_code.probe()
     if reason is None:
-        return Check("run_code", True, "the bubblewrap sandbox works; palui__run_code is offered")
+        limits = run_code.confinement.describe(run_code.limits)
+        return Check(
+            "run_code",
+            True,
+            f"the bubblewrap sandbox works; palui__run_code is offered. Limits: {limits}",
+        )
     return Check(
         "run_code",
         False,

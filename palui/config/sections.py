@@ -161,7 +161,8 @@ class RunCodeSettings(BaseModel):
     bwrap: str = "bwrap"  # bubblewrap: a path, or a name looked up on PATH
     python: str = "python3"  # the interpreter inside the sandbox (from the read-only /usr)
     timeout_seconds: float = Field(default=30, gt=0, le=300)
-    memory_mb: int = Field(default=512, ge=64, le=65_536)
+    memory_mb: int = Field(default=512, ge=64, le=65_536)  # all of a run's processes together
+    processes: int = Field(default=8, ge=4, le=1_024)  # processes and threads at once
     output_chars: int = Field(default=8_000, ge=200, le=16_000)
 
 

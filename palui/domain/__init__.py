@@ -9,6 +9,7 @@ repositories return live in a module of their own here, and every name is import
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -265,6 +266,10 @@ class Card:
         return self.rows or ((self.buttons,) if self.buttons else ())
 
 
+# A tool's call of another tool of the same turn: its full name, its arguments -> its outcome.
+NestedCall = Callable[[str, dict[str, Any]], Awaitable["ToolOutcome"]]
+
+
 @dataclass(frozen=True, slots=True)
 class TurnScope:
     """The turn a tool call belongs to, for tools that act on Palui itself (the built-ins)."""
@@ -274,6 +279,9 @@ class TurnScope:
     kind: TurnKind
     tainted: bool = False
     taint: Taint | None = None  # where it came from (a job made here records it)
+    # How a tool running now calls another one of this turn (palui__run_code's bridge): through
+    # the turn's whole pipeline, as if the model had asked. None: it may not.
+    nested: NestedCall | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 The sandbox holds one end (as an inherited file descriptor; it has no network and no path to
 any other socket of Palui). Each request is a line of JSON, `{"tool": ..., "arguments": {...}}`,
 and gets one line back, `{"text": ...}` or `{"error": ...}`. Palui side, `dispatch` decides
-what may run (only built-in read tools); the bridge counts every request and refuses all past
-its limit, whatever they ask.
+what may run (only built-in read tools, each through the turn's whole pipeline: hooks, guards,
+policy, a call record); the bridge counts every request and refuses all past its limit,
+whatever they ask.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """Running Python in a bubblewrap sandbox, never blocking the event loop.
 
 The sandbox unshares every namespace (no network: only its own loopback; its own pids, so the
-whole run dies with its first process), sees the system read-only (`/usr` and the usual links),
-a fresh tmpfs home and /tmp, and nothing else: not Palui's data dir, config or working
-directory. Its environment is cleared down to a few plain variables. The address space is capped
-inside (palui/sandbox/inside/start.py); the wall clock is kept here, and at the end the
-sandbox's first process is killed, which takes every process of its pid namespace with it.
+whole run dies with its first process) and may make no more user namespaces; a seccomp filter
+refuses the syscalls an escape would need (palui.sandbox.seccomp). It sees the system read-only
+(`/usr` and the usual links), a size-capped tmpfs home, /tmp and /dev/shm, a read-only minimal
+/dev, and nothing else: not Palui's data dir, config or working directory. Its environment is
+cleared down to a few plain variables. Memory and processes are capped for the run as a whole
+(palui.sandbox.confine); the wall clock is kept here, and at the end the sandbox's first process
+is killed, which takes every process of its pid namespace with it.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ import os
 import shutil
 import signal
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from palui.logs import get_logger
+from palui.sandbox import seccomp
 from palui.sandbox.bridge import Bridge
-from palui.sandbox.limits import SandboxLimits
+from palui.sandbox.cgroup import RunCgroup, Usage
+from palui.sandbox.confine import Confinement
+from palui.sandbox.limits import MB, SandboxLimits
 
 log = get_logger("palui.sandbox")
 
@@ -40,7 +45,6 @@ ENV = {
     "PYTHONUNBUFFERED": "1",  # what was printed before a timeout still reaches the result
     "PYTHONDONTWRITEBYTECODE": "1",
 }
-TMPFS_BYTES = 64 * 1024 * 1024
 PROBE_TIMEOUT_S = 10
 GONE_TIMEOUT_S = 5
 
@@ -54,12 +58,15 @@ class RunResult:
     stderr_cut: bool = False
     timed_out: bool = False
     bridge_calls: int = 0
+    processes: int = 0  # the process cap this run had
+    usage: Usage = field(default_factory=Usage)  # what the run's cgroup saw (nothing without one)
 
 
-def isolation_args(bwrap: str) -> list[str]:
+def isolation_args(bwrap: str, limits: SandboxLimits, seccomp_fd: int) -> list[str]:
     args = [
-        bwrap, "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
-        "--die-with-parent", "--new-session", "--clearenv",
+        bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534",
+        "--gid", "65534", "--die-with-parent", "--new-session", "--clearenv",
+        "--seccomp", str(seccomp_fd),
     ]  # fmt: skip
     for name, value in ENV.items():
         args += ["--setenv", name, value]
@@ -67,9 +74,11 @@ def isolation_args(bwrap: str) -> list[str]:
         args += ["--ro-bind", path, path]
     for target, link in LINKS:
         args += ["--symlink", target, link]
+    # A minimal /dev, read-only past its own size-capped /dev/shm (its device nodes still work).
     args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(limits.shm_mb * MB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for path in ("/tmp", HOME):
-        args += ["--size", str(TMPFS_BYTES), "--tmpfs", path]
+        args += ["--size", str(limits.tmpfs_mb * MB), "--tmpfs", path]
     args += ["--ro-bind", str(INSIDE), MOUNT, "--chdir", HOME, "--remount-ro", "/"]
     return args
 
@@ -78,7 +87,9 @@ def resolve(bwrap: str) -> str | None:
     return shutil.which(bwrap)
 
 
-async def probe(bwrap: str, data_dir: Path) -> str | None:
+async def probe(
+    bwrap: str, data_dir: Path, limits: SandboxLimits, confinement: Confinement
+) -> str | None:
     """Why the sandbox can't be set up here, or None when it can (one real, empty sandbox)."""
     found = resolve(bwrap)
     if found is None:
@@ -86,13 +97,19 @@ async def probe(bwrap: str, data_dir: Path) -> str | None:
     visible = _visible(data_dir)
     if visible is not None:
         return f"Palui's data dir {visible} is inside {', '.join(SYSTEM)}, which the sandbox sees"
+    if seccomp.native() is None:
+        return "there is no seccomp filter for this machine's architecture (x86_64, aarch64)"
+    filter_fd = _seccomp_fd()
     try:
         process = await asyncio.create_subprocess_exec(
-            *isolation_args(found), "true",
+            *isolation_args(found, limits, filter_fd), "true",
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={},
+            pass_fds=(filter_fd,), **confinement.spawn_user(),
         )  # fmt: skip
     except OSError as exc:
-        return f"bubblewrap could not be started ({exc.strerror})"
+        return f"bubblewrap could not be started ({exc.strerror}){_as_nobody(confinement)}"
+    finally:
+        os.close(filter_fd)
     try:
         _, err = await asyncio.wait_for(process.communicate(), PROBE_TIMEOUT_S)
     except TimeoutError:
@@ -101,8 +118,18 @@ async def probe(bwrap: str, data_dir: Path) -> str | None:
         return "bubblewrap did not finish setting up an empty sandbox in time"
     if process.returncode != 0:
         reason = err.decode(errors="replace").strip().splitlines()
-        return f"bubblewrap refused to set up the sandbox: {reason[-1] if reason else 'no reason'}"
+        why = reason[-1] if reason else "no reason"
+        return f"bubblewrap refused to set up the sandbox: {why}{_as_nobody(confinement)}"
     return None
+
+
+def _as_nobody(confinement: Confinement) -> str:
+    if not confinement.spawn_user():
+        return ""
+    return (
+        " (Palui runs as root, so bubblewrap runs as host user nobody: it must be able to read "
+        "bubblewrap, the Python inside and Palui's install)"
+    )
 
 
 def _visible(data_dir: Path) -> Path | None:
@@ -110,43 +137,89 @@ def _visible(data_dir: Path) -> Path | None:
     return data if any(data.is_relative_to(path) for path in SYSTEM) else None
 
 
+def _seccomp_fd() -> int:
+    """The filter on a pipe's read end (a few hundred bytes: it fits the pipe's buffer)."""
+    arch = seccomp.native()
+    if arch is None:
+        raise RuntimeError("no seccomp filter for this architecture")  # the probe said so
+    read, write = os.pipe()
+    try:
+        os.write(write, seccomp.program(arch))
+    finally:
+        os.close(write)
+    return read
+
+
 class Sandbox:
-    def __init__(self, bwrap: str, python: str, limits: SandboxLimits) -> None:
+    def __init__(
+        self, bwrap: str, python: str, limits: SandboxLimits, confinement: Confinement
+    ) -> None:
         self._bwrap = bwrap
         self._python = python
         self.limits = limits
+        self.confinement = confinement
 
     async def run(self, code: str, bridge: Bridge) -> RunResult:
         """Run `code`; the process and all it started are gone when this returns (or raises)."""
         found = resolve(self._bwrap) or self._bwrap
+        cgroup = self._cgroup()
+        # Without a cgroup each process gets its share of the memory; with one, the cgroup holds
+        # the total and a single process may use all of it.
+        memory, processes = (
+            (self.limits.process_memory_bytes, self.limits.rlimit_processes)
+            if cgroup is None
+            else (self.limits.memory_bytes, self.limits.processes)
+        )
+        filter_fd = _seccomp_fd()
         info_read, info_write = os.pipe()
         argv = [
-            *isolation_args(found), "--info-fd", str(info_write),
-            self._python, "-I", f"{MOUNT}/start.py",
-            str(self.limits.memory_bytes), str(bridge.sandbox_fd),
+            *isolation_args(found, self.limits, filter_fd), "--info-fd", str(info_write),
+            self._python, "-I", f"{MOUNT}/start.py", str(memory), str(processes),
+            str(self.limits.tmpfs_mb * MB), str(bridge.sandbox_fd),
         ]  # fmt: skip
+        if cgroup is not None:  # bubblewrap's first process joins it, so all it starts is in
+            argv = ["/bin/sh", "-c", 'echo $$ >"$0" && exec "$@"', str(cgroup.procs), *argv]
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(info_write, bridge.sandbox_fd), start_new_session=True, env={},
+                pass_fds=(info_write, bridge.sandbox_fd, filter_fd), start_new_session=True,
+                env={}, **self.confinement.spawn_user(cgrouped=cgroup is not None),
             )  # fmt: skip
         except BaseException:
             os.close(info_read)
+            if cgroup is not None:
+                cgroup.remove()
             raise
         finally:
             os.close(info_write)
+            os.close(filter_fd)
             bridge.handed_over()
         run = _Run(process)
         serving = asyncio.create_task(bridge.serve(), name="sandbox-bridge")
         try:
             await run.find_first(info_read, self.limits.timeout_s)
-            return await self._watch(run, code, bridge)
+            result = await self._watch(run, code, bridge)
         finally:
             await run.end()
             serving.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await serving
             bridge.close()
+            usage = cgroup.usage() if cgroup is not None else Usage()
+            if cgroup is not None:
+                cgroup.remove()
+        return replace(result, processes=processes, usage=usage)
+
+    def _cgroup(self) -> RunCgroup | None:
+        delegated = self.confinement.cgroup
+        if delegated is None:
+            return None
+        try:
+            return delegated.create(self.limits)
+        except OSError as exc:
+            # The per-process rlimits still bound the total (at a smaller share each).
+            log.warning("sandbox_cgroup_failed", error=exc.strerror)
+            return None
 
     async def _watch(self, run: _Run, code: str, bridge: Bridge) -> RunResult:
         process = run.process

@@ -14,6 +14,7 @@ from palui.config import RunCodeSettings
 from palui.domain import RemoteTool, ToolOutcome
 from palui.logs import get_logger
 from palui.sandbox.bridge import Bridge, Dispatch
+from palui.sandbox.confine import Confinement, choose
 from palui.sandbox.launcher import RunResult, Sandbox, probe
 from palui.sandbox.limits import MAX_BRIDGE_CALLS, SandboxLimits, cut
 
@@ -23,6 +24,7 @@ NAME = "run_code"
 MAX_CODE = 100_000
 LANGUAGES = ("python",)
 MEMORY_NOTE = "went over its memory limit"  # what inside/start.py prints on a MemoryError
+PROCESS_NOTE = "went over its limit of"  # ... and when a process or thread could not start
 
 
 # Fixed words: the description is part of the tool's definition hash, so limits changed in
@@ -52,11 +54,14 @@ class RunCode:
         self.limits = SandboxLimits(
             timeout_s=settings.timeout_seconds,
             memory_mb=settings.memory_mb,
+            processes=settings.processes,
             output_chars=settings.output_chars,
         )
         self._settings = settings
         self._data_dir = data_dir
-        self._sandbox = Sandbox(settings.bwrap, settings.python, self.limits)
+        self._sandbox = Sandbox(
+            settings.bwrap, settings.python, self.limits, Confinement(None, "not probed yet")
+        )
         self.unavailable: str | None = "not probed yet"  # why it is not offered
 
     @property
@@ -64,12 +69,23 @@ class RunCode:
         return DEFINITION
 
     @property
+    def confinement(self) -> Confinement:
+        return self._sandbox.confinement
+
+    @property
     def ready(self) -> bool:
         return self.unavailable is None
 
     async def probe(self) -> str | None:
-        """Try the sandbox once; remember and return why it can't be used (None: it can)."""
-        self.unavailable = await probe(self._settings.bwrap, self._data_dir)
+        """Choose how the run's totals are held, try the sandbox once; remember and return why
+        it can't be used (None: it can)."""
+        confinement = choose()
+        self._sandbox = Sandbox(
+            self._settings.bwrap, self._settings.python, self.limits, confinement
+        )
+        self.unavailable = await probe(
+            self._settings.bwrap, self._data_dir, self.limits, confinement
+        )
         if self.unavailable:
             log.warning("run_code_unavailable", reason=self.unavailable)
         return self.unavailable
@@ -85,7 +101,12 @@ class RunCode:
         if not self.ready:
             return _error(f"the sandbox can't be used here: {self.unavailable}. Nothing was run.")
         result = await self._sandbox.run(code, Bridge(dispatch, self.limits.bridge_calls))
-        log.info("run_code_ran", exit_code=result.exit_code, timed_out=result.timed_out)
+        log.info(
+            "run_code_ran",
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            peak_bytes=result.usage.peak_bytes,
+        )
         text = describe(result, self.limits)
         return ToolOutcome(text, is_error=result.exit_code != 0, untrusted=True)
 
@@ -101,8 +122,10 @@ def describe(result: RunResult, limits: SandboxLimits) -> str:
         head = "The code ran (exit code 0)."
     else:
         head = f"The code failed (exit code {result.exit_code})."
-    if MEMORY_NOTE in result.stderr:
-        head += f" It ran out of memory (the limit is {limits.memory_mb} MB)."
+    if MEMORY_NOTE in result.stderr or result.usage.oom_killed:
+        head += f" It ran out of memory (the limit is {limits.memory_mb} MB for the whole run)."
+    if PROCESS_NOTE in result.stderr or result.usage.process_capped:
+        head += f" It hit the limit of {result.processes} processes and threads at once."
     if result.bridge_calls:
         calls = "once" if result.bridge_calls == 1 else f"{result.bridge_calls} times"
         head += f" It asked for Palui's tools {calls} (at most {limits.bridge_calls} run)."

@@ -269,12 +269,17 @@ class BuiltinTools:
         if self._run_code is None or not self._run_code.ready:
             return _error("there is no built-in tool 'run_code' here.")
 
+        nested = scope.nested
+
         async def bridge(name: str, bridge_arguments: dict[str, Any]) -> ToolOutcome:
-            # The code may read through Palui, never change anything: read built-ins only.
+            # The code may read through Palui, never change anything: read built-ins only, each
+            # through the turn's pipeline (hooks, guards, policy, record) like the model's calls.
             tool = name.removeprefix(f"{CONNECTOR_ID}__")
             if tool not in READ_TOOLS or name == tool:
                 return _error(f"{name!r} is not one of Palui's built-in read tools.")
-            return await self.call_scoped(scope, tool, bridge_arguments)
+            if nested is None:
+                return _error("this turn can't run tools for the code.")
+            return await nested(name, bridge_arguments)
 
         return await self._run_code.run(arguments, bridge)
 

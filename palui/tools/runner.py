@@ -22,6 +22,7 @@ from palui.domain import (
     ActionState,
     CallStage,
     CallStatus,
+    NestedCall,
     Taint,
     ToolCallRequest,
     ToolOutcome,
@@ -322,7 +323,7 @@ class TurnTools:
         started = self._clock()
         status, outcome = CallStatus.UNKNOWN, ToolOutcome(UNKNOWN_OUTCOME, is_error=True)
         try:
-            outcome = await self._call_toolset(tool, arguments)
+            outcome = await self._call_toolset(call, step, tool, arguments)
             status = CallStatus.ERROR if outcome.is_error else CallStatus.OK
         except TimeoutError:
             status = CallStatus.TIMEOUT
@@ -378,11 +379,28 @@ class TurnTools:
         view = self._view(call, tool, arguments)
         return await post_hooks(self.rules, view, result, self.record, call, step)
 
-    async def _call_toolset(self, tool: OfferedTool, arguments: dict[str, Any]) -> ToolOutcome:
+    async def _call_toolset(
+        self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]
+    ) -> ToolOutcome:
         if isinstance(tool.toolset, ScopedToolset):  # the built-ins act on this turn's chat
-            scope = TurnScope(self._turn_id, self._chat_id, self.kind, self.tainted, self.taint)
+            nested = self._nested(call, step)
+            scope = TurnScope(
+                self._turn_id, self._chat_id, self.kind, self.tainted, self.taint, nested=nested
+            )
             return await tool.toolset.call_scoped(scope, tool.remote.name, arguments)
         return await provenance.call(tool, arguments, self.taint)  # memory keeps its origin
+
+    def _nested(self, parent: ToolCallRequest, step: int) -> NestedCall:
+        """Calls a running tool makes of other tools (palui__run_code's bridge) go where the
+        model's go: hooks, guards, the policy, duplicate protection, a record each (its id is
+        the parent's, numbered)."""
+        numbers = count(1)
+
+        async def nested(name: str, arguments: dict[str, Any]) -> ToolOutcome:
+            text = json.dumps(arguments, ensure_ascii=False)
+            return await self.run(ToolCallRequest(f"{parent.id}/{next(numbers)}", name, text), step)
+
+        return nested
 
     async def _repeat(
         self, call: ToolCallRequest, step: int, tool: OfferedTool, action: Any
