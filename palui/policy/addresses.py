@@ -17,12 +17,14 @@ from enum import StrEnum
 from urllib.parse import unquote
 
 from palui.policy.hosts import canonical_host, looks_like_host
-from palui.policy.urls import C0_OR_SPACE, SCHEME, UrlReading, read_url
+from palui.policy.urls import C0_OR_SPACE, UrlReading, read_url
 
 LABEL = r"[^\W_](?:[\w-]*[^\W_])?"
 URL_IN_TEXT = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*://|\b(?:https?|wss?|ftp|file):)[^\s<>\"']+")
 MAILTO = re.compile(r"(?i)\bmailto:[^\s<>\"']+")
 EMAIL = re.compile(rf"[^@\s<>()\[\],;:\"'/\\]+@((?:{LABEL}\.)+[^\W\d_](?:[\w-]*[^\W_])?)")
+URL_START = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s:]")  # a value that begins as a URL
+NAME_ADDR = re.compile(r"<[^<>\s]*(?:@|://)[^<>\s]*>")  # "Ana <ana@example.org>"
 BARE = re.compile(r"^(?P<host>[^\s/\\?#:@\[\]]+)(?P<rest>(?::\d+)?(?:[/\\?#]\S*)?)$")
 IPV4_SHAPE = re.compile(r"^\d+(?:\.\d+){3}$")
 DOMAIN_IN_TEXT = re.compile(rf"(?:{LABEL}\.)+[^\W\d_][\w-]*[^\W_]")
@@ -144,12 +146,12 @@ def scan(value: str, *, numbers: bool) -> tuple[Reading, str]:
     text = EMAIL.sub(email, text)
     text = " ".join(host(token) for token in re.split(r"[\s,;]+", text))
     whole = value.translate(FULL_STOPS).strip(C0_OR_SPACE)
-    if SCHEME.match(re.sub(r"[\t\n\r]", "", whole)) and (reading := read_url(whole)):
+    if URL_START.match(re.sub(r"[\t\n\r]", "", whole)) and (as_one := read_url(whole)):
         # The whole value as one URL, as a client handed this value reads it (tabs and line
         # breaks dropped): a host its pieces don't show is one more destination.
         known = {address.value for address in found}
-        if reading.host is None or reading.host not in known:
-            note(reading, whole, "a URL")
+        if as_one.host is None or as_one.host not in known:
+            note(as_one, whole, "a URL")
     if numbers:
         for piece in re.split(r"[,;]", text):
             if (address := _number(piece)) is None:
@@ -173,7 +175,7 @@ def read_bare(value: str) -> Reading | None:
     reading, rest = scan(value, numbers=False)
     if not reading:
         return None
-    if read_url(value) is not None or re.search(r"<[^<>]*>", value):
+    if URL_START.match(value.strip(C0_OR_SPACE)) or NAME_ADDR.search(value):
         return reading
     return reading if not rest.strip(" ,;" + WRAPPING) else None
 

@@ -16,18 +16,20 @@ from urllib.parse import unquote_to_bytes
 
 import idna
 
+from palui.policy.lexicon import word_set
+
 # The WHATWG "forbidden domain code points": a host holding one is not a domain.
 _FORBIDDEN = frozenset("\x00\t\n\r #/:<>?@[\\]^|%\x7f") | frozenset(map(chr, range(0x20)))
 _HEX = re.compile(r"^0[xX][0-9A-Fa-f]*$")
 _LABEL = re.compile(r"^[^\W_](?:[\w-]*[^\W_])?$")
 # Names that are files far more often than hosts, though some are TLDs too (`.md`, `.py`, `.sh`).
-_FILE_ENDINGS = frozenset(
+_FILE_ENDINGS = word_set(
     "md py sh rs pl pm rb js ts jsx tsx mjs cjs go c h cc cpp hpp cs java kt swift php lua r "
     "txt log csv tsv json jsonl yaml yml toml ini cfg conf env lock xml html htm css scss svg "
     "pdf doc docx xls xlsx ppt pptx odt ods rtf epub png jpg jpeg gif webp bmp ico tif tiff "
     "heic mp3 mp4 m4a wav ogg oga opus flac mov avi mkv webm zip tar gz tgz bz2 xz zst rar "
     "7z exe bin dll so dylib deb rpm apk dmg iso img db sqlite sql bak tmp old orig swp ipynb "
-    "sample mdx rst tex bib ics vcf eml msg key pem crt csr p12 pub".split()
+    "sample mdx rst tex bib ics vcf eml msg key pem crt csr p12 pub"
 )
 
 

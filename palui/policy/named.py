@@ -16,10 +16,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+
 from palui.policy.addresses import Address, AddressKind, addresses_in
+from palui.policy.destinations import CallDestinations
 from palui.policy.hosts import canonical_host, canonical_label
 from palui.policy.urls import read_url
-from palui.policy.destinations import CallDestinations
 
 SHOWN = 3  # destinations a card's "why" names; the rest are counted
 

@@ -80,7 +80,7 @@ def read_url(text: str) -> UrlReading | None:
     after = rest[slashes:]
     end = next((i for i, ch in enumerate(after) if ch in separators), len(after))
     authority = after[:end]
-    userinfo, at, hostport = authority.rpartition("@")
+    _, at, hostport = authority.rpartition("@")  # the user part is never the host
     host_text, port = _split_port(hostport)
     if scheme == "file" and host_text.lower() in ("", "localhost"):
         return None
