@@ -109,6 +109,18 @@ def test_every_address_in_a_destination_value_counts() -> None:
     assert mailto == (Address(EMAIL, "ana@x.org"), Address(EMAIL, "eve@evil.example"))
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "go to https://named.example<@evil.example/x now",
+        'go to https://named.example"@evil.example/x now',
+        "go to https://named.example'@evil.example/x now",
+    ],
+)
+def test_a_url_cut_short_in_prose_still_shows_the_host_a_client_would_reach(value: str) -> None:
+    assert Address(HOST, "evil.example") in read_destination(value).addresses
+
+
 def test_a_url_split_by_a_line_break_is_read_whole_too() -> None:
     reading = read_destination("https://named.example\n.evil.example/x")
     assert Address(HOST, "named.example.evil.example") in reading.addresses
@@ -154,6 +166,7 @@ def test_a_value_that_is_nothing_but_addresses_is_a_destination_whatever_its_nam
         "Time: 10:30",
         "http: a protocol",
         "a < b and example.org > c",
+        "lodash@4.17.21",
     ],
 )
 def test_a_benign_value_in_an_ordinary_argument_is_no_destination(value: str) -> None:

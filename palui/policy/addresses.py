@@ -17,17 +17,20 @@ from enum import StrEnum
 from urllib.parse import unquote
 
 from palui.policy.hosts import canonical_host, looks_like_host
-from palui.policy.urls import C0_OR_SPACE, UrlReading, read_url
+from palui.policy.urls import C0_OR_SPACE, LINE_BREAK, UrlReading, read_url
 
-LABEL = r"[^\W_](?:[\w-]*[^\W_])?"
-URL_IN_TEXT = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*://|\b(?:https?|wss?|ftp|file):)[^\s<>\"']+")
+# Written so each finds its matches in one pass (a lookbehind picks where a match may start, a
+# possessive run never backtracks): arguments are untrusted and may be long.
+URL_IN_TEXT = re.compile(
+    r"(?i)(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://|\b(?:https?|wss?|ftp|file):)[^\s<>\"]+"
+)
 MAILTO = re.compile(r"(?i)\bmailto:[^\s<>\"']+")
-EMAIL = re.compile(rf"[^@\s<>()\[\],;:\"'/\\]+@((?:{LABEL}\.)+[^\W\d_](?:[\w-]*[^\W_])?)")
+EMAIL = re.compile(r"(?<![^@\s<>()\[\],;:\"'/\\])[^@\s<>()\[\],;:\"'/\\]++@((?:[\w-]++\.)+[\w-]++)")
 URL_START = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s:]")  # a value that begins as a URL
 NAME_ADDR = re.compile(r"<[^<>\s]*(?:@|://)[^<>\s]*>")  # "Ana <ana@example.org>"
 BARE = re.compile(r"^(?P<host>[^\s/\\?#:@\[\]]+)(?P<rest>(?::\d+)?(?:[/\\?#]\S*)?)$")
 IPV4_SHAPE = re.compile(r"^\d+(?:\.\d+){3}$")
-DOMAIN_IN_TEXT = re.compile(rf"(?:{LABEL}\.)+[^\W\d_][\w-]*[^\W_]")
+DOMAIN_IN_TEXT = re.compile(r"(?<![\w.-])(?:[\w-]++\.)+[^\W\d_][\w-]*+")
 HANDLE = re.compile(r"^@[A-Za-z][A-Za-z0-9_]{3,}$")
 HANDLE_IN_TEXT = re.compile(r"(?<![\w@])@[A-Za-z][A-Za-z0-9_]{3,}")
 CHAT_NUMBER = re.compile(r"^-?\d{5,}$")
@@ -121,6 +124,8 @@ def scan(value: str, *, numbers: bool) -> tuple[Reading, str]:
 
     def email(match: re.Match[str]) -> str:
         nonlocal unreadable
+        if not match.group(1).rsplit(".", 1)[-1][:1].isalpha():
+            return match.group(0)  # `lodash@4.17.21`: a version, not a mailbox
         local = match.group(0)[: -len(match.group(1)) - 1]
         address = _email(local, match.group(1))
         if address is None:
@@ -131,7 +136,8 @@ def scan(value: str, *, numbers: bool) -> tuple[Reading, str]:
         return " "
 
     def host(token: str) -> str:
-        bare = BARE.match(token.strip(WRAPPING).rstrip(TRAILING).lstrip("."))
+        # `@` too: `https://named.example<@evil.example/` in prose leaves `<@evil.example/`.
+        bare = BARE.match(token.strip(WRAPPING + "@").rstrip(TRAILING).lstrip("."))
         if bare is None:
             return token
         name, rest = bare.group("host"), bare.group("rest")
@@ -149,8 +155,9 @@ def scan(value: str, *, numbers: bool) -> tuple[Reading, str]:
     if URL_START.match(re.sub(r"[\t\n\r]", "", whole)) and (as_one := read_url(whole)):
         # The whole value as one URL, as a client handed this value reads it (tabs and line
         # breaks dropped): a host its pieces don't show is one more destination.
+        # A list of URLs one a line reads whole as its first URL: nothing more to say then.
         known = {address.value for address in found}
-        if as_one.host is None or as_one.host not in known:
+        if as_one.host not in known or as_one.ambiguous not in (None, LINE_BREAK):
             note(as_one, whole, "a URL")
     if numbers:
         for piece in re.split(r"[,;]", text):
@@ -196,7 +203,7 @@ def addresses_in(text: str) -> frozenset[Address]:
             found.add(Address(AddressKind.HOST, reading.host))
     for match in EMAIL.finditer(text):
         local = match.group(0)[: -len(match.group(1)) - 1]
-        if (email := _email(local, match.group(1).rstrip("."))) is not None:
+        if (email := _email(local, match.group(1))) is not None:
             found.add(email)
     for match in DOMAIN_IN_TEXT.finditer(text):
         if (name := canonical_host(match.group(0))) is not None:

@@ -22,6 +22,7 @@ C0_OR_SPACE = "".join(map(chr, range(0x21)))
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 SPECIAL = frozenset({"ftp", "file", "http", "https", "ws", "wss"})
 _TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
+LINE_BREAK = "it has a tab or line break inside"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ def _ambiguity(trimmed: str, head: str, at: str, host: str | None) -> str | None
     if "\\" in head:
         return "it has a backslash before its host"
     if _TAB_OR_NEWLINE.search(trimmed):
-        return "it has a tab or line break inside"
+        return LINE_BREAK
     if host is not None and _strict_host(trimmed) != host:
         return "clients read its host differently"
     return None
