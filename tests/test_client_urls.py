@@ -176,13 +176,26 @@ def test_a_benign_value_in_an_ordinary_argument_is_no_destination(value: str) ->
 
 def test_an_ambiguous_url_asks_even_when_its_host_was_named() -> None:
     named = NamedDestinations.of(["my notes are on named.example"])
-    fine = call_destinations({}, {"link": "https://named.example/x"})
+    fine = call_destinations({}, {"url": "https://named.example/", "link": "named.example/x"})
     assert not named.unnamed(fine)
-    tricky = call_destinations({}, {"link": "http://evil.example\\@named.example/x"})
+    tricky = call_destinations(
+        {}, {"url": "https://named.example/", "link": "http://evil.example\\@named.example/x"}
+    )
     unnamed = named.unnamed(tricky)
     assert unnamed and unnamed.ambiguous
     assert unnamed.words().startswith("its URL may go to a host other than it seems: ")
     assert BACKSLASH in unnamed.words()
+
+
+def test_an_address_outside_a_destination_argument_never_proves_where_a_call_goes() -> None:
+    named = NamedDestinations.of(["my notes are on named.example"])
+    only_there = call_destinations({}, {"site": "named.example"})
+    assert only_there.addresses == (Address(HOST, "named.example"),) and only_there.unknown
+    unnamed = named.unnamed(call_destinations({}, {"site": "evil.example", "note": "x"}))
+    assert unnamed.words() == (
+        "it would reach evil.example, which you haven't named in this conversation, "
+        "and Palui can't tell where else"
+    )
 
 
 def test_the_named_side_reads_with_the_same_parser() -> None:

@@ -43,23 +43,24 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 def _readings(
     input_schema: dict[str, Any], call_arguments: dict[str, Any]
-) -> Iterator[tuple[str, str, Reading]]:
-    """(path, value, what it holds) of every destination in a call: each value of an argument
-    the schema or its name makes a destination, and any value, whatever its argument is called,
-    that is nothing but URLs, hosts or e-mail addresses (a `target`, `link`, `href`, `site`)."""
+) -> Iterator[tuple[str, str, Reading, bool]]:
+    """(path, value, what it holds, whether its argument is a destination) of every
+    destination in a call: each value of an argument the schema or its name makes a destination,
+    and any value, whatever its argument is called, that is nothing but URLs, hosts or e-mail
+    addresses (a `target`, `link`, `href`, `site`)."""
     declared = {path for path, prop in arguments(input_schema) if destination(path, prop)}
     for path, value in _leaves(call_arguments, ""):
         leaf = path.rsplit(".", 1)[-1].lower()
         if path in declared or leaf in DESTINATION_NAMES:
             if value.strip():
-                yield path, value, read_destination(value)
+                yield path, value, read_destination(value), True
         elif (reading := read_bare(value)) is not None:
-            yield path, value, reading
+            yield path, value, reading, False
 
 
 def refused_destination(input_schema: dict[str, Any], call_arguments: dict[str, Any]) -> str | None:
     """Why a call to a tool that does not send out must be refused, or None."""
-    for path, value, reading in _readings(input_schema, call_arguments):
+    for path, value, reading, _ in _readings(input_schema, call_arguments):
         if reading.said:
             return (
                 f"its argument '{path}' holds {reading.said[0]} ({value[:80]}), but this tool "
@@ -87,8 +88,12 @@ def call_destinations(
     found: list[Address] = []
     ambiguous: list[str] = []
     unknown = False
-    for _, _, reading in _readings(input_schema, call_arguments):
-        unknown = unknown or reading.unreadable or not reading.addresses
+    told = False  # a destination argument says where the call goes
+    for _, _, reading, declared in _readings(input_schema, call_arguments):
+        unknown = unknown or reading.unreadable or (declared and not reading.addresses)
+        told = told or (declared and bool(reading.addresses))
         found += [address for address in reading.addresses if address not in found]
         ambiguous += [entry for entry in reading.ambiguous if entry not in ambiguous]
-    return CallDestinations(tuple(found), unknown or not found, tuple(ambiguous))
+    # An address in another argument is one more place the call reaches, never proof that
+    # it reaches nothing else: with no destination argument, where it goes still can't be told.
+    return CallDestinations(tuple(found), unknown or not told, tuple(ambiguous))
