@@ -82,7 +82,7 @@ def fetch(url: str) -> toolkit.Completion:
 @pytest.mark.parametrize(
     ("url", "why"),
     [
-        ("http://evil.example\\@news.example/x?d=SECRET", "it has a backslash before its host"),
+        ("http://evil.example\\@news.example/x?d=SECRET", "it has a backslash"),
         ("https://evil.example@news.example/x?d=SECRET", "it has a user name before its host"),
         ("https:news.example/x?d=SECRET", "clients read its host differently"),
     ],

@@ -13,7 +13,7 @@ from palui.policy.named import NamedDestinations, allows
 from palui.policy.urls import UrlReading, read_url
 
 HOST, EMAIL = AddressKind.HOST, AddressKind.EMAIL
-BACKSLASH = "it has a backslash before its host"
+BACKSLASH = "it has a backslash before or right after its host"
 USER = "it has a user name before its host"
 DIFFER = "clients read its host differently"
 NEWLINE = "it has a tab or line break inside"
@@ -142,6 +142,8 @@ def test_a_url_split_by_a_line_break_is_read_whole_too() -> None:
         "Eve <drop@evil.example>",
         "https://evil.example/a b",
         "10.0.0.1:8080",
+        "//evil.example/x",
+        "\\\\evil.example\\share",
     ],
 )
 def test_a_value_that_is_nothing_but_addresses_is_a_destination_whatever_its_name(

@@ -137,7 +137,10 @@ def scan(value: str, *, numbers: bool) -> tuple[Reading, str]:
 
     def host(token: str) -> str:
         # `@` too: `https://named.example<@evil.example/` in prose leaves `<@evil.example/`.
-        bare = BARE.match(token.strip(WRAPPING + "@").rstrip(TRAILING).lstrip("."))
+        core = token.strip(WRAPPING + "@").rstrip(TRAILING).lstrip(".")
+        if core[:2] in ("//", "\\\\", "/\\", "\\/"):
+            core = core.lstrip("/\\")  # `//evil.example/x`: relative to a scheme, still a host
+        bare = BARE.match(core)
         if bare is None:
             return token
         name, rest = bare.group("host"), bare.group("rest")

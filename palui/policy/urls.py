@@ -97,7 +97,7 @@ def _ambiguity(trimmed: str, head: str, at: str, host: str | None) -> str | None
     if at:
         return "it has a user name before its host"
     if "\\" in head:
-        return "it has a backslash before its host"
+        return "it has a backslash before or right after its host"
     if _TAB_OR_NEWLINE.search(trimmed):
         return LINE_BREAK
     if host is not None and _strict_host(trimmed) != host:
