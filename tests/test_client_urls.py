@@ -218,6 +218,9 @@ def test_the_named_side_reads_with_the_same_parser() -> None:
         ("https://corp.example@evil.example/", "https://evil.example/", False),
         ("10.0.0.1", "http://10.0.0.1:8080/", True),
         ("10.0.0.1", "http://0x0a.0.0.1/", True),
+        ("*@faß.de", "Ana@FAß.de", True),
+        ("*@faß.de", "ana@fass.de", False),
+        ("*@*.mycompany.com", "bob@eu.mycompany.com", True),
     ],
 )
 def test_allow_list_hosts_are_read_with_the_same_parser(

@@ -7,6 +7,8 @@ the job is not tainted) or matches the operator's `[limits] allowed_destinations
 - a host glob: `example.org` (and `www.example.org`), `*.example.org` (its subdomains);
 - an e-mail glob: `*@mycompany.com`, `ana@example.org`;
 - a phone number or chat id, digits with `*`: `+351*`, `-100123456789`; an `@handle`.
+Both sides are read with one parser (`palui.policy.urls`, `palui.policy.hosts`), so a named host
+and the host a call reaches compare in the same canonical form.
 Pure: the words and the list come in as data (`palui.turns.words` reads the words).
 """
 
@@ -26,6 +28,8 @@ SHOWN = 3  # destinations a card's "why" names; the rest are counted
 
 
 def _host_pattern(pattern: str) -> str:
+    """A host glob in the canonical form of the hosts it is matched against (an entry written
+    as a URL stands for its host, read as a client reads it)."""
     if "://" in pattern:
         reading = read_url(pattern)
         pattern = reading.host if reading and reading.host and not reading.ambiguous else pattern
@@ -45,7 +49,8 @@ def allows(pattern: str, address: Address) -> bool:
     if not text:
         return False
     if address.kind is AddressKind.EMAIL:
-        return "@" in text and not text.startswith("@") and fnmatchcase(address.value, text)
+        local, at, domain = text.rpartition("@")
+        return bool(at and local) and fnmatchcase(address.value, f"{local}@{_host_pattern(domain)}")
     if address.kind is AddressKind.HOST:
         return "@" not in text and fnmatchcase(address.value, _host_pattern(text))
     if address.value.startswith("@"):
