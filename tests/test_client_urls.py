@@ -167,6 +167,7 @@ def test_a_value_that_is_nothing_but_addresses_is_a_destination_whatever_its_nam
         "see https://example.org for details",  # prose that mentions a URL
         "Time: 10:30",
         "http: a protocol",
+        "note:see example.org and more",
         "a < b and example.org > c",
         "lodash@4.17.21",
     ],

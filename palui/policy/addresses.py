@@ -185,7 +185,8 @@ def read_bare(value: str) -> Reading | None:
     reading, rest = scan(value, numbers=False)
     if not reading:
         return None
-    if URL_START.match(value.strip(C0_OR_SPACE)) or NAME_ADDR.search(value):
+    whole = value.strip(C0_OR_SPACE)
+    if (URL_START.match(whole) and read_url(whole) is not None) or NAME_ADDR.search(value):
         return reading
     return reading if not rest.strip(" ,;" + WRAPPING) else None
 
