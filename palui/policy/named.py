@@ -7,6 +7,8 @@ the job is not tainted) or matches the operator's `[limits] allowed_destinations
 - a host glob: `example.org` (and `www.example.org`), `*.example.org` (its subdomains);
 - an e-mail glob: `*@mycompany.com`, `ana@example.org`;
 - a phone number or chat id, digits with `*`: `+351*`, `-100123456789`; an `@handle`.
+Both sides are read with one parser (`palui.policy.urls`, `palui.policy.hosts`), so a named host
+and the host a call reaches compare in the same canonical form.
 Pure: the words and the list come in as data (`palui.turns.words` reads the words).
 """
 
@@ -16,20 +18,27 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from urllib.parse import urlsplit
 
-from palui.policy.addresses import Address, AddressKind, addresses_in, canonical_host
+from palui.policy.addresses import Address, AddressKind, addresses_in
 from palui.policy.destinations import CallDestinations
+from palui.policy.hosts import canonical_host, canonical_label
+from palui.policy.urls import read_url
 
 SHOWN = 3  # destinations a card's "why" names; the rest are counted
 
 
 def _host_pattern(pattern: str) -> str:
+    """A host glob in the canonical form of the hosts it is matched against (an entry written
+    as a URL stands for its host, read as a client reads it)."""
     if "://" in pattern:
-        pattern = urlsplit(pattern).hostname or pattern
+        reading = read_url(pattern)
+        pattern = reading.host if reading and reading.host and not reading.ambiguous else pattern
+    pattern = pattern.rstrip(".")
+    if "*" not in pattern and "?" not in pattern:
+        return canonical_host(pattern) or pattern
     labels = [
-        label if "*" in label or "?" in label else (canonical_host(label) or label)
-        for label in pattern.rstrip(".").split(".")
+        label if "*" in label or "?" in label else (canonical_label(label) or label)
+        for label in pattern.split(".")
     ]
     return ".".join(labels).removeprefix("www.")
 
@@ -40,7 +49,8 @@ def allows(pattern: str, address: Address) -> bool:
     if not text:
         return False
     if address.kind is AddressKind.EMAIL:
-        return "@" in text and not text.startswith("@") and fnmatchcase(address.value, text)
+        local, at, domain = text.rpartition("@")
+        return bool(at and local) and fnmatchcase(address.value, f"{local}@{_host_pattern(domain)}")
     if address.kind is AddressKind.HOST:
         return "@" not in text and fnmatchcase(address.value, _host_pattern(text))
     if address.value.startswith("@"):
@@ -58,19 +68,26 @@ class Unnamed:
 
     addresses: tuple[Address, ...] = ()
     unknown: bool = False  # where (else) it goes can't be told
+    ambiguous: tuple[str, ...] = ()  # URLs clients could read as going elsewhere
 
     def __bool__(self) -> bool:
-        return bool(self.addresses) or self.unknown
+        return bool(self.addresses) or self.unknown or bool(self.ambiguous)
 
     def words(self) -> str:
         """The clause a card's "why" says it with."""
-        shown = ", ".join(address.value for address in self.addresses[:SHOWN])
-        if len(self.addresses) > SHOWN:
-            shown += f" and {len(self.addresses) - SHOWN} more"
-        if not self.addresses:
-            return "it sends out, and Palui can't tell where to"
-        clause = f"it would reach {shown}, which you haven't named in this conversation"
-        return clause + (", and Palui can't tell where else" if self.unknown else "")
+        clauses = []
+        if self.ambiguous:
+            shown = "; ".join(self.ambiguous[:SHOWN])
+            clauses.append(f"its URL may go to a host other than it seems: {shown}")
+        if self.addresses:
+            shown = ", ".join(address.value for address in self.addresses[:SHOWN])
+            if len(self.addresses) > SHOWN:
+                shown += f" and {len(self.addresses) - SHOWN} more"
+            clause = f"it would reach {shown}, which you haven't named in this conversation"
+            clauses.append(clause + (", and Palui can't tell where else" if self.unknown else ""))
+        elif not self.ambiguous or self.unknown:
+            clauses.append("it sends out, and Palui can't tell where to")
+        return "; ".join(clauses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,4 +109,4 @@ class NamedDestinations:
 
     def unnamed(self, found: CallDestinations) -> Unnamed:
         missing = tuple(address for address in found.addresses if not self.gives(address))
-        return Unnamed(missing, found.unknown)
+        return Unnamed(missing, found.unknown, found.ambiguous)
