@@ -62,11 +62,29 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)  # what the run's cgroup saw (nothing without one)
 
 
-def isolation_args(bwrap: str, limits: SandboxLimits, seccomp_fd: int) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Handed:
+    """What bubblewrap reads from descriptors Palui opened: the seccomp program, and the files
+    of `inside/` as data. Bubblewrap may run as host `nobody`, which can't walk to an install
+    under a private home (/root/…); a pipe it is handed needs no path at all."""
+
+    seccomp: int
+    files: tuple[tuple[int, str], ...]  # (descriptor, path inside the sandbox)
+
+    @property
+    def fds(self) -> tuple[int, ...]:
+        return (self.seccomp, *(fd for fd, _ in self.files))
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+
+
+def isolation_args(bwrap: str, limits: SandboxLimits, handed: Handed) -> list[str]:
     args = [
         bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534",
         "--gid", "65534", "--die-with-parent", "--new-session", "--clearenv",
-        "--seccomp", str(seccomp_fd),
+        "--seccomp", str(handed.seccomp),
     ]  # fmt: skip
     for name, value in ENV.items():
         args += ["--setenv", name, value]
@@ -79,7 +97,9 @@ def isolation_args(bwrap: str, limits: SandboxLimits, seccomp_fd: int) -> list[s
     args += ["--size", str(limits.shm_mb * MB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for path in ("/tmp", HOME):
         args += ["--size", str(limits.tmpfs_mb * MB), "--tmpfs", path]
-    args += ["--ro-bind", str(INSIDE), MOUNT, "--chdir", HOME, "--remount-ro", "/"]
+    for fd, path in handed.files:
+        args += ["--ro-bind-data", str(fd), path]
+    args += ["--chdir", HOME, "--remount-ro", "/"]
     return args
 
 
@@ -99,17 +119,17 @@ async def probe(
         return f"Palui's data dir {visible} is inside {', '.join(SYSTEM)}, which the sandbox sees"
     if seccomp.native() is None:
         return "there is no seccomp filter for this machine's architecture (x86_64, aarch64)"
-    filter_fd = _seccomp_fd()
+    handed = _hand_over()
     try:
         process = await asyncio.create_subprocess_exec(
-            *isolation_args(found, limits, filter_fd), "true",
+            *isolation_args(found, limits, handed), "true",
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={},
-            pass_fds=(filter_fd,), **confinement.spawn_user(),
+            pass_fds=handed.fds, **confinement.spawn_user(),
         )  # fmt: skip
     except OSError as exc:
         return f"bubblewrap could not be started ({exc.strerror}){_as_nobody(confinement)}"
     finally:
-        os.close(filter_fd)
+        handed.close()
     try:
         _, err = await asyncio.wait_for(process.communicate(), PROBE_TIMEOUT_S)
     except TimeoutError:
@@ -128,7 +148,7 @@ def _as_nobody(confinement: Confinement) -> str:
         return ""
     return (
         " (Palui runs as root, so bubblewrap runs as host user nobody: it must be able to read "
-        "bubblewrap, the Python inside and Palui's install)"
+        "bubblewrap and the Python inside)"
     )
 
 
@@ -137,14 +157,22 @@ def _visible(data_dir: Path) -> Path | None:
     return data if any(data.is_relative_to(path) for path in SYSTEM) else None
 
 
-def _seccomp_fd() -> int:
-    """The filter on a pipe's read end (a few hundred bytes: it fits the pipe's buffer)."""
+def _hand_over() -> Handed:
     arch = seccomp.native()
     if arch is None:
         raise RuntimeError("no seccomp filter for this architecture")  # the probe said so
+    files = tuple(
+        (_pipe_of(path.read_bytes()), f"{MOUNT}/{path.name}")
+        for path in sorted(INSIDE.glob("*.py"))
+    )
+    return Handed(_pipe_of(seccomp.program(arch)), files)
+
+
+def _pipe_of(data: bytes) -> int:
+    """`data` on a pipe's read end (a few KB at most: it fits the pipe's buffer)."""
     read, write = os.pipe()
     try:
-        os.write(write, seccomp.program(arch))
+        os.write(write, data)
     finally:
         os.close(write)
     return read
@@ -170,10 +198,10 @@ class Sandbox:
             if cgroup is None
             else (self.limits.memory_bytes, self.limits.processes)
         )
-        filter_fd = _seccomp_fd()
+        handed = _hand_over()
         info_read, info_write = os.pipe()
         argv = [
-            *isolation_args(found, self.limits, filter_fd), "--info-fd", str(info_write),
+            *isolation_args(found, self.limits, handed), "--info-fd", str(info_write),
             self._python, "-I", f"{MOUNT}/start.py", str(memory), str(processes),
             str(self.limits.tmpfs_mb * MB), str(bridge.sandbox_fd),
         ]  # fmt: skip
@@ -182,7 +210,7 @@ class Sandbox:
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(info_write, bridge.sandbox_fd, filter_fd), start_new_session=True,
+                pass_fds=(info_write, bridge.sandbox_fd, *handed.fds), start_new_session=True,
                 env={}, **self.confinement.spawn_user(cgrouped=cgroup is not None),
             )  # fmt: skip
         except BaseException:
@@ -192,7 +220,7 @@ class Sandbox:
             raise
         finally:
             os.close(info_write)
-            os.close(filter_fd)
+            handed.close()
             bridge.handed_over()
         run = _Run(process)
         serving = asyncio.create_task(bridge.serve(), name="sandbox-bridge")
