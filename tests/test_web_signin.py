@@ -1,5 +1,6 @@
-"""The console's sign-in form takes posts from its own page only, and failed sign-ins are
-throttled per client address (a right link always signs in)."""
+"""The console's sign-in form takes posts from its own page only, failed sign-ins are
+throttled per client address (a right link always signs in), and a delivered link's token is
+nowhere in the database."""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from sqlalchemy import select
 
 from palui.config import Settings
+from palui.db import Store
+from palui.db.models import Base
+from palui.domain.sealed import CLOSE, OPEN
 from palui.http.throttle import MAX_FAILURES
 from palui.web.access import COOKIE
 from tests import toolkit
@@ -100,3 +105,30 @@ async def test_failed_sign_ins_are_throttled_per_client_and_a_right_link_still_w
         token = link_in(chat).rsplit("/", 1)[1]
         status, headers, _ = await _sign_in(base, token, guesser)
         assert status == 303 and COOKIE in headers["Set-Cookie"]
+
+
+async def _every_stored_value(store: Store) -> list[str]:
+    """Every value of every row of every table, as text: what a copy of the database holds."""
+    values = []
+    async with store.db.session() as s:
+        for table in Base.metadata.sorted_tables:
+            for row in (await s.execute(select(table))).all():
+                values.extend(str(value) for value in row)
+    return values
+
+
+async def test_a_delivered_link_leaves_no_usable_token_in_the_database(
+    settings: Settings,
+) -> None:
+    async with running_palui(settings, toolkit.ScriptedModel()) as (app, chat):
+        await chat.command("web")
+        link = link_in(chat)
+        token = link.rsplit("/", 1)[1]
+        assert OPEN not in chat.texts()[-1] and CLOSE not in chat.texts()[-1]
+        stored = await _every_stored_value(app.store)
+        assert not any(token in value for value in stored)
+        assert any("/ui/signin/(sent once, not kept)" in value for value in stored)
+        async with _jar() as session:
+            assert (await use_link(session, link)).status == 303  # the person's copy works
+        async with _jar() as session:
+            assert (await use_link(session, link)).status == 401  # once
