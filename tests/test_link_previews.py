@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from palui.domain.sealed import CLOSE, OPEN
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.fakes.telegram_api import RecordedRequest
@@ -46,7 +47,8 @@ async def test_replies_cards_and_the_web_link_go_out_without_link_previews(
     await fake_telegram.wait_for_text(OWNER_CHAT, "Left it alone.")
 
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "/web")
-    await fake_telegram.wait_for_text(OWNER_CHAT, "/ui/signin/")
+    link = await fake_telegram.wait_for_text(OWNER_CHAT, "/ui/signin/")
+    assert OPEN not in link["text"] and CLOSE not in link["text"]  # sent unmarked
 
     sent = _text_requests(fake_telegram.requests)
     with_urls = [r for r in sent if "http" in str(r.params.get("text"))]

@@ -15,10 +15,11 @@ from palui.config import Settings
 from palui.db import Store
 from palui.db.models import Base
 from palui.domain.sealed import CLOSE, OPEN
+from palui.errors import ChannelError
 from palui.http.throttle import MAX_FAILURES
 from palui.web.access import COOKIE
 from tests import toolkit
-from tests.fakes.memory_channel import in_memory_settings, running_palui
+from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
 from tests.fakes.web_console import link_in, use_link
 
 EVIL = "https://evil.example"
@@ -132,3 +133,33 @@ async def test_a_delivered_link_leaves_no_usable_token_in_the_database(
             assert (await use_link(session, link)).status == 303  # the person's copy works
         async with _jar() as session:
             assert (await use_link(session, link)).status == 401  # once
+
+
+class FlakyChannel(MemoryChannel):
+    """Telegram unreachable for the next send."""
+
+    down: bool = False
+
+    async def send_part(self, chat_id: int, part: object, *, reply_to: int | None = None) -> None:
+        if self.down:
+            self.down = False
+            raise ChannelError("Telegram can't be reached")
+        await super().send_part(chat_id, part, reply_to=reply_to)
+
+
+async def test_a_link_not_yet_delivered_is_kept_whole_until_it_goes_out(
+    settings: Settings,
+) -> None:
+    chat = FlakyChannel()
+    async with running_palui(settings, toolkit.ScriptedModel(), chat) as (app, _):
+        chat.down = True
+        await chat.command("web")
+        assert chat.texts() == []
+        [waiting] = await app.store.outbox.pending(chat.chat_id)
+        assert "/ui/signin/" + OPEN in waiting.text  # a restart could still send it
+        await chat.command("help")  # the next delivery sends what waits first
+        link = link_in(chat)
+        stored = await _every_stored_value(app.store)
+        assert not any(link.rsplit("/", 1)[1] in value for value in stored)
+        async with _jar() as session:
+            assert (await use_link(session, link)).status == 303
