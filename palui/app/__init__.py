@@ -54,8 +54,7 @@ from palui.config import Settings
 from palui.connectors.warm import prepare_result_checks
 from palui.db import Database, Store
 from palui.domain import EVERY_CHAT, ChatScope, ChatUser, Inbound
-from palui.http.server import HttpServer, TelegramWebhook
-from palui.http.throttle import FailureThrottle
+from palui.http import FailureThrottle, HttpServer, TelegramWebhook
 from palui.interact.commands import Commands
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
