@@ -305,6 +305,8 @@ async def fake_telegram() -> AsyncIterator[Any]:
 
     async with FakeTelegram() as fake:
         yield fake
+    # Telegram's servers would have fetched these URLs before anyone saw the message.
+    assert fake.previews_fetched == [], f"link previews fetched: {fake.previews_fetched}"
 
 
 @pytest.fixture

@@ -200,5 +200,5 @@ async def test_links_point_at_palui_web_url_and_https_makes_the_cookie_secure(
         assert link.startswith("https://palui.example/ui/signin/")
         local = app.http.url + link.removeprefix("https://palui.example")
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
-            answer = await use_link(session, local)
+            answer = await use_link(session, local, origin="https://palui.example")
             assert "Secure" in answer.headers["Set-Cookie"]

@@ -54,7 +54,7 @@ from palui.config import Settings
 from palui.connectors.warm import prepare_result_checks
 from palui.db import Database, Store
 from palui.domain import EVERY_CHAT, ChatScope, ChatUser, Inbound
-from palui.http.server import HttpServer, TelegramWebhook
+from palui.http import FailureThrottle, HttpServer, TelegramWebhook
 from palui.interact.commands import Commands
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
@@ -248,11 +248,11 @@ class Palui:
             approvals=approvals, edits=edits, owners=allowed_users, scope=scope,
         )  # fmt: skip
         web = WebDeps(
-            store, approvals, channel, now, allowed_users, wakeups.approval_decided, registry,
-            session_days=s.web.session_days, secure_cookies=self._web_base().startswith("https:"),
-            daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
-            job_daily_token_cap=s.job_daily_token_cap, connector_sheet=connector_sheet,
-            job_sheet=job_sheet, jobs_changed=scheduler.sync,
+            store, approvals, channel, now, allowed_users, wakeups.approval_decided,
+            FailureThrottle(), registry, session_days=s.web.session_days, web_url=s.web_url,
+            secure_cookies=self._web_base().startswith("https:"), daily_token_cap=s.daily_token_cap,
+            runs_per_hour=s.runs_per_hour, job_daily_token_cap=s.job_daily_token_cap,
+            connector_sheet=connector_sheet, job_sheet=job_sheet, jobs_changed=scheduler.sync,
         )  # fmt: skip
         return Running(
             chats, wakeups, scheduler, board, commands.menu(), background, scope.only is None,
@@ -347,7 +347,7 @@ class Palui:
             on_webhook_stored=running.wakeups.webhook_stored, telegram=telegram_webhook,
             connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
-            console=console_app(running.web),
+            console=console_app(running.web), trusted_proxies=s.http_trusted_proxies,
         )  # fmt: skip
 
     async def chat_console(

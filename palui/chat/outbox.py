@@ -23,6 +23,10 @@ Only such rows are looked for: the normal path costs no probe and no statement.
 
 The delivery lease is fenced like a chat's: a sender that stalled past its lapse while another
 process took the chat's outbox over records nothing more and stops (see `_deliver_held`).
+
+A reply may hold a secret shown once (`palui.domain.sealed`: a sign-in link's token): it is sent
+unmarked, and the record that makes the reply delivered (or dropped) also drops the secret from
+the stored text.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
 from palui.db import Store
 from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
+from palui.domain.sealed import spent, unsealed
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 from palui.ports import Channel
@@ -176,19 +181,21 @@ class Outbox:
         while items := [known] if known is not None else await pending(chat_id):
             known = None
             for item in items:
-                parts = self._channel.render(item.text)
+                parts = self._channel.render(unsealed(item.text))
+                # Once the reply is out (or dropped), its row keeps the text without secrets.
+                recorded = functools.partial(record, item.id, fence=fence, kept=spent(item.text))
                 try:
                     for index in range(item.parts_sent, len(parts)):
                         await leases.confirm(fence)
                         sent = await self._send(item, index, parts[index])
                         done = index + 1 == len(parts)
-                        await record(item.id, index + 1, done=done, fence=fence, message_id=sent)
+                        await recorded(index + 1, done=done, message_id=sent)
                         if done:
                             self._settled(item.id)
                 except ChannelError as exc:
                     if getattr(exc, "permanent", False):
                         log.error("reply_dropped", chat_id=chat_id, error=str(exc))
-                        await record(item.id, len(parts), done=True, fence=fence)
+                        await recorded(len(parts), done=True)
                         self._settled(item.id)
                         continue
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))

@@ -4,6 +4,7 @@ environment, which wins over palui.toml), checked as it is read.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -42,6 +43,10 @@ FIX_HINTS = {
     "log_format": "Use console or json.",
     "kinds_file": "Point it at your tool_kinds.yaml (`palui kinds draft` writes one).",
     "http_port": "Use a port number between 1 and 65535 (0 picks a free one).",
+    "http_trusted_proxies": (
+        "List your reverse proxies' addresses or networks, comma-separated "
+        "(e.g. 10.0.0.5, 172.16.0.0/12), or leave it unset when nothing sits in front of Palui."
+    ),
 }
 
 SQLITE_PREFIXES = {"sqlite://": "sqlite+aiosqlite://", "sqlite+aiosqlite://": "sqlite+aiosqlite://"}
@@ -96,6 +101,11 @@ class Settings(BaseSettings):
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port
+    # Reverse proxies whose X-Forwarded-For names the client (palui.http.clients); empty: the
+    # TCP peer is the client, and no forwarded-for header is believed.
+    http_trusted_proxies: Annotated[
+        tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...], NoDecode
+    ] = ()
     web_url: str | None = None  # the public base of the console's sign-in links
     log_format: Literal["console", "json"] = "console"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -156,6 +166,19 @@ class Settings(BaseSettings):
     @classmethod
     def _split_models(cls, value: Any) -> Any:
         return _comma_list(value)
+
+    @field_validator("http_trusted_proxies", mode="before")
+    @classmethod
+    def _parse_proxies(cls, value: Any) -> Any:
+        networks = []
+        for part in _comma_list(value) or ():
+            try:
+                networks.append(ipaddress.ip_network(str(part).strip()))
+            except ValueError:
+                raise ValueError(
+                    f"{part!r} is not an address or a network (CIDR, with no host bits set)"
+                ) from None
+        return tuple(networks)
 
     @field_validator("allowed_destinations", mode="before")
     @classmethod

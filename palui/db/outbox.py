@@ -89,13 +89,16 @@ class OutboxRepo(Repo):
         fence: Fence | None = None,
         chat_lease: bool = False,
         message_id: int | None = None,
+        kept: str | None = None,
     ) -> None:
         """Record delivered parts. The part is already in the chat, so a failure here would make
         the sweeper send it again: a busy database gets a few more tries first. Under a `fence`
         (the chat's delivery lease, or with `chat_lease` the chat's own lease its worker sends
         under), a sender whose lease was taken over records nothing and gets `LeaseLost`: the
         new holder reads the row as it stands and goes on from there. `message_id`: the message
-        the part became (None where the channel has no ids), written in the same UPDATE."""
+        the part became (None where the channel has no ids), written in the same UPDATE.
+        `kept`: what a `done` row keeps of its text (`palui.domain.sealed`: a delivered reply
+        without its secrets), written in the same transaction."""
         lease = None if fence is None else ChatLease if chat_lease else DeliveryLease
         record = _PART_RECORDS[lease, message_id is not None]
         params: dict[str, Any] = {
@@ -111,6 +114,9 @@ class OutboxRepo(Repo):
                     recorded = await s.execute(record, params)
                     if fence is not None and recorded.scalar_one_or_none() is None:
                         raise LeaseLost(fence.chat_id, "chat" if chat_lease else "delivery")
+                    if done and kept is not None:
+                        forget = update(OUTBOX).where(OUTBOX.c.id == outbox_id)
+                        await s.execute(forget.values(text=kept))
                 return
             except OperationalError:
                 if attempt + 1 == RECORD_ATTEMPTS:

@@ -6,8 +6,12 @@ Rules it keeps (DESIGN §1.9, §3):
   409, 429) stores nothing, runs nothing, leaves one audit log line and answers
   `{"error": "..."}` (a throttled request leaves none: the failure that started the throttle
   has its line, and a flood of guesses must not flood the log);
-- failed authentications are throttled per remote address and endpoint (`palui.http.throttle`):
-  a throttled address gets 429 with Retry-After before its secret is looked at;
+- failed authentications are throttled per client address and endpoint (`palui.http.throttle`):
+  a right secret is always let in, and only failures count; a wrong one from an address past its
+  failures gets 429 with Retry-After instead of 401;
+- the client is the TCP peer, or, behind a reverse proxy in PALUI_HTTP_TRUSTED_PROXIES, the
+  address its X-Forwarded-For names (`palui.http.clients`): every check and log line sees it as
+  `request.remote`;
 - a signed delivery is accepted once: a replay gets 409 (the database refuses its signature);
 - a header no check foresaw is a 401, never a 500 (authentication fails closed);
 - no body is read past its limit;
@@ -26,11 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from palui.db import Store
 from palui.db.webhooks import Replayed
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.errors import ConfigError, PaluiError
+from palui.http.clients import FORWARDED_FOR, Network, client_address
 from palui.http.throttle import FailureThrottle
 from palui.logs import get_logger
 from palui.webhooks.auth import Authentication, authenticate, same_secret
@@ -115,6 +121,22 @@ async def _json_errors(
         return _error(exc.status, exc.reason.lower())
 
 
+def _clients(trusted: Sequence[Network]) -> Middleware:
+    """Every handler (the console's too) sees the client as `request.remote`."""
+
+    @web.middleware
+    async def client(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        forwarded = request.headers.getall(FORWARDED_FOR, ())
+        address = client_address(request.remote, forwarded, trusted)
+        if address is not None and address != request.remote:
+            request = request.clone(remote=address)
+        return await handler(request)
+
+    return client
+
+
 async def _to_console(_request: web.Request) -> web.Response:
     return web.Response(status=303, headers={"Location": "/ui/"})
 
@@ -135,6 +157,7 @@ class HttpServer:
         clock: Callable[[], float] = time.time,
         throttle: FailureThrottle | None = None,
         console: web.Application | None = None,
+        trusted_proxies: Sequence[Network] = (),
     ) -> None:
         self._store = store
         self._host = host
@@ -148,6 +171,7 @@ class HttpServer:
         self._clock = clock
         self._throttle = throttle if throttle is not None else FailureThrottle()
         self._console = console  # the web console's sub-application (its own access checks)
+        self._trusted_proxies = tuple(trusted_proxies)
         self._runner: web.AppRunner | None = None
         self.port = port
         self.listening = False  # True once `start` has bound the port
@@ -158,7 +182,7 @@ class HttpServer:
         return f"http://{host}:{self.port}"
 
     async def start(self) -> None:
-        app = web.Application(middlewares=[_json_errors])
+        app = web.Application(middlewares=[_clients(self._trusted_proxies), _json_errors])
         app.router.add_get("/healthz", self._healthz)
         app.router.add_post("/webhooks/{name}", self._webhook)
         app.router.add_post("/telegram", self._telegram_update)
@@ -220,33 +244,34 @@ class HttpServer:
         )  # fmt: skip
         return _error(status, error, **extra)
 
-    def _auth_failed(self, request: web.Request, endpoint: str) -> None:
+    def _throttled_failure(self, request: web.Request, endpoint: str) -> web.Response | None:
+        """A failed authentication: the 429 when its address is past its failures (no log
+        line, not counted), else None once it is counted (the caller answers 401). No await
+        lies between a secret's check and this, so a burst of concurrent guesses gets `limit`
+        401s, not one per request."""
+        wait = self._throttle.retry_after(endpoint, request.remote)
+        if wait is not None:
+            return _throttled(wait)
         if self._throttle.failed(endpoint, request.remote):
             log.warning("auth_throttled", endpoint=endpoint, remote=request.remote)
+        return None
 
     async def _webhook(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         spec = self._webhooks.get(name)
         if spec is None:
             return self._refuse(request, 404, f"no webhook named {name!r}", "unknown name")
-        endpoint = f"webhook:{name}"
-        wait = self._throttle.retry_after(endpoint, request.remote)
-        if wait is not None:
-            return _throttled(wait)
         body = await read_limited(request, self._max_bytes)
         if body is None:
             limit = f"the body is over the limit of {self._max_bytes:,} bytes"
             return self._refuse(request, 413, limit, "too large")
-        # Again, now that the body is in: no await lies between this look and the failure being
-        # counted, so a burst of concurrent guesses gets `limit` answers, not one per request.
-        if (wait := self._throttle.retry_after(endpoint, request.remote)) is not None:
-            return _throttled(wait)
         try:
             verdict = authenticate(spec, request.headers, body, self._clock())
         except Exception:  # fail closed: a header no check foresaw is a refusal, not a 500
             verdict = Authentication("unreadable authentication header")
         if verdict.refusal is not None:
-            self._auth_failed(request, endpoint)
+            if (throttled := self._throttled_failure(request, f"webhook:{name}")) is not None:
+                return throttled
             error = "unauthorized: missing or wrong secret, or a bad or stale signature"
             return self._refuse(request, 401, error, verdict.refusal)
         try:
@@ -277,15 +302,13 @@ class HttpServer:
     async def _telegram_update(self, request: web.Request) -> web.Response:
         if self._telegram is None:
             return _error(404, "Telegram webhook mode is off")
-        wait = self._throttle.retry_after("telegram", request.remote)
-        if wait is not None:
-            return _throttled(wait)
         given = request.headers.get(TELEGRAM_SECRET_HEADER, "")
         if not same_secret(given, self._telegram.secret):
+            if (throttled := self._throttled_failure(request, "telegram")) is not None:
+                return throttled
             log.warning(
                 "telegram_update_refused", reason="wrong secret token", remote=request.remote
             )
-            self._auth_failed(request, "telegram")
             return _error(401, "unauthorized")
         body = await read_limited(request, TELEGRAM_MAX_BYTES)
         if body is None:

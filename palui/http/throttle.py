@@ -1,18 +1,21 @@
-"""Failed authentications, throttled per remote address and per endpoint (DESIGN §1.11).
+"""Failed authentications, throttled per client address and per endpoint (DESIGN §1.11).
 
-After `limit` failures from one address on one endpoint (a webhook, or Telegram's) within
-`window_s`, that address is answered 429 on that endpoint, without its secret being checked,
-until the oldest of those failures leaves the window. Every other address, and the same address
-on another endpoint, is unaffected, so a guesser cannot lock out the real sender.
+Only failures count, and only failures are held back: a right secret is let in whatever its
+address did before, so guesses from behind the same reverse proxy (or the same NAT) can never
+lock Telegram or a webhook's sender out. After `limit` failures from one address on one endpoint
+(a webhook, Telegram's, the console's sign-in) within `window_s`, that address's next failures
+there are answered 429 instead of 401, with no log line each, until the oldest of those failures
+leaves the window. What stops a guesser is the secrets' length (at least 16 characters, sign-in
+tokens 192 random bits); the throttle keeps a flood of guesses from flooding the log and tells
+a misconfigured sender to slow down.
 
-Kept in memory, per process: a guesser spread over several processes gets `limit` tries in each,
-which still turns millions of guesses into a handful. Memory is bounded: each key keeps at most
-`limit` timestamps, keys whose failures have all left the window are dropped, and past
-`max_keys` the key that failed least recently is forgotten.
+Kept in memory, per process. Memory is bounded: each key keeps at most `limit` timestamps, keys
+whose failures have all left the window are dropped, and past `max_keys` the key that failed
+least recently is forgotten.
 
-The remote address is the TCP peer's: Palui has no trusted-proxy setting, so a forwarded-for
-header (which anyone can write) is never believed. Behind a reverse proxy every sender is the
-proxy's address. An IPv6 address counts by its /64, the block one host usually holds.
+The address is the client's as `palui.http.clients` reads it: the TCP peer, or behind a trusted
+reverse proxy (PALUI_HTTP_TRUSTED_PROXIES) the address it forwarded for. An IPv6 address counts
+by its /64, the block one host usually holds.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """`/web`: a one-time sign-in link to the web console (palui.web), and `/web revoke`.
 
 The link is sent only in the person's private chat with the bot: in a group anyone reading it
-could sign in as them. It works once, for ten minutes; only a hash of its token is stored."""
+could sign in as them. It works once, for ten minutes; only a hash of its token is stored, and
+the reply carrying it keeps the token sealed (`palui.domain.sealed`): once delivered, the stored
+reply holds none."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from datetime import datetime, timedelta
 
 from palui.db import Store
 from palui.domain import Inbound
+from palui.domain.sealed import sealed
 
 LINK_TTL = timedelta(minutes=10)
 PRIVATE_ONLY = (
@@ -36,7 +39,7 @@ class WebLinks:
         token = await self._store.web.add_link(
             inbound.user.id, inbound.user.display, self._now(), LINK_TTL
         )
-        url = f"{self._base_url().rstrip('/')}/ui/signin/{token}"
+        url = f"{self._base_url().rstrip('/')}/ui/signin/{sealed(token)}"
         return (
             f"Your sign-in link for the web console (it works once, for 10 minutes):\n{url}\n"
             "Send /web revoke to sign out everywhere."

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from palui.approvals.decisions import Approvals
 from palui.db import Store
@@ -13,6 +13,15 @@ from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.ports import Channel
 from palui.tools.registry import ToolRegistry
+
+
+class FailureCounter(Protocol):
+    """Failed sign-ins per client address: the HTTP server's `FailureThrottle`, which
+    palui.app hands over (one throttle for every endpoint, each counted on its own)."""
+
+    def retry_after(self, endpoint: str, peer: str | None) -> int | None: ...
+
+    def failed(self, endpoint: str, peer: str | None) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,9 +32,11 @@ class WebDeps:
     now: Callable[[], datetime]
     allowed_users: frozenset[int]
     wake: Callable[[int], None]  # a decided approval: the chat's worker resumes its turn
+    throttle: FailureCounter  # failed sign-ins, per client address
     registry: ToolRegistry | None = None  # tools' descriptions, as their cards show them
     session_days: int = 7
     secure_cookies: bool = False  # the public URL is https
+    web_url: str | None = None  # PALUI_WEB_URL: its origin is the console's (else the Host's)
     daily_token_cap: int = 0  # 0 = off
     runs_per_hour: int = 0  # 0 = off
     job_daily_token_cap: int = 0

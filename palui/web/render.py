@@ -17,14 +17,16 @@ STATIC = HERE / "static"
 JINJA: web.AppKey[jinja2.Environment] = web.AppKey("palui_jinja", jinja2.Environment)
 
 # No script may run, nothing may load from elsewhere, no page may frame the console, and no link
-# leaks the address (a sign-in link's token) to another site.
+# leaks the address (a sign-in link's token) to another site. `same-origin`, not `no-referrer`:
+# under `no-referrer` a browser sends `Origin: null` with the console's own forms, and the sign-in
+# form is refused unless its Origin is the console's (palui.web.access).
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
 }

@@ -16,6 +16,10 @@ header, like Telegram's; a 2xx answer confirms the update).
 `sendMessageDraft` (private chats only; drafts are not messages) answers once a test sets
 `drafts_supported = True` (tests/fakes/telegram_drafts.py); `keep_limits()` makes it refuse, with
 429, a bot that sends faster than Telegram allows (tests/fakes/telegram_limits.py).
+Link previews: Telegram fetches the first URL of a sent or edited text unless
+`link_preview_options` says `is_disabled`; `previews_allowed` lists every sendMessage and
+editMessageText that did not disable them, and `previews_fetched` the URLs Telegram would have
+fetched (the `fake_telegram` fixture fails a test that leaves any).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -63,6 +68,20 @@ _BOOL_FIELDS = _names(
 )
 
 
+# What Telegram would fetch for a preview: the first web address in the text (or a link's href).
+_URL = re.compile(r"https?://[^\s\"'<>]+", re.IGNORECASE)
+_TEXT_METHODS = frozenset({"sendmessage", "editmessagetext"})
+
+
+def allows_preview(method: str, params: dict[str, Any]) -> bool:
+    """Would Telegram show (and fetch) a link preview for this request's text?"""
+    if method.lower() not in _TEXT_METHODS:
+        return False
+    options = params.get("link_preview_options")
+    disabled = isinstance(options, dict) and options.get("is_disabled") is True
+    return not disabled and not params.get("disable_web_page_preview")
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     """One Bot API call as the fake received it (time is `time.monotonic()`)."""
@@ -92,6 +111,8 @@ class FakeTelegram:
         self.files = FakeFiles(token, self.chats, self.push_update)  # getFile and downloads
         self.requests: list[RecordedRequest] = []
         self.flood_rejections: list[RecordedRequest] = []
+        self.previews_allowed: list[RecordedRequest] = []  # texts sent with previews on
+        self.previews_fetched: list[str] = []  # the URLs Telegram fetched for those previews
         self.webhook_url = ""
         self.webhook_secret: str | None = None
         self._next_update_id = 100_001
@@ -441,6 +462,10 @@ class FakeTelegram:
             return _error_response(error)
         recorded = RecordedRequest(method, params, time.monotonic())
         self.requests.append(recorded)
+        if allows_preview(method, params):
+            self.previews_allowed.append(recorded)
+            if found := _URL.search(str(params.get("text", ""))):
+                self.previews_fetched.append(found.group(0))
         self._changed()
         if token != self.token:
             # Telegram: 404 for a token that isn't one, 401 for a well-formed wrong token.

@@ -31,6 +31,7 @@ from aiohttp.web_exceptions import NotAppKeyWarning
 
 from palui.approvals.decisions import Approvals
 from palui.db import Store
+from palui.http.throttle import FailureThrottle
 from palui.web.deps import WebDeps
 from palui.web.render import JINJA, environment
 from palui.web.routes import add_routes
@@ -76,14 +77,18 @@ class WebClient:
             return a
 
 
-async def use_link(session: aiohttp.ClientSession, link: str) -> aiohttp.ClientResponse:
-    """Open the link and press its Sign in button."""
+async def use_link(
+    session: aiohttp.ClientSession, link: str, *, origin: str | None = None
+) -> aiohttp.ClientResponse:
+    """Open the link and press its Sign in button (sent, as a browser does, with the page's
+    origin; `origin` replaces it)."""
     async with session.get(link) as page:
         token = re.search(r'name="token" value="([^"]+)"', await page.text())
     assert token is not None
     base = link.split("/ui/signin/")[0]
+    headers = {"Origin": origin or base}
     async with session.post(
-        f"{base}/ui/signin", data={"token": token.group(1)}, allow_redirects=False
+        f"{base}/ui/signin", data={"token": token.group(1)}, headers=headers, allow_redirects=False
     ) as answer:
         await answer.read()
         return answer
@@ -115,7 +120,8 @@ def web_deps(
     chat = channel or MemoryChannel()
     approvals = fields.pop("approvals", None) or Approvals(store, chat, ttl_s=86_400, now=clock)
     wakes = woken if woken is not None else []
-    return WebDeps(store, approvals, chat, clock, allowed_users, wakes.append, **fields)
+    throttle = fields.pop("throttle", None) or FailureThrottle()
+    return WebDeps(store, approvals, chat, clock, allowed_users, wakes.append, throttle, **fields)
 
 
 def console_with_viewer(deps: WebDeps, viewer: Viewer) -> web.Application:

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from telegram import Bot, BotCommand, Message, ReplyParameters, Update
+from telegram import BotCommand, LinkPreviewOptions, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -27,6 +27,7 @@ from telegram.error import (
     RetryAfter,
     TelegramError,
 )
+from telegram.ext import Defaults, ExtBot
 from telegram.request import HTTPXRequest
 
 from palui.channels.formatting import Chunk, split_for_telegram
@@ -50,6 +51,10 @@ ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 # done by then is sent once, formatted, with no preview and no edit. One send per fast turn
 # instead of two against Telegram's ~1 message per second per chat.
 FIRST_PREVIEW_AFTER_S = 1.0
+# Telegram's servers fetch the first URL of a message for its link preview, at once: a card
+# showing a held call's URL (with the data in its query) would reach that site before the
+# person could tap Deny. Set once on the bot, so no send or edit can forget it.
+NO_LINK_PREVIEWS = Defaults(link_preview_options=LinkPreviewOptions(is_disabled=True))
 
 
 class TelegramChannel:
@@ -71,9 +76,9 @@ class TelegramChannel:
             connection_pool_size=16, read_timeout=read_timeout_s, connect_timeout=10
         )
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
-        self.bot = Bot(
+        self.bot: ExtBot[None] = ExtBot(
             token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot",
-            request=request, get_updates_request=poll_request,
+            request=request, get_updates_request=poll_request, defaults=NO_LINK_PREVIEWS,
         )  # fmt: skip
         self._limiter = limiter or SendRateLimiter()
         self._poll_timeout_s = poll_timeout_s
