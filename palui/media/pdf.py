@@ -1,0 +1,74 @@
+"""A PDF's text, read in a child process: `python -m palui.media.pdf <max chars> <max pages>
+<memory bytes>`, the PDF on stdin, one JSON line on stdout.
+
+A small PDF can cost minutes and gigabytes to read (pages sharing one huge compressed content
+stream, each page decoding it again), and pypdf can't be stopped from outside its loop; so it
+runs here, in a process of its own the daemon kills at its wall-time limit
+(`palui.media.child`), under an address-space limit set before pypdf is imported (a
+MemoryError, not the host's OOM killer). It reads no more pages than `max pages` and stops
+once it has `max chars` characters: only what the turn would show is ever extracted.
+
+The answer: {"text", "pages", "read", "more"} (pages in the file, pages read, whether text was
+left unread), or {"error": reason} for a file it can't open, {"error": "memory"} past the limit.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import resource
+import sys
+from typing import Any
+
+MEMORY = "memory"  # the error a child past its address-space limit answers with
+
+
+def limit_memory(memory: int) -> None:
+    """The hard limit too, so nothing in the child can raise it; no core file either."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def extract(data: bytes, max_chars: int, max_pages: int) -> dict[str, Any]:
+    from pypdf import PdfReader  # after the limit: its import counts against it too
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            return {"error": "the PDF is password-protected"}
+        total = len(reader.pages)
+        parts: list[str] = []
+        size = read = 0
+        for number, page in enumerate(reader.pages, 1):
+            if number > max_pages or size > max_chars:
+                break
+            read = number
+            text = (page.extract_text() or "").strip()
+            if text:
+                part = f"[page {number}]\n{text}"
+                parts.append(part)
+                size += len(part) + 2
+    except PdfReadError as exc:
+        return {"error": f"it is not a PDF I can open ({exc})"}
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+        # pypdf meets a malformed file with whatever its parser tripped on.
+        return {"error": f"the PDF is damaged ({type(exc).__name__})"}
+    text = "\n\n".join(parts)
+    return {"text": text[:max_chars], "pages": total, "read": read, "more": size > max_chars}
+
+
+def main() -> int:
+    max_chars, max_pages, memory = (int(arg) for arg in sys.argv[1:4])
+    data = sys.stdin.buffer.read()
+    limit_memory(memory)
+    try:
+        answer = extract(data, max_chars, max_pages)
+    except MemoryError:
+        answer = {"error": MEMORY}
+    sys.stdout.write(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
