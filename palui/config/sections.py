@@ -235,6 +235,6 @@ class MediaSettings(BaseModel):
     max_bytes: int = Field(default=TELEGRAM_DOWNLOAD_LIMIT, ge=1, le=TELEGRAM_DOWNLOAD_LIMIT)
     max_document_chars: int = Field(default=20_000, ge=100)
     max_document_pages: int = Field(default=200, ge=1)
-    document_timeout_s: float = Field(default=20.0, gt=0, le=600)
+    document_timeout_s: float = Field(default=8.0, gt=0, le=600)
     # Python and pypdf take ~50 MB of address space before reading a byte.
     document_memory_mb: int = Field(default=256, ge=128)

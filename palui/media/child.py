@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 
 from palui.logs import get_logger
-from palui.media.pdf import MEMORY
+from palui.media import pdf
 
 log = get_logger("palui.media")
 
@@ -42,8 +42,10 @@ async def read_pdf(data: bytes, limits: ChildLimits) -> PdfText:
     """The PDF's text as the child read it; raises `Unreadable`."""
     memory = limits.memory_mb * 1024 * 1024
     args = (str(limits.max_chars), str(limits.max_pages), str(memory))
+    # By path, isolated (-I) and with an empty environment: the child imports pypdf and the
+    # standard library only, and a file that subverts the parser finds no token or key in reach.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "palui.media.pdf", *args,
+        sys.executable, "-I", pdf.__file__, *args, env={},
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
@@ -67,7 +69,7 @@ async def read_pdf(data: bytes, limits: ChildLimits) -> PdfText:
         log.warning("document_reader_failed", returncode=proc.returncode, stderr=stderr)
         raise Unreadable("reading it failed (the file may be damaged)")
     if (error := answer.get("error")) is not None:
-        if error == MEMORY:
+        if error == pdf.MEMORY:
             raise Unreadable(f"it is too large to read (it needs more than {limits.memory_mb} MB)")
         raise Unreadable(str(error))
-    return PdfText(str(answer["text"]), int(answer["pages"]), int(answer["read"]), answer["more"])
+    return PdfText(str(answer["text"]), int(answer["pages"]), int(answer["read"]), bool(answer["more"]))

@@ -34,7 +34,7 @@ class MediaLimits:
     max_bytes: int  # never past the channel's own limit
     max_document_chars: int
     max_document_pages: int = 200
-    document_timeout_s: float = 20.0
+    document_timeout_s: float = 8.0
     document_memory_mb: int = 256
 
     def child(self) -> ChildLimits:
