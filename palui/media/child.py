@@ -72,4 +72,5 @@ async def read_pdf(data: bytes, limits: ChildLimits) -> PdfText:
         if error == pdf.MEMORY:
             raise Unreadable(f"it is too large to read (it needs more than {limits.memory_mb} MB)")
         raise Unreadable(str(error))
-    return PdfText(str(answer["text"]), int(answer["pages"]), int(answer["read"]), bool(answer["more"]))
+    text, pages, read = str(answer["text"]), int(answer["pages"]), int(answer["read"])
+    return PdfText(text, pages, read, bool(answer["more"]))
