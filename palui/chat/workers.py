@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from palui.approvals.edits import EditFlow
+from palui.chat import attempts
 from palui.chat.background import log_failure
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
 from palui.chat.leases import ChatLeases
@@ -250,6 +251,10 @@ class ChatWorkers:
             inbox = waiting.inbox
             if waiting.paused or waiting.webhooks or waiting.jobs:
                 inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
+            inbox, tried = attempts.split(inbox)
+            if tried:  # their handling died twice: an apology, never a crash loop
+                await attempts.give_up(self._store, chat_id, tried)
+                await self._outbox.deliver(chat_id, fence)
             batch = [
                 inbound
                 for inbound in (inbound_from_json(item.payload) for item in inbox)

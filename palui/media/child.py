@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import sys
 from dataclasses import dataclass
 
@@ -41,7 +42,9 @@ class PdfText:
 async def read_pdf(data: bytes, limits: ChildLimits) -> PdfText:
     """The PDF's text as the child read it; raises `Unreadable`."""
     memory = limits.memory_mb * 1024 * 1024
-    args = (str(limits.max_chars), str(limits.max_pages), str(memory))
+    # CPU time a little past the wall time: the daemon kills it first, unless it died itself.
+    cpu_s = math.ceil(limits.timeout_s) + 1
+    args = (str(limits.max_chars), str(limits.max_pages), str(memory), str(cpu_s))
     # By path, isolated (-I) and with an empty environment: the child imports pypdf and the
     # standard library only, and a file that subverts the parser finds no token or key in reach.
     proc = await asyncio.create_subprocess_exec(

@@ -1,12 +1,13 @@
 """A PDF's text, read in a child process: `python -I .../palui/media/pdf.py <max chars>
-<max pages> <memory bytes>`, the PDF on stdin, one JSON line on stdout. It imports nothing of
+<max pages> <memory bytes> <cpu seconds>`, the PDF on stdin, one JSON line on stdout. It imports nothing of
 Palui: the standard library and pypdf only.
 
 A small PDF can cost minutes and gigabytes to read (pages sharing one huge compressed content
 stream, each page decoding it again), and pypdf can't be stopped from outside its loop; so it
 runs here, in a process of its own the daemon kills at its wall-time limit
 (`palui.media.child`), under an address-space limit set before pypdf is imported (a
-MemoryError, not the host's OOM killer). It reads no more pages than `max pages` and stops
+MemoryError, not the host's OOM killer) and a CPU-time limit (a child whose daemon was killed
+before it could kill it dies on its own). It reads no more pages than `max pages` and stops
 once it has `max chars` characters: only what the turn would show is ever extracted.
 
 The answer: {"text", "pages", "read", "more"} (pages in the file, pages read, whether text was
@@ -24,9 +25,10 @@ from typing import Any
 MEMORY = "memory"  # the error a child past its address-space limit answers with
 
 
-def limit_memory(memory: int) -> None:
-    """The hard limit too, so nothing in the child can raise it; no core file either."""
+def limit(memory: int, cpu_s: int) -> None:
+    """The hard limits too, so nothing in the child can raise them; no core file either."""
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -60,9 +62,9 @@ def extract(data: bytes, max_chars: int, max_pages: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    max_chars, max_pages, memory = (int(arg) for arg in sys.argv[1:4])
+    max_chars, max_pages, memory, cpu_s = (int(arg) for arg in sys.argv[1:5])
     data = sys.stdin.buffer.read()
-    limit_memory(memory)
+    limit(memory, cpu_s)
     try:
         answer = extract(data, max_chars, max_pages)
     except MemoryError:
