@@ -1,6 +1,6 @@
 """A PDF's text, read in a child process: `python -I .../palui/media/pdf.py <max chars>
-<max pages> <memory bytes> <cpu seconds>`, the PDF on stdin, one JSON line on stdout. It imports nothing of
-Palui: the standard library and pypdf only.
+<max pages> <memory bytes> <cpu seconds>`, the PDF on stdin, one JSON line on stdout. It
+imports nothing of Palui: the standard library and pypdf only.
 
 A small PDF can cost minutes and gigabytes to read (pages sharing one huge compressed content
 stream, each page decoding it again), and pypdf can't be stopped from outside its loop; so it
