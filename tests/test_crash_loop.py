@@ -29,6 +29,17 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
     return in_memory_settings(database_url, str(tmp_path / "data"))
 
 
+async def _attempts(settings: Settings, chat_id: int) -> list[int]:
+    """The pending updates' attempt counts, read by a process of its own (the app stopped)."""
+    from palui.db import Database, Store
+
+    db = Database(settings.resolved_database_url)
+    try:
+        return [item.attempts for item in await Store(db).inbox.pending(chat_id)]
+    finally:
+        await db.close()
+
+
 async def _stored(settings: Settings, chat: MemoryChannel, text: str, attempts: int) -> int:
     """A message the inbox holds as a process that died `attempts` times in it left it."""
     from palui.db import Database, Store
@@ -134,3 +145,18 @@ async def test_a_turns_start_counts_its_attempt(settings: Settings) -> None:
         await started.wait()
         [item] = await app.store.inbox.pending(chat.chat_id)
         assert item.attempts == 1
+
+
+async def test_an_orderly_stop_mid_turn_is_no_failed_attempt(settings: Settings) -> None:
+    started = asyncio.Event()
+
+    async def stuck(_messages: Any) -> toolkit.Completion:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    chat = MemoryChannel()
+    async with running_palui(settings, toolkit.ScriptedModel((stuck,)), chat) as (app, _):
+        await app.chats.accept(chat.inbound(text="think hard"))
+        await started.wait()
+    assert await _attempts(settings, chat.chat_id) == [0]  # pending, to run afresh

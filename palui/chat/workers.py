@@ -310,6 +310,10 @@ class ChatWorkers:
                 )
                 if stored is not None and stored.alone:
                     ready = (mark, stored.item)  # sent without reading the outbox, if still so
+        except asyncio.CancelledError:
+            if self._closed:  # an orderly stop: no failed attempt (palui.chat.attempts)
+                await asyncio.shield(attempts.uncount(self._store, batch))
+            raise
         finally:
             worker.answering = False
         await self._outbox.deliver(chat_id, fence, ready)

@@ -40,6 +40,12 @@ _ATTEMPT = (
     .where(INBOX.c.update_id.in_(bindparam("update_ids", expanding=True)))
     .values(attempts=INBOX.c.attempts + 1)
 )
+# An orderly stop interrupted the attempt: it was no failure (never below zero).
+_UNCOUNT = (
+    update(INBOX)
+    .where(INBOX.c.update_id.in_(bindparam("update_ids", expanding=True)), INBOX.c.attempts > 0)
+    .values(attempts=INBOX.c.attempts - 1)
+)
 
 
 class InboxRepo(Repo):
@@ -76,6 +82,12 @@ class InboxRepo(Repo):
         if update_ids:
             async with self._db.session() as s, s.begin():
                 await count_attempt(s, update_ids)
+
+    async def uncount_attempt(self, update_ids: Sequence[int]) -> None:
+        """The attempt at these updates was stopped in order (a shutdown): it does not count."""
+        if update_ids:
+            async with self._db.session() as s, s.begin():
+                await s.execute(_UNCOUNT, {"update_ids": list(update_ids)})
 
     async def mark_done(self, update_ids: Sequence[int], turn_id: str | None = None) -> None:
         if not update_ids:
