@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import resource
 import subprocess
 import sys
@@ -47,11 +48,16 @@ def _peak_mb() -> float:
 
 
 async def measure(name: str, data: bytes) -> None:
+    from palui.config.sections import MediaSettings
     from palui.domain import Attachment, AttachmentKind, ChatUser, Foreign, ForeignKind, Inbound
     from palui.media import MediaIntake, MediaLimits
     from palui.ports import Channel
 
-    limits = MediaLimits(20 * 1024 * 1024, 20_000)  # the defaults, as `[media]` has them
+    # `[media]`'s defaults, for the fields this checkout's MediaLimits has (main's: the first 2).
+    media = MediaSettings()
+    limits = MediaLimits(
+        **{f.name: getattr(media, f.name) for f in dataclasses.fields(MediaLimits)}
+    )
     intake = MediaIntake(cast(Channel, _Hands(data)), limits, transcriber=None, sees_images=_never)
     pdf = Attachment(AttachmentKind.DOCUMENT, "f", len(data), "application/pdf", f"{name}.pdf")
     label = Foreign(ForeignKind.DOCUMENT, f"a document you sent: {name}.pdf")

@@ -139,7 +139,10 @@ async def _sees() -> bool:
 
 def _intake() -> MediaIntake:
     return MediaIntake(
-        cast(Channel, _Files()), MediaLimits(1000, 1000), transcriber=_Ears(), sees_images=_sees
+        cast(Channel, _Files()),
+        MediaLimits(1000, 1000, 10, 30, 256),
+        transcriber=_Ears(),
+        sees_images=_sees,
     )
 
 

@@ -33,9 +33,9 @@ class MediaLimits:
 
     max_bytes: int  # never past the channel's own limit
     max_document_chars: int
-    max_document_pages: int = 200
-    document_timeout_s: float = 8.0
-    document_memory_mb: int = 256
+    max_document_pages: int
+    document_timeout_s: float
+    document_memory_mb: int
 
     def child(self) -> ChildLimits:
         return ChildLimits(
