@@ -57,8 +57,10 @@ def extract(data: bytes, max_chars: int, max_pages: int) -> dict[str, Any]:
     except (KeyError, IndexError, TypeError, AttributeError, ValueError, RecursionError) as exc:
         # pypdf meets a malformed file with whatever its parser tripped on.
         return {"error": f"the PDF is damaged ({type(exc).__name__})"}
-    text = "\n\n".join(parts)
-    return {"text": text[:max_chars], "pages": total, "read": read, "more": size > max_chars}
+    # A lone surrogate (a broken font map) would travel in the JSON and fail the database's
+    # UTF-8 later: replaced here.
+    text = "\n\n".join(parts)[:max_chars].encode("utf-8", "replace").decode("utf-8")
+    return {"text": text, "pages": total, "read": read, "more": size > max_chars}
 
 
 def main() -> int:
