@@ -76,7 +76,7 @@ async def test_a_pdf_reaches_the_model_as_its_text(start_palui, fake_telegram, f
     document, said = user_contents(fake_model.requests[0])
     assert "Invoice 42: total 99 EUR" in fenced_words(document)
     assert "%PDF" not in document
-    assert said == "I sent you a document: invoice.pdf."
+    assert said == "I sent you a document."  # its file name is not the person's words
 
 
 async def test_after_a_document_a_write_needs_a_card_that_names_it(

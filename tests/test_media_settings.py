@@ -24,9 +24,13 @@ def test_media_limits_come_from_the_file_and_the_environment_wins(
 ) -> None:
     write_config(tmp_path, "[media]\nmax_bytes = 5000\nmax_document_chars = 900\n", monkeypatch)
     monkeypatch.setenv("PALUI_MEDIA__MAX_BYTES", "7000")
+    monkeypatch.setenv("PALUI_MEDIA__DOCUMENT_TIMEOUT_S", "3")
     settings = load_settings()
     assert settings.media.max_bytes == 7000
     assert settings.media.max_document_chars == 900
+    assert settings.media.document_timeout_s == 3
+    # The PDF child's other limits keep their defaults.
+    assert (settings.media.max_document_pages, settings.media.document_memory_mb) == (200, 256)
 
 
 def test_a_max_bytes_past_telegrams_limit_is_refused_naming_it(

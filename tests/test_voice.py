@@ -50,7 +50,7 @@ async def test_an_audio_file_is_transcribed_with_its_own_api_key(
     fake_model.transcriptions.text = "meeting notes"
     await start_palui(**WHISPER, PALUI_TRANSCRIPTION_API_KEY="sk-transcribe-only-987654")
     fake_telegram.files.push_voice(OWNER_CHAT, OWNER_ID, AUDIO, audio=True)
-    await fake_telegram.wait_for_text(OWNER_CHAT, "echo: meeting notes")
+    await fake_telegram.wait_for_text(OWNER_CHAT, "echo: I sent you an audio file.")
     [upload] = fake_model.transcriptions.received
     assert upload.authorization == "Bearer sk-transcribe-only-987654"
     assert upload.file_name == "memo.mp3"

@@ -59,7 +59,11 @@ def media_intake(settings: Settings, channel: Channel, model: str) -> MediaIntak
             seen.append(await model_sees_images(model, settings.model_vision))
         return seen[0]
 
-    limits = MediaLimits(settings.media.max_bytes, settings.media.max_document_chars)
+    media = settings.media
+    limits = MediaLimits(
+        media.max_bytes, media.max_document_chars, media.max_document_pages,
+        media.document_timeout_s, media.document_memory_mb,
+    )  # fmt: skip
     return MediaIntake(
         channel, limits, transcriber=build_transcriber(settings), sees_images=sees_images
     )

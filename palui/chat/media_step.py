@@ -35,6 +35,9 @@ async def read_media(
     store: Store, intake: MediaIntake | None, chat_id: int, batch: Sequence[Inbound]
 ) -> MediaBatch:
     out = MediaBatch([], {}, [])
+    files = [i.update_id for i in batch if i.attachment is not None and not i.edited]
+    # Counted before a byte is read: a file that kills the process counts (palui.chat.attempts).
+    await store.inbox.count_attempt(files)
     for inbound in batch:
         if inbound.attachment is None or inbound.edited:
             out.inbounds.append(inbound)

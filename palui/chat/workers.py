@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from palui.approvals.edits import EditFlow
+from palui.chat import attempts
 from palui.chat.background import log_failure
 from palui.chat.groups import one_persons
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
@@ -252,6 +253,10 @@ class ChatWorkers:
             inbox = waiting.inbox
             if waiting.paused or waiting.webhooks or waiting.jobs:
                 inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
+            inbox, tried = attempts.split(inbox)
+            if tried:  # their handling died twice: an apology, never a crash loop
+                await attempts.give_up(self._store, chat_id, tried)
+                await self._outbox.deliver(chat_id, fence)
             batch = [
                 inbound
                 for inbound in (inbound_from_json(item.payload) for item in inbox)
@@ -312,6 +317,10 @@ class ChatWorkers:
                 )
                 if stored is not None and stored.alone:
                     ready = (mark, stored.item)  # sent without reading the outbox, if still so
+        except asyncio.CancelledError:
+            if self._closed:  # an orderly stop: no failed attempt (palui.chat.attempts)
+                await asyncio.shield(attempts.uncount(self._store, batch))
+            raise
         finally:
             worker.answering = False
         await self._outbox.deliver(chat_id, fence, ready)

@@ -226,9 +226,16 @@ TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024  # the Bot API's getFile: larger file
 
 class MediaSettings(BaseModel):
     """`[media]`: files people send (palui.media). A file past `max_bytes` is not downloaded
-    (never past Telegram's 20 MB); a document's text past `max_document_chars` is cut, marked."""
+    (never past Telegram's 20 MB); a document's text past `max_document_chars` is cut, marked.
+    A PDF is read in a child process (palui.media.child): no more than `max_document_pages`
+    pages, killed after `document_timeout_s`, its address space capped at `document_memory_mb`;
+    past a limit the person is told the file took too long or is too large."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_bytes: int = Field(default=TELEGRAM_DOWNLOAD_LIMIT, ge=1, le=TELEGRAM_DOWNLOAD_LIMIT)
     max_document_chars: int = Field(default=20_000, ge=100)
+    max_document_pages: int = Field(default=200, ge=1)
+    document_timeout_s: float = Field(default=8.0, gt=0, le=600)
+    # Python and pypdf take ~50 MB of address space before reading a byte.
+    document_memory_mb: int = Field(default=256, ge=128)

@@ -34,6 +34,18 @@ _DONE = (
         status=InboxStatus.DONE, handled_at=bindparam("handled_at"), turn_id=bindparam("turn_id")
     )
 )
+# One more attempt at handling these updates, written before the attempt (palui.chat.attempts).
+_ATTEMPT = (
+    update(INBOX)
+    .where(INBOX.c.update_id.in_(bindparam("update_ids", expanding=True)))
+    .values(attempts=INBOX.c.attempts + 1)
+)
+# An orderly stop interrupted the attempt: it was no failure (never below zero).
+_UNCOUNT = (
+    update(INBOX)
+    .where(INBOX.c.update_id.in_(bindparam("update_ids", expanding=True)), INBOX.c.attempts > 0)
+    .values(attempts=INBOX.c.attempts - 1)
+)
 
 
 class InboxRepo(Repo):
@@ -65,6 +77,18 @@ class InboxRepo(Repo):
             rows = await s.execute(query.order_by(InboxUpdate.update_id))
             return [_inbox_item(row, turn_id) for row, turn_id in rows]
 
+    async def count_attempt(self, update_ids: Sequence[int]) -> None:
+        """An attempt at these updates starts now (committed first: a kill -9 in it counts)."""
+        if update_ids:
+            async with self._db.session() as s, s.begin():
+                await count_attempt(s, update_ids)
+
+    async def uncount_attempt(self, update_ids: Sequence[int]) -> None:
+        """The attempt at these updates was stopped in order (a shutdown): it does not count."""
+        if update_ids:
+            async with self._db.session() as s, s.begin():
+                await s.execute(_UNCOUNT, {"update_ids": list(update_ids)})
+
     async def mark_done(self, update_ids: Sequence[int], turn_id: str | None = None) -> None:
         if not update_ids:
             return
@@ -73,7 +97,13 @@ class InboxRepo(Repo):
 
 
 def _inbox_item(row: InboxUpdate, turn_id: str | None) -> InboxItem:
-    return InboxItem(row.update_id, row.chat_id, row.user_id, json.loads(row.payload), turn_id)
+    payload = json.loads(row.payload)
+    return InboxItem(row.update_id, row.chat_id, row.user_id, payload, turn_id, row.attempts)
+
+
+async def count_attempt(s: AsyncSession, update_ids: Sequence[int]) -> None:
+    """In the caller's transaction (a chat turn's start counts its own)."""
+    await s.execute(_ATTEMPT, {"update_ids": list(update_ids)})
 
 
 def claimed_by(update_id: Any) -> Any:

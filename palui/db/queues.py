@@ -67,15 +67,16 @@ def _waiting() -> Any:
             inbox.user_id.label("user_id"),
             inbox.payload.label("payload"),
             claimed_by(inbox.update_id).label("turn_id"),
+            inbox.attempts.label("attempts"),
         ).where(inbox.chat_id == chat_id, inbox.status == InboxStatus.PENDING),
         *(
-            select(literal(kind, String), null(), null(), text, text).where(flag)
+            select(literal(kind, String), null(), null(), text, text, null()).where(flag)
             for kind, flag in flags.items()
         ),
-        select(literal("version", String), version.version, null(), text, text).where(
+        select(literal("version", String), version.version, null(), text, text, null()).where(
             version.id == ROW
         ),
-        select(literal("memory", String), session, unsliced, text, text),
+        select(literal("memory", String), session, unsliced, text, text, null()),
     )
 
 
@@ -91,7 +92,9 @@ class QueueRepo(Repo):
         memory = next(r for r in rows if r.kind == "memory")
         inbox = sorted(
             (
-                InboxItem(r.update_id, chat_id, r.user_id, json.loads(r.payload), r.turn_id)
+                InboxItem(
+                    r.update_id, chat_id, r.user_id, json.loads(r.payload), r.turn_id, r.attempts
+                )
                 for r in rows
                 if r.kind == "inbox"
             ),

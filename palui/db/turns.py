@@ -14,7 +14,7 @@ from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
 
-from palui.db.inbox import mark_inbox_done
+from palui.db.inbox import count_attempt, mark_inbox_done
 from palui.db.leases import fence_params, held_by_params
 from palui.db.models import MessageRow, OutboxMessage, PausedTurn, Turn, utcnow
 from palui.db.repo import Repo, insert_params
@@ -153,12 +153,14 @@ class TurnRepo(Repo):
         requester_id: int | None = None,
         reply_to: int | None = None,
         fence: Fence | None = None,
+        attempted: Sequence[int] = (),
     ) -> tuple[int, int | None, UnrecordedPreview | None]:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
         session (created on first contact): (the session, the preview it takes over, or else
         the preview an interrupted turn was sending with no id recorded: the new turn inherits
         it, so a crash while it looks for it leaves it to the next re-run).
-        `rerun=False`: no earlier turn took these messages, so none left a preview."""
+        `rerun=False`: no earlier turn took these messages, so none left a preview.
+        `attempted`: the updates whose attempt this start counts (`palui.chat.attempts`)."""
         async with self._db.session() as s, s.begin():
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
@@ -168,6 +170,8 @@ class TurnRepo(Repo):
                 reply_to=reply_to, fence=fence, chat_kind=chat_kind,
                 lock=not self._db.is_sqlite,
             )  # fmt: skip
+            if attempted:
+                await count_attempt(s, attempted)
         assert left.session_id is not None
         return left.session_id, left.message_id, left.unrecorded
 

@@ -30,6 +30,7 @@ class InboxItem:
     user_id: int | None
     payload: dict[str, Any]
     turn_id: str | None
+    attempts: int = 0  # turns started on it that never ended it (palui.chat.attempts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,9 @@ class Attachment:
     mime_type: str | None = None
     file_name: str | None = None
     duration_s: int | None = None  # voice and audio
+    # An audio file's tags, as its sender set them (someone else's words, like its transcript).
+    title: str | None = None
+    performer: str | None = None
 
 
 class ChatKind(StrEnum):
@@ -45,6 +48,7 @@ class ForeignKind(StrEnum):
     REPLY = "reply"  # the replied-to message, written by someone else
     DOCUMENT = "document"
     PHOTO = "photo"
+    AUDIO = "audio"  # an audio file (not a voice note recorded in the chat): its transcript
 
 
 @dataclass(frozen=True, slots=True)

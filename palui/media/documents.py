@@ -1,19 +1,22 @@
 """Documents: text-like files and PDFs become text in the turn, cut at `[media]
-max_document_chars` with a marker. Other types get a reply that says what is read.
+max_document_chars` with a marker (a PDF also at `max_document_pages`, read in a child process
+under a time and memory limit: `palui.media.child`). Other types get a reply that says what is
+read.
 
 The text is someone else's words (DESIGN §1.1): it travels as the message's `Foreign` document
 item (`palui.channels.telegram.attachments` names it), which the turn fences as data, stores as
-untrusted history and taints the turn with (`palui.turns.foreign`); the person's row holds only
-their caption.
+untrusted history and taints the turn with (`palui.turns.foreign`). Its file name is the
+sender's choice too: it goes only into that item's label, never into the person's row, which
+holds only their caption.
 """
 
 from __future__ import annotations
 
-import io
 from enum import StrEnum
 from pathlib import PurePosixPath
 
 from palui.domain import Attachment
+from palui.media.child import PdfText
 
 
 def _words(text: str) -> frozenset[str]:
@@ -41,6 +44,7 @@ UNSUPPORTED = (
 NO_TEXT = "I found no text in {name}: a scanned PDF is images, and I can't read those."
 EMPTY = "{name} is empty: there is nothing in it for me to read."
 UNREADABLE = "I couldn't read {name}: {reason}."
+SENT = "I sent you a document."  # the person's row for a document sent without a caption
 
 
 class DocumentKind(StrEnum):
@@ -68,32 +72,14 @@ def unsupported_note(attachment: Attachment) -> str:
     return UNSUPPORTED.format(name=display_name(attachment), kind=kind)
 
 
-def text_of(data: bytes, kind: DocumentKind) -> str:
-    """The document's text (CPU-bound for a PDF: run it in a thread). Raises ValueError."""
-    if kind is DocumentKind.PDF:
-        return _pdf_text(data)
+def text_of(data: bytes) -> str:
+    """A text file's text (a PDF is read in a child process: `palui.media.child`). Raises
+    ValueError for a file that is not text."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace")
     if b"\x00" in data[:4096]:
         raise ValueError("it looks like a binary file, not text")
     return data.decode("utf-8-sig", errors="replace")
-
-
-def _pdf_text(data: bytes) -> str:
-    from pypdf import PdfReader  # imported when a PDF arrives: most turns never need it
-    from pypdf.errors import PdfReadError
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ValueError("the PDF is password-protected")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except PdfReadError as exc:
-        raise ValueError(f"it is not a PDF I can open ({exc})") from None
-    except (KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
-        # pypdf meets a malformed file with whatever its parser tripped on.
-        raise ValueError(f"the PDF is damaged ({type(exc).__name__})") from None
-    return "\n\n".join(f"[page {n}]\n{text.strip()}" for n, text in enumerate(pages, 1) if text)
 
 
 def cut(text: str, max_chars: int) -> str:
@@ -107,6 +93,24 @@ def cut(text: str, max_chars: int) -> str:
     )
 
 
-def said_with(attachment: Attachment, caption: str | None) -> str:
-    """The person's own words with the document: the caption, else that they sent it."""
-    return (caption or "").strip() or f"I sent you a document: {display_name(attachment)}."
+def pdf_shown(pdf: PdfText) -> str:
+    """A PDF's text as the child read it, marked where it stopped: at `max_chars` (the rest was
+    never extracted, so its length is unknown) or at `max_pages`."""
+    if pdf.more:
+        return (
+            f"{pdf.text}\n[… cut here: only the first {len(pdf.text):,} characters are shown; "
+            f"the document has {pdf.pages:,} pages]"
+        )
+    if pdf.read < pdf.pages:
+        return (
+            f"{pdf.text}\n[… cut here: the document has {pdf.pages:,} pages; only the first "
+            f"{pdf.read:,} were read]"
+        )
+    return pdf.text
+
+
+def said_with(caption: str | None) -> str:
+    """The person's own words with the document: their caption, else that they sent one. Never
+    its file name: whoever made the file chose that (DESIGN §1.4: a name in the person's words
+    is a destination they gave)."""
+    return (caption or "").strip() or SENT

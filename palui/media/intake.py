@@ -15,6 +15,7 @@ from palui.domain import Attachment, AttachmentKind, Foreign, ForeignKind, Inbou
 from palui.errors import ChannelError, FileTooLarge, ModelError
 from palui.logs import get_logger
 from palui.media import documents, photos, voice
+from palui.media.child import ChildLimits, Unreadable, read_pdf
 from palui.ports import Channel, Transcriber
 
 log = get_logger("palui.media")
@@ -28,8 +29,19 @@ NOT_FETCHED = "I couldn't fetch that file ({reason}). Try sending it again."
 
 @dataclass(frozen=True, slots=True)
 class MediaLimits:
-    max_bytes: int  # `[media] max_bytes` (never past the channel's own limit)
+    """`[media]` (palui.config.sections.MediaSettings says what each is)."""
+
+    max_bytes: int  # never past the channel's own limit
     max_document_chars: int
+    max_document_pages: int
+    document_timeout_s: float
+    document_memory_mb: int
+
+    def child(self) -> ChildLimits:
+        return ChildLimits(
+            self.max_document_chars, self.max_document_pages, self.document_timeout_s,
+            self.document_memory_mb,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +119,17 @@ class MediaIntake:
         if not transcript:
             return Refused(voice.SILENT)
         heard = voice.heard_line(transcript)
+        caption = (inbound.text or "").strip()
+        if attachment.kind is AttachmentKind.AUDIO:
+            # An audio file: anyone's recording. Its words and tags are in its own item; the
+            # person's row is their caption alone.
+            words = voice.audio_words(attachment, transcript)
+            shown = _filled(inbound.foreign, ForeignKind.AUDIO, words)
+            return Read(caption or voice.AUDIO_SENT, heard=heard, foreign=shown)
         if any(item.kind is ForeignKind.FORWARD for item in inbound.foreign):
             # Someone else's voice: its words are the forward's, never the person's own.
             forward = _filled(inbound.foreign, ForeignKind.FORWARD, transcript)
             return Read(voice.FORWARDED, heard=heard, foreign=forward)
-        caption = (inbound.text or "").strip()
         return Read(f"{caption}\n\n{transcript}" if caption else transcript, heard=heard)
 
     async def _document(
@@ -123,14 +141,18 @@ class MediaIntake:
     ) -> Read | Refused:
         name = documents.display_name(attachment)
         try:
-            text = await asyncio.to_thread(documents.text_of, data, kind)
-        except ValueError as error:
+            if kind is documents.DocumentKind.PDF:
+                pdf = await read_pdf(data, self._limits.child())
+                text, shown = pdf.text, documents.pdf_shown(pdf)
+            else:
+                text = await asyncio.to_thread(documents.text_of, data)
+                shown = documents.cut(text, self._limits.max_document_chars)
+        except (ValueError, Unreadable) as error:
             return Refused(documents.UNREADABLE.format(name=name, reason=error))
         if not text.strip():
             empty = documents.NO_TEXT if kind is documents.DocumentKind.PDF else documents.EMPTY
             return Refused(empty.format(name=name))
-        shown = documents.cut(text, self._limits.max_document_chars)
-        said = documents.said_with(attachment, inbound.text)
+        said = documents.said_with(inbound.text)
         return Read(said, foreign=_filled(inbound.foreign, ForeignKind.DOCUMENT, shown))
 
 

@@ -1,6 +1,8 @@
-"""Voice notes and audio: the transcript is the person's message (their own words, untainted),
-and the reply first quotes, in one short line, what was heard. A forwarded voice note is
-someone else's: its transcript goes into the forward's `Foreign` item instead (fenced, tainting).
+"""Voice notes and audio: a voice note's transcript is the person's message (their own words,
+untainted), and the reply first quotes, in one short line, what was heard. A forwarded voice
+note is someone else's: its transcript goes into the forward's `Foreign` item instead (fenced,
+tainting). An audio file is anyone's recording: its transcript, title and performer go into its
+own `Foreign` audio item (`audio_words`), and the person's row holds only their caption.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ FAILED = (
     "failing, check PALUI_TRANSCRIPTION_MODEL and its API base and key."
 )
 FORWARDED = "I forwarded you a voice message."  # the person's row; the words are the forward's
+AUDIO_SENT = "I sent you an audio file."  # the person's row for one sent without a caption
 SILENT = "I heard no words in that voice message. Try again, or type it."
 
 
@@ -40,3 +43,13 @@ def heard_line(transcript: str) -> str:
     if len(words) > QUOTE_CHARS:
         words = words[: QUOTE_CHARS - 1].rstrip() + "…"
     return f"🎙 “{words}”"
+
+
+def audio_words(attachment: Attachment, transcript: str) -> str:
+    """What an audio file said, with the tags its maker gave it."""
+    tags = [
+        f"{name}: {value.strip()}"
+        for name, value in (("Title", attachment.title), ("Performer", attachment.performer))
+        if value and value.strip()
+    ]
+    return "\n".join([*tags, transcript]) if tags else transcript

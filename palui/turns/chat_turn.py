@@ -51,12 +51,13 @@ async def run_chat_turn(
         inputs = [(i.update_id, i.text or "") for i in batch]
         group = latest.chat_kind is not ChatKind.PRIVATE
         # One transaction: the chat's session, the turn, the person's messages, the inbox
-        # claim. Someone else's words (a forward, a replied-to message) taint it from the start.
+        # claim and attempt count (a file's attempt was counted before it was read,
+        # palui.chat.media_step). Someone else's words (a forward, a document) taint it.
         session_id, left, unrecorded = await store.turns.start_chat_turn(
             turn_id, chat_id, inputs, chat_kind=latest.chat_kind, rerun=rerun,
             untrusted=foreign.untrusted_rows(batch), taint=starting.from_foreign(batch),
             requester_id=latest.user.id, reply_to=latest.message_id if group else None,
-            fence=fence,
+            fence=fence, attempted=[i.update_id for i in batch if i.attachment is None],
         )  # fmt: skip
         if unrecorded is not None:
             left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)

@@ -1,6 +1,7 @@
 """Someone else's words in a person's message, as a chat turn reads and stores them (DESIGN §1.1).
 
-A forwarded message, the message of someone else the person replied to, a document's text: each
+A forwarded message, the message of someone else the person replied to, a document's text, an
+audio file's transcript: each
 reaches the model in a message of its own, fenced as data between marker lines whose code its
 author can't predict (as a webhook payload is, `palui.webhooks.prompt`), never as the person's
 words. The history stores that message as untrusted (tainted), so later turns see the taint as
@@ -22,6 +23,7 @@ _WHAT = {
     ForeignKind.REPLY: "the message the user replied to",
     ForeignKind.DOCUMENT: "a document the user sent",
     ForeignKind.PHOTO: "a photo the user sent",
+    ForeignKind.AUDIO: "the transcript of an audio file the user sent",
 }
 
 

@@ -1,9 +1,9 @@
 """An in-memory channel: Palui in this process, without the fake Telegram server or litellm.
 
 `MemoryChannel` implements the `Channel` port and records what Palui sends (reply parts, cards,
-card edits, callback answers); a test hands Palui what a person sends with `send`, `command` and
-`tap`, each of which returns once Palui has answered it (its turn, command or tap is done and the
-replies are delivered).
+card edits, callback answers); a test hands Palui what a person sends with `send`, `send_file`,
+`command` and `tap`, each of which returns once Palui has answered it (its turn, command or tap
+is done and the replies are delivered).
 
 Use it through the app, so everything is wired as in production:
 
@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from palui.app import Palui
+from palui.channels.telegram.attachments import foreign_of
 from palui.config import Settings
 from palui.db.tools import ToolSettingRecord
-from palui.domain import Card, ChatUser, Inbound
+from palui.domain import Attachment, Card, ChatUser, Inbound
 from palui.errors import ChannelError
 from palui.ports import ChatModel, Toolset
 from palui.tools.watch import stored_tool
@@ -69,6 +70,7 @@ class MemoryChannel:
     answers: list[tuple[str, str]] = field(default_factory=list)  # (callback id, toast)
     reactions: list[tuple[int, int, str]] = field(default_factory=list)  # (chat, message, emoji)
     replies_to: list[tuple[int, int]] = field(default_factory=list)  # (chat, message answered)
+    files: dict[str, bytes] = field(default_factory=dict)  # what `send_file` put, by file id
     _sink: Sink | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -86,6 +88,16 @@ class MemoryChannel:
 
     async def send(self, text: str, *, user_id: int | None = None) -> bool:
         return await self.push(self.inbound(text=text, user_id=user_id))
+
+    async def send_file(
+        self, attachment: Attachment, data: bytes, *, caption: str | None = None
+    ) -> bool:
+        """A file with its caption, labelled whose words it is as the Telegram channel does."""
+        self.files[attachment.file_id] = data
+        inbound = self.inbound(text=caption)
+        return await self.push(
+            dataclasses.replace(inbound, attachment=attachment, foreign=foreign_of(attachment))
+        )
 
     async def command(self, name: str, args: str = "") -> bool:
         return await self.send(f"/{name} {args}".strip())
@@ -180,7 +192,9 @@ class MemoryChannel:
         self.reactions.append((chat_id, message_id, emoji))
 
     async def download(self, file_id: str, max_bytes: int) -> bytes:
-        raise ChannelError("the memory channel holds no files")
+        if file_id not in self.files:
+            raise ChannelError(f"no file {file_id!r} was sent")
+        return self.files[file_id]
 
 
 def approval_cards(chat: MemoryChannel) -> list[Card]:

@@ -29,6 +29,8 @@ class InboxUpdate(Base):
     turn_id: Mapped[str | None] = mapped_column(String(32))
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     handled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Turns started on it (counted before each, so a kill -9 counts): `palui.chat.attempts`.
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     __table_args__ = (Index("ix_inbox_status_update_id", "status", "update_id"),)
 
