@@ -27,6 +27,7 @@ from palui.ports import Channel, Toolset
 from palui.tools.catalog import CatalogEntry, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.switchboard import Switchboard
+from palui.turns.offer import Offers
 
 log = get_logger("palui.interact.connector_sheet")
 
@@ -54,7 +55,9 @@ class ConnectorSheet:
         paused: PausedConnectors,
         memory: Memory | None = None,
         board: Switchboard | None = None,
+        offers: Offers | None = None,
     ) -> None:
+        self._offers = offers  # past max_tools, the sheet says how many a turn is offered
         self._channel = channel
         self._registry = registry
         self._memory = memory
@@ -154,6 +157,10 @@ class ConnectorSheet:
         toolsets = self._registry.toolsets
         for toolset in toolsets:
             await self._channel.send_card(chat_id, self.card(toolset))
+        if self._offers is not None and toolsets:
+            size = await self._offers.size()
+            if size.past_budget:
+                await self._channel.send_notice(chat_id, size.line())
         return len(toolsets)
 
     # -- taps --------------------------------------------------------------------------------------

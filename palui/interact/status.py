@@ -14,6 +14,7 @@ from palui.interact.paused import PausedConnectors
 from palui.memory import Memory
 from palui.tools.registry import ToolRegistry
 from palui.tools.switchboard import Switchboard
+from palui.turns.offer import Offers
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,9 @@ class Status:
         *,
         now: Callable[[], datetime],
         board: Switchboard | None = None,
+        offers: Offers | None = None,
     ) -> None:
+        self._offers = offers  # how many tools are enabled and how many a turn is offered
         self._board = board  # a pause set in another process shows here too
         self._store = store
         self._registry = registry
@@ -78,6 +81,8 @@ class Status:
         if statuses:
             lines.append("Connectors")
             lines += [f"  {connector_line(status, memory_state)}" for status in statuses]
+        if self._offers is not None:
+            lines.append((await self._offers.size()).line())
         jobs = await self._store.jobs.all()
         if jobs:
             active = sum(job.enabled for job in jobs)

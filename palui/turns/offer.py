@@ -21,6 +21,29 @@ SCHEDULE_JOB = "palui__schedule_job"
 
 
 @dataclass(frozen=True, slots=True)
+class CatalogSize:
+    """How many tools a person's chat turn may be offered, and how many it is."""
+
+    enabled: int  # switched on, connector running, allowed in a chat turn
+    offered: int  # what one turn is offered (the search among them, when some are left out)
+    max_tools: int
+
+    @property
+    def past_budget(self) -> bool:
+        return self.enabled > self.max_tools
+
+    def line(self) -> str:
+        if not self.past_budget:
+            return (
+                f"Tools: {self.enabled} enabled, all offered to each turn (limit {self.max_tools})"
+            )
+        return (
+            f"Tools: {self.enabled} enabled, {self.offered} offered to each turn (limit "
+            f"{self.max_tools}): the most relevant to what you ask; the model can search the rest"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Offers:
     registry: ToolRegistry
     catalog: ToolCatalog
@@ -53,6 +76,12 @@ class Offers:
         await self._sync()
         allow = self._allow(kind, tainted)
         return self.registry.offer(wanted(recent), self.limits.max_tools, allow)
+
+    async def size(self) -> CatalogSize:
+        """For /status, /connectors and the warning past the budget."""
+        await self._sync()
+        offer = self.registry.offer("", self.limits.max_tools, self._allow(TurnKind.CHAT, False))
+        return CatalogSize(offer.enabled, len(offer.tools), self.limits.max_tools)
 
     async def named(self, names: Sequence[str], kind: TurnKind, tainted: bool) -> ToolOffer:
         """A resumed turn's offer: the tools it was offered before (found ones too), those
