@@ -10,7 +10,7 @@ for (`palui__find_tools`) when that tool was not offered.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
@@ -62,6 +62,7 @@ class CatalogToolset:
     id: str
     listed: list[RemoteTool]
     trust: str = "trusted"
+    calls: list[str] = field(default_factory=list)
 
     def tools(self) -> list[RemoteTool]:
         return self.listed
@@ -74,6 +75,7 @@ class CatalogToolset:
     async def call(
         self, tool: str, arguments: dict[str, Any], *, timeout_s: float | None = None
     ) -> ToolOutcome:
+        self.calls.append(tool)
         return ToolOutcome(f"{self.id}.{tool} ran with {sorted(arguments)}")
 
 
