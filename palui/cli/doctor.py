@@ -119,14 +119,17 @@ def _http(settings: Settings) -> Check:
     )
 
 
-async def _connectors(settings: Settings) -> list[Check]:
+Listed = list[tuple[str, RemoteTool]]  # the tools of the connected connectors
+
+
+async def _connectors(settings: Settings) -> tuple[list[Check], Listed]:
     from palui.connectors import ConnectorManager
     from palui.connectors.recall import recall_server_settings
     from palui.domain import RECALL_ID, ConnectorState
 
     recall = recall_server_settings(settings)
     if not settings.mcp and recall is None:
-        return []
+        return [], []
     checks = []
     async with ConnectorManager(settings.mcp, recall=recall) as manager:
         listed = [
@@ -162,12 +165,10 @@ async def _connectors(settings: Settings) -> list[Check]:
                         "server runs on its own.",
                     )
                 )
-    if (budget := await _tool_budget(settings, listed)) is not None:
-        checks.append(budget)
-    return checks
+    return checks, listed
 
 
-async def _tool_budget(settings: Settings, listed: list[tuple[str, RemoteTool]]) -> Check | None:
+async def _tool_budget(settings: Settings, listed: Listed) -> Check | None:
     """How many tools are switched on against `max_tools`: past it, each turn is offered the
     most relevant; far past it, the person may want to switch some off."""
     from palui.app.parts import build_catalog, load_kinds
@@ -238,7 +239,10 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
         checks.append(await _model(settings))
     if settings.telegram_token:
         checks.append(await _telegram(settings))
-    checks += await _connectors(settings)
+    connected, listed = await _connectors(settings)
+    checks += connected
+    if (budget := await _tool_budget(settings, listed)) is not None:
+        checks.append(budget)
     if (run_code := await _run_code(settings)) is not None:
         checks.append(run_code)
     for check in checks:
