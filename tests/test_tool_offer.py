@@ -4,7 +4,7 @@ one by one (never a whole connector dropped), and `palui__find_tools` for the re
 from __future__ import annotations
 
 from palui.agent.turn import TurnDeps, run_turn
-from palui.domain import ConnectorState, Message, OfferReason, Role
+from palui.domain import ConnectorState, Message, OfferEvent, OfferReason, Role
 from palui.tools.names import split_name
 from palui.tools.ranking import Query, ToolIndex, connector_words
 from palui.tools.registry import ToolRegistry
@@ -52,6 +52,7 @@ def test_all_tools_are_offered_when_they_fit_and_find_tools_is_not() -> None:
     assert len(offer.tools) == 20 and FIND not in offer.tools
     assert offer.left_out == 0 and not offer.searchable
     assert {offer.why(name) for name in offer.tools} == {OfferReason.ALL_FIT}
+    assert offer.drain() == [OfferEvent("*", OfferReason.ALL_FIT, "", 20)]  # one row, not 20
 
 
 def test_builtin_tools_always_fit() -> None:

@@ -17,6 +17,7 @@ from palui.ports import Toolset
 from palui.tools.choice import Chosen
 from palui.tools.ranking import Query, ToolIndex
 
+EVERY_TOOL = "*"  # the record of a turn offered every enabled tool
 FOUND_MAX = 6  # tools one search makes callable: enough for a task, few enough to keep room
 # Which tools give way first when a found one needs room: the least relevant ranked one.
 _GIVES_WAY = {
@@ -66,7 +67,13 @@ class ToolOffer:
         enabled = self.enabled
         self._events: list[OfferEvent] = []
         if not recorded:
-            self._events = [self._event(name, enabled) for name in self._tools]
+            # When nothing was chosen, one row says so (a row per tool would cost every turn).
+            everything = finder is None and len(self._tools) == enabled
+            self._events = (
+                [OfferEvent(EVERY_TOOL, OfferReason.ALL_FIT, "", enabled)]
+                if everything
+                else [self._event(name, enabled) for name in self._tools]
+            )
 
     def _event(self, name: str, enabled: int, detail: str | None = None) -> OfferEvent:
         chosen = self._chosen.get(name)
