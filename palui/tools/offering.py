@@ -24,6 +24,7 @@ _GIVES_WAY = {
     OfferReason.RANKED: 0,
     OfferReason.ALL_FIT: 0,
     OfferReason.NAMED: 1,
+    OfferReason.RESUMED: 1,
     OfferReason.CALLED: 2,
     OfferReason.FOUND: 2,
 }
@@ -66,20 +67,18 @@ class ToolOffer:
         self._tools = _order(offered)
         enabled = self.enabled
         self._events: list[OfferEvent] = []
-        if not recorded:
-            # When nothing was chosen, one row says so (a row per tool would cost every turn).
-            everything = finder is None and len(self._tools) == enabled
-            self._events = (
-                [OfferEvent(EVERY_TOOL, OfferReason.ALL_FIT, "", enabled)]
-                if everything
-                else [self._event(name, enabled) for name in self._tools]
-            )
+        if recorded or not enabled:
+            return  # a resumed turn's were recorded before its pause; no tools, nothing to say
+        if finder is None and len(self._tools) == enabled:
+            # Nothing was chosen: one row says so (a row per tool would cost every turn).
+            self._events = [OfferEvent(EVERY_TOOL, OfferReason.ALL_FIT, "", enabled)]
+        else:
+            self._events = [self._event(name, enabled) for name in self._tools]
 
-    def _event(self, name: str, enabled: int, detail: str | None = None) -> OfferEvent:
+    def _event(self, name: str, enabled: int) -> OfferEvent:
         chosen = self._chosen.get(name)
         why = chosen.why if chosen is not None else OfferReason.BUILTIN
-        if detail is None:
-            detail = f"score {chosen.score:.2f}" if chosen and chosen.score else ""
+        detail = f"score {chosen.score:.2f}" if chosen and chosen.score else ""
         return OfferEvent(name, why, detail, enabled)
 
     @property
