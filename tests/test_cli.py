@@ -58,6 +58,20 @@ async def test_doctor_says_how_to_fix_an_unmigrated_database_and_a_dead_model(
     assert "2 problem(s) found." in report
 
 
+async def test_doctor_warns_when_the_enabled_tools_are_far_past_max_tools(
+    settings_env, fake_model, fake_telegram, with_notes, monkeypatch
+) -> None:
+    monkeypatch.setenv("PALUI_MAX_TOOLS", "2")  # the notes server's and Palui's: far past 2
+    db = Database(load_settings().resolved_database_url)
+    await db.migrate()
+    await db.close()
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 0, out.getvalue()  # a warning, not a problem
+    report = out.getvalue()
+    assert "⚠️ tools:" in report and "more than the 2 a turn is offered" in report
+    assert "fix: Far past the budget" in report
+
+
 async def test_doctor_reports_missing_settings(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("PALUI_DATA_DIR", str(tmp_path))
     out = io.StringIO()

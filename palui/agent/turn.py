@@ -36,6 +36,9 @@ class TurnDeps:
     max_steps: int = 12
     timeout_s: float = 120
     tools: Sequence[ToolSpec] = ()
+    # The tools offered at each step, when the offer can grow within the turn (a search for
+    # tools made more callable); else `tools` at every step.
+    offered: Callable[[], Sequence[ToolSpec]] | None = None
     runner: ToolRunner | None = None
     on_delta: DeltaHandler | None = None
     clock: Callable[[], float] = time.monotonic
@@ -104,7 +107,8 @@ def _budget_reply(state: TurnState, budget: str, note: str) -> Reply:
 
 async def _step(deps: TurnDeps, state: TurnState) -> Completion:
     started = deps.clock()
-    completion = await deps.model.complete(state.messages, deps.tools, on_delta=deps.on_delta)
+    tools = deps.offered() if deps.offered is not None else deps.tools
+    completion = await deps.model.complete(state.messages, tools, on_delta=deps.on_delta)
     state.steps += 1
     state.add_usage(completion.usage)
     await deps.record_usage(completion, deps.clock() - started)

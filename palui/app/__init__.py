@@ -214,7 +214,7 @@ class Palui:
         # wakes those turns' workers: the one cycle among the parts, closed here.
         self.builtins.bind(deliver=wakeups.deliver_soon, jobs_changed=scheduler.sync)
         connector_sheet = ConnectorSheet(
-            store, channel, registry, self.catalog, paused=paused, memory=memory, board=board
+            store, channel, turns.offers, paused=paused, memory=memory, board=board
         )
         job_sheet = JobSheet(store, channel, now=now, jobs_changed=scheduler.sync)
         info = StatusInfo(
@@ -222,7 +222,7 @@ class Palui:
             database_kind=self.db.kind, daily_token_cap=s.daily_token_cap,
             runs_per_hour=s.runs_per_hour,
         )  # fmt: skip
-        status = Status(store, registry, paused, memory, info, now=now, board=board)
+        status = Status(store, turns.offers, paused, memory, info, now=now, board=board)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,

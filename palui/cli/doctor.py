@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from palui.config import Settings, load_settings
+from palui.domain import RemoteTool
 from palui.errors import ConfigError, PaluiError
 from palui.logs import configure_logging
 
@@ -18,6 +19,10 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    warning: bool = False  # works, but worth a look: shown, not counted as a problem
+
+
+FAR_PAST = 3  # enabled tools past this many times max_tools: choosing has little to go on
 
 
 def _required(settings: Settings) -> list[Check]:
@@ -114,16 +119,25 @@ def _http(settings: Settings) -> Check:
     )
 
 
-async def _connectors(settings: Settings) -> list[Check]:
+Listed = list[tuple[str, RemoteTool]]  # the tools of the connected connectors
+
+
+async def _connectors(settings: Settings) -> tuple[list[Check], Listed]:
     from palui.connectors import ConnectorManager
     from palui.connectors.recall import recall_server_settings
     from palui.domain import RECALL_ID, ConnectorState
 
     recall = recall_server_settings(settings)
     if not settings.mcp and recall is None:
-        return []
+        return [], []
     checks = []
     async with ConnectorManager(settings.mcp, recall=recall) as manager:
+        listed = [
+            (connector.id, tool)
+            for connector in manager.connectors()
+            if connector.status().state == ConnectorState.CONNECTED
+            for tool in connector.tools()
+        ]
         for status in manager.statuses():
             if status.state == ConnectorState.CONNECTED:
                 checks.append(Check(status.id, True, f"connected, {status.tool_count} tools"))
@@ -151,7 +165,39 @@ async def _connectors(settings: Settings) -> list[Check]:
                         "server runs on its own.",
                     )
                 )
-    return checks
+    return checks, listed
+
+
+async def _tool_budget(settings: Settings, listed: Listed) -> Check | None:
+    """How many tools are switched on against `max_tools`: past it, each turn is offered the
+    most relevant; far past it, the person may want to switch some off."""
+    from palui.app.parts import build_catalog, load_kinds
+    from palui.cli.kinds.survey import stored_tools
+    from palui.tools.builtins import CONNECTOR_ID, TOOLS
+
+    try:
+        catalog = build_catalog(
+            settings, load_kinds(settings), (await stored_tools(settings)).tools
+        )
+    except PaluiError:
+        return None  # the kinds file or the database: their own checks say what is wrong
+    tools = [*listed, *((CONNECTOR_ID, tool) for tool in TOOLS)]
+    enabled = sum(catalog.entry(cid, tool).enabled for cid, tool in tools)
+    budget = settings.max_tools
+    if enabled <= budget:
+        return Check("tools", True, f"{enabled} enabled, all offered to each turn ({budget} max)")
+    detail = (
+        f"{enabled} enabled, more than the {budget} a turn is offered: each turn gets the most "
+        "relevant and the model can search for the rest (palui__find_tools)"
+    )
+    if enabled <= budget * FAR_PAST:
+        return Check("tools", True, detail)
+    return Check(
+        "tools", False, detail,
+        "Far past the budget, the right tool is found less often. Switch off tools you don't "
+        "use (/connectors, or `disable` globs in palui.toml), or raise max_tools.",
+        warning=True,
+    )  # fmt: skip
 
 
 async def _run_code(settings: Settings) -> Check | None:
@@ -200,14 +246,17 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
         checks.append(await _model(settings))
     if settings.telegram_token:
         checks.append(await _telegram(settings))
-    checks += await _connectors(settings)
+    connected, listed = await _connectors(settings)
+    checks += connected
+    if (budget := await _tool_budget(settings, listed)) is not None:
+        checks.append(budget)
     if (run_code := await _run_code(settings)) is not None:
         checks.append(run_code)
     for check in checks:
-        mark = "✅" if check.ok else "❌"
+        mark = "✅" if check.ok else ("⚠️" if check.warning else "❌")
         out.write(f"{mark} {check.name}: {check.detail}\n")
         if check.fix:
             out.write(f"   fix: {check.fix}\n")
-    problems = sum(not c.ok for c in checks)
+    problems = sum(not c.ok and not c.warning for c in checks)
     out.write("All good.\n" if not problems else f"{problems} problem(s) found.\n")
     return 1 if problems else 0

@@ -35,6 +35,7 @@ from palui.db.models import (
     StopRequest,
     StrangerNotice,
     Turn,
+    TurnOfferRow,
     UpkeepMark,
     WebhookDelivery,
     WebLink,
@@ -156,6 +157,13 @@ class RetentionRepo(Repo):
             )
             plan.append(
                 (RecallCheck.__table__, [RecallCheck.id], [RecallCheck.created_at < cutoff])
+            )
+            plan.append(  # which tools a turn was offered: kept as long as its calls
+                (
+                    TurnOfferRow.__table__,
+                    [TurnOfferRow.id],
+                    [TurnOfferRow.created_at < cutoff, _not_in(TurnOfferRow.turn_id, open_turns)],
+                )
             )
         if (cutoff := before(days.model_calls_days)) is not None:
             plan.append(

@@ -17,20 +17,22 @@ goes out whenever usage waits. Only a batch's first attempt can lose a count.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palui.db.models import ModelCall, RecallCheck, utcnow
+from palui.db.models import ModelCall, RecallCheck, TurnOfferRow, utcnow
 from palui.db.repo import insert_params
-from palui.domain import CheckOutcome, Completion
+from palui.domain import CheckOutcome, Completion, OfferEvent
 
 CHECKS_KEPT = 1_000  # only recent auto-recall checks are ever shown
 PRUNE_EVERY = 100  # the checks are pruned when a new one's id is a multiple of this
 MODEL_CALLS = cast(Table, ModelCall.__table__)
 CHECKS = cast(Table, RecallCheck.__table__)
+OFFERS = cast(Table, TurnOfferRow.__table__)
 _CHECKED = ("chat_id", "turn_id", "outcome", "detail", "latency_ms", "created_at")
 # Built once, run with params (a statement built per call costs several times its run in
 # SQLAlchemy's CPU, palui.db.leases).
@@ -42,15 +44,24 @@ _PRUNE_CHECKS = delete(CHECKS).where(CHECKS.c.id <= bindparam("through"))
 class Riders:
     usage: list[dict[str, Any]] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
+    offers: list[dict[str, Any]] = field(default_factory=list)  # tools offered, and why
     eager: bool = False  # a re-run: usage is written before any call goes out (see above)
 
     def __bool__(self) -> bool:
-        return bool(self.usage or self.checks)
+        return bool(self.usage or self.checks or self.offers)
 
     def model_call(
         self, turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float
     ) -> None:
         self.usage.append(usage_row(turn_id, chat_id, completion, latency_s))
+
+    def offered(self, turn_id: str, events: Sequence[OfferEvent]) -> None:
+        now = utcnow()
+        self.offers.extend(
+            {"turn_id": turn_id, "tool": e.tool, "why": str(e.why), "detail": e.detail,
+             "enabled": e.enabled, "created_at": now}
+            for e in events
+        )  # fmt: skip
 
     def recall_check(
         self,
@@ -99,10 +110,13 @@ async def ride(session: AsyncSession, riders: Riders | None) -> None:
         # VALUES rows has no cache key, so SQLAlchemy compiled it anew on every turn. The
         # table, not the mapped class: an ORM bulk INSERT pays the mapper's work on each call.
         await session.execute(insert(MODEL_CALLS), riders.usage)
+    if riders.offers:
+        await session.execute(insert(OFFERS), riders.offers)
     for row in riders.checks:
         await write_check(session, row)
     riders.usage.clear()
     riders.checks.clear()
+    riders.offers.clear()
 
 
 async def write_check(session: AsyncSession, row: dict[str, Any]) -> None:

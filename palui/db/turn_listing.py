@@ -20,6 +20,7 @@ from palui.db.models import (
     JobRun,
     ModelCall,
     Turn,
+    TurnOfferRow,
     WebhookDelivery,
 )
 from palui.db.repo import Repo
@@ -69,6 +70,16 @@ class CallOverview:
     duration_ms: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class OfferedOverview:
+    """A tool the turn was offered, and why."""
+
+    tool: str
+    why: str
+    detail: str
+    enabled: int  # how many tools the turn could have been offered then
+
+
 def _cut(text: str, limit: int = TRIGGER_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -103,6 +114,16 @@ class TurnListingRepo(Repo):
             return None
         (overview,) = await self._overviews([turn])
         return overview
+
+    async def offered(self, turn_id: str) -> list[OfferedOverview]:
+        """The tools the turn was offered, in the order they were (a search's last)."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(TurnOfferRow)
+                .where(TurnOfferRow.turn_id == turn_id)
+                .order_by(TurnOfferRow.id)
+            )
+            return [OfferedOverview(r.tool, r.why, r.detail, r.enabled) for r in rows]
 
     async def calls(self, turn_id: str) -> list[CallOverview]:
         async with self._db.session() as s:

@@ -48,6 +48,8 @@ from palui.domain.memory import SliceRecord as SliceRecord
 from palui.domain.memory import StoredSwitches as StoredSwitches
 from palui.domain.taint import Taint as Taint
 from palui.domain.taint import TaintVia as TaintVia
+from palui.domain.tools import OfferEvent as OfferEvent
+from palui.domain.tools import OfferReason as OfferReason
 from palui.domain.tools import ToolSettingRecord as ToolSettingRecord
 from palui.domain.webhooks import Delivery as Delivery
 

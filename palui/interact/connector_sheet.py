@@ -24,9 +24,9 @@ from palui.memory import Memory
 from palui.memory.switches import Switch
 from palui.policy.classes import ToolClass
 from palui.ports import Channel, Toolset
-from palui.tools.catalog import CatalogEntry, ToolCatalog
-from palui.tools.registry import ToolRegistry
+from palui.tools.catalog import CatalogEntry
 from palui.tools.switchboard import Switchboard
+from palui.turns.offer import Offers
 
 log = get_logger("palui.interact.connector_sheet")
 
@@ -48,20 +48,20 @@ class ConnectorSheet:
         self,
         store: Store,
         channel: Channel,
-        registry: ToolRegistry,
-        catalog: ToolCatalog,
+        offers: Offers,
         *,
         paused: PausedConnectors,
         memory: Memory | None = None,
         board: Switchboard | None = None,
     ) -> None:
+        self._offers = offers  # past max_tools, the sheet says how many a turn is offered
         self._channel = channel
-        self._registry = registry
+        self._registry = registry = offers.registry
         self._memory = memory
         self._paused = paused
         # What the taps change, shared with the web console's Connectors page.
         self.switches = ConnectorSwitches(
-            store, registry, catalog, paused=paused, memory=memory, board=board
+            store, registry, offers.catalog, paused=paused, memory=memory, board=board
         )
 
     # -- drawing ---------------------------------------------------------------------------------
@@ -154,6 +154,10 @@ class ConnectorSheet:
         toolsets = self._registry.toolsets
         for toolset in toolsets:
             await self._channel.send_card(chat_id, self.card(toolset))
+        if toolsets:
+            size = await self._offers.size()
+            if size.past_budget:
+                await self._channel.send_notice(chat_id, size.line())
         return len(toolsets)
 
     # -- taps --------------------------------------------------------------------------------------

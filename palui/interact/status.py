@@ -12,8 +12,8 @@ from palui.domain import RECALL_ID, ConnectorState, ConnectorStatus
 from palui.domain.windows import day_start, hour_ago
 from palui.interact.paused import PausedConnectors
 from palui.memory import Memory
-from palui.tools.registry import ToolRegistry
 from palui.tools.switchboard import Switchboard
+from palui.turns.offer import Offers
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class Status:
     def __init__(
         self,
         store: Store,
-        registry: ToolRegistry,
+        offers: Offers,
         paused: PausedConnectors,
         memory: Memory,
         info: StatusInfo,
@@ -43,9 +43,10 @@ class Status:
         now: Callable[[], datetime],
         board: Switchboard | None = None,
     ) -> None:
+        self._offers = offers  # the tools: how many are enabled, how many a turn is offered
         self._board = board  # a pause set in another process shows here too
         self._store = store
-        self._registry = registry
+        self._registry = offers.registry
         self._paused = paused
         self._memory = memory
         self._info = info
@@ -78,6 +79,7 @@ class Status:
         if statuses:
             lines.append("Connectors")
             lines += [f"  {connector_line(status, memory_state)}" for status in statuses]
+        lines.append((await self._offers.size()).line())
         jobs = await self._store.jobs.all()
         if jobs:
             active = sum(job.enabled for job in jobs)

@@ -46,6 +46,7 @@ from palui.tools.registry import OfferedTool, ToolOffer
 from palui.tools.results import UNKNOWN_OUTCOME, truncate
 from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks, pre_hooks
 from palui.tools.turn_policy import TurnPolicy
+from palui.tools.unoffered import not_offered
 
 __all__ = ["TurnTools", "parse_arguments", "truncate"]
 
@@ -284,15 +285,7 @@ class TurnTools:
         self, call: ToolCallRequest, step: int, tool: OfferedTool | None, decision: Decision | None
     ) -> ToolOutcome:
         if tool is None:
-            await self.record.stage(
-                call, step, CallStage.POLICY, "refused", "not offered in this turn"
-            )
-            await self._rejected(call, step, "not offered")
-            return ToolOutcome(
-                f"Error: there is no tool named {call.name!r} in this turn. "
-                "Use one of the tools you were given, or answer without a tool.",
-                is_error=True,
-            )
+            return await not_offered(self.offer, self.record, call, step)
         try:
             arguments = parse_arguments(call.arguments)
         except ValueError as exc:
@@ -315,6 +308,7 @@ class TurnTools:
             repeated = await self._repeat(call, step, tool, action)
             # The recorded result is the raw one: the post hooks see it too (e.g. to redact).
             return await self._post(call, step, tool, arguments, repeated, f"dup_{action.state}")
+        self.offer.mark_used(call.name)
         number = next(self._numbers)
         self.in_flight[number] = call.name
         sends_out = bool(classification and classification.sends_out)

@@ -150,6 +150,6 @@ async def _run(
             guard = functools.partial(parts.fences.confirm, fence)
         stream.watch_preview(functools.partial(store.turns.record_preview, turn_id), sending, guard)
         deps = dataclasses.replace(deps, on_delta=stream.push)
-    log.info("turn_started", messages=len(batch), tools=len(offer.tools))
+    log.info("turn_started", messages=len(batch), tools=len(offer.tools), enabled=offer.enabled)
     update_ids = [update_id for update_id, _ in inputs]
     return await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream, fence)

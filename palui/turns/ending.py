@@ -39,6 +39,7 @@ async def end(
 ) -> Ended | None:
     """Commit the turn's end; the reply's outbox row. `fence=` (the chat lease the turn runs
     under) makes it conditional on that lease still holding (`LeaseLost` if not)."""
+    tools.riders.offered(turn_id, tools.offer.drain())
     return await parts.store.turns.finish(
         turn_id, status, update_ids=update_ids, taint=tools.taint, riders=tools.riders, **fields
     )
@@ -62,6 +63,7 @@ async def pause(
         approvals = await parts.approvals.open(turn_id, chat_id, paused.held, tools)
         await tools.record_held(paused.held, paused.snapshot.steps)
         context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
+        tools.riders.offered(turn_id, tools.offer.drain())
         await parts.store.approvals.pause_turn(
             turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
             update_ids=update_ids, taint=tools.taint, fence=fence, riders=tools.riders,

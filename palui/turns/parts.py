@@ -93,5 +93,6 @@ class TurnParts:
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,
             tools=tools.offer.specs,
+            offered=lambda: tools.offer.specs,
             runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences),
         )

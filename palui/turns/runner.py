@@ -78,6 +78,10 @@ class TurnRunner:
         """Another process took the chat's lease over: its running turn here ends silently."""
         self._running.lose(chat_id)
 
+    @property
+    def offers(self) -> Offers:
+        return self._offers
+
     async def offer(self, recent: Sequence[Message], kind: TurnKind, tainted: bool) -> ToolOffer:
         return await self._offers.for_messages(recent, kind, tainted)
 

@@ -1,5 +1,6 @@
 """Turns: newest first, filterable by chat, kind and status; a turn's page tells its tool calls
-stage by stage as `palui runs show` does (palui.turns.explain), with the cards it waited on."""
+stage by stage as `palui runs show` does (palui.turns.explain), with the cards it waited on, and
+the tools it was offered and why (ranked, a named connector, found by search…)."""
 
 from __future__ import annotations
 
@@ -105,7 +106,12 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         records = await deps.store.turn_listing.calls(turn.turn_id)
         approvals = await deps.store.approvals.for_turn(turn.turn_id)
         calls = calls_of(deps, steps, records, approvals)
-        return render(request, "turn.html", nav="turns", turn=turn, calls=calls)
+        offered = await deps.store.turn_listing.offered(turn.turn_id)
+        enabled = max((o.enabled for o in offered), default=0)
+        return render(
+            request, "turn.html", nav="turns", turn=turn, calls=calls, offered=offered,
+            enabled=enabled,
+        )  # fmt: skip
 
     return [
         web.get("/turns", listing, name="turns"),

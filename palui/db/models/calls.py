@@ -44,3 +44,19 @@ class CallRecordRow(Base):
     duration_ms: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (Index("ix_call_records_sends_out_started_at", "sends_out", "started_at"),)
+
+
+class TurnOfferRow(Base):
+    """A tool a turn was offered and why (ranked, a named connector, found by search…), written
+    with the turn's end or pause; a search mid-turn adds rows. Read by the web console's turn
+    page, so a tool left out of a big catalog is never left out silently."""
+
+    __tablename__ = "turn_offers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    turn_id: Mapped[str] = mapped_column(String(32), index=True)
+    tool: Mapped[str] = mapped_column(String(128))
+    why: Mapped[str] = mapped_column(String(32))
+    detail: Mapped[str] = mapped_column(Text, default="")
+    enabled: Mapped[int] = mapped_column(Integer, default=0)  # tools the turn could be offered
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
