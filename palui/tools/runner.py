@@ -34,17 +34,17 @@ from palui.policy.classes import Classification
 from palui.policy.matrix import Decision
 from palui.policy.named import NamedDestinations
 from palui.ports import Ledger, ScopedToolset
-from palui.tools import provenance
+from palui.tools import preflight, provenance
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
-from palui.tools.guards import GuardRejected, Guards
+from palui.tools.guards import Guards
 from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.lazy import LazyInputs
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
 from palui.tools.results import UNKNOWN_OUTCOME, truncate
-from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks, pre_hooks
+from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks
 from palui.tools.turn_policy import TurnPolicy
 from palui.tools.unoffered import not_offered
 
@@ -94,7 +94,7 @@ class TurnTools:
         self.kind = kind
         self.catalog = catalog or ToolCatalog(None, {}, {})
         self.policy = TurnPolicy(offer, self.catalog, kind, just_approved, named)
-        self._lazy = lazy  # the person's words, recent approvals: read when a call needs them
+        self.lazy = lazy  # the person's words, recent approvals: read when a call needs them
         self.taint = taint  # set once the turn reads untrusted content; never cleared
         self._turn_id = turn_id
         self._result_limit = result_limit
@@ -130,9 +130,7 @@ class TurnTools:
     def needs_approval(self, call: ToolCallRequest) -> bool:
         return self.decision(call) is Decision.ASK and not self.policy.idempotent_retry(call)
 
-    def _view(
-        self, call: ToolCallRequest, tool: OfferedTool, arguments: dict[str, Any]
-    ) -> ToolCall:
+    def view(self, call: ToolCallRequest, tool: OfferedTool, arguments: dict[str, Any]) -> ToolCall:
         classification = self.classification(call.name)
         return ToolCall(
             tool=call.name, connector=tool.toolset.id, arguments=dict(arguments),
@@ -143,46 +141,10 @@ class TurnTools:
 
     async def prepare(self, call: ToolCallRequest, step: int) -> ToolCallRequest | ToolOutcome:
         """Pre hooks, then guards (DESIGN §1.6 steps 1-2): the call with its final arguments, or
-        its outcome when a hook or a guard settled it. Asked before the approval check, so a card
-        shows (and its approval binds to) the arguments that will run."""
-        tool = self.offer.tools.get(call.name)
-        classification = self.classification(call.name)
-        if tool is None or classification is None:
-            return call  # run() refuses it with its reason
-        if self._lazy is not None:
-            await self._lazy.for_call(self.policy, classification)  # before the policy decides
-        try:
-            original = parse_arguments(call.arguments)
-        except ValueError as exc:  # settled here: the policy and a card never see it
-            await self.record.stage(call, step, CallStage.GUARD, "rejected", str(exc))
-            await self._rejected(call, step, str(exc))
-            return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
-        view = self._view(call, tool, original)
-        arguments, settled = await pre_hooks(self.rules, view, self.record, call, step)
-        if settled is not None:
-            await self.record.settled(call, step, settled.status, settled.outcome.text)
-            return settled.outcome
-        guards = self.rules.guards
-        try:
-            final = guards.apply(call.name, arguments, tool.remote.input_schema or {})
-            final = provenance.stamped(tool, final, self.taint)  # a memory write's origin
-        except GuardRejected as exc:
-            await self.record.stage(
-                call, step, CallStage.GUARD, "rejected", exc.message, {"arguments": arguments}
-            )
-            await self._rejected(call, step, f"guard: {exc.message}")
-            return ToolOutcome(f"Error: {call.name} was not run. {exc.message}", is_error=True)
-        if guards.configured(call.name) or final != arguments:
-            pinned = guards.pinned(call.name)
-            reason = f"pinned {', '.join(sorted(pinned))}" if pinned else "the arguments passed"
-            await self.record.stage(
-                call, step, CallStage.GUARD, "pinned" if pinned else "passed", reason,
-                {"before": arguments, "after": final},
-            )  # fmt: skip
-        prepared = call
-        if final != original:
-            prepared = ToolCallRequest(call.id, call.name, json.dumps(final, ensure_ascii=False))
-        self._prepared[call.id] = prepared
+        its outcome when a hook or a guard settled it (`palui.tools.preflight`)."""
+        prepared = await preflight.prepare(self, call, step)
+        if isinstance(prepared, ToolCallRequest):
+            self._prepared[call.id] = prepared
         return prepared
 
     async def record_held(self, held: Sequence[ToolCallRequest], step: int) -> None:
@@ -232,7 +194,7 @@ class TurnTools:
                 if decision is Decision.ASK
                 else ("it is not available in this kind of turn")
             )
-            await self._rejected(call, step, reason)
+            await self.rejected(call, step, reason)
             return ToolOutcome(f"Error: {call.name} can't run: {reason}.", is_error=True)
         return await self._execute(call, step, tool, Decision.RUN)
 
@@ -254,21 +216,12 @@ class TurnTools:
             await self.record.approved(call, step, reason, edit, model_arguments=model_arguments)
         tool = self.offer.tools.get(call.name)
         if tool is not None:
-            try:
-                arguments = parse_arguments(call.arguments)
-                final = self.rules.guards.apply(
-                    call.name, arguments, tool.remote.input_schema or {}
-                )
-            except (ValueError, GuardRejected) as exc:
-                reason = exc.message if isinstance(exc, GuardRejected) else str(exc)
+            refused = preflight.approved_mismatch(self.rules.guards, call, tool)
+            if refused is not None:
+                reason, text = refused
                 await self.record.stage(call, step, CallStage.GUARD, "rejected", reason)
-                await self._rejected(call, step, f"guard: {reason}")
-                return ToolOutcome(f"Error: {call.name} was not run. {reason}", is_error=True)
-            if final != arguments:
-                reason = "the operator's pinned values changed after the card was approved"
-                await self.record.stage(call, step, CallStage.GUARD, "rejected", reason)
-                await self._rejected(call, step, f"guard: {reason}")
-                return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
+                await self.rejected(call, step, f"guard: {reason}")
+                return ToolOutcome(text, is_error=True)
         return await self._execute(call, step, tool, None)
 
     async def _decided(self, call: ToolCallRequest, step: int, decision: Decision) -> None:
@@ -290,7 +243,7 @@ class TurnTools:
             arguments = parse_arguments(call.arguments)
         except ValueError as exc:
             await self.record.stage(call, step, CallStage.GUARD, "rejected", str(exc))
-            await self._rejected(call, step, str(exc))
+            await self.rejected(call, step, str(exc))
             return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
         if decision is not None:
             await self._decided(call, step, decision)
@@ -354,7 +307,7 @@ class TurnTools:
         if refused is None:
             return None
         await self.record.stage(call, step, refused.stage, "refused", refused.reason)
-        await self._rejected(call, step, f"{refused.label}: {refused.reason}")
+        await self.rejected(call, step, f"{refused.label}: {refused.reason}")
         return ToolOutcome(f"Error: {call.name} {refused.verb}: {refused.reason}.", is_error=True)
 
     async def _post(
@@ -370,7 +323,7 @@ class TurnTools:
         if not self.rules.post_hooks:
             return outcome
         result = ToolResult(outcome.text, outcome.is_error, status)
-        view = self._view(call, tool, arguments)
+        view = self.view(call, tool, arguments)
         return await post_hooks(self.rules, view, result, self.record, call, step)
 
     async def _call_toolset(
@@ -407,5 +360,5 @@ class TurnTools:
         log.info("tool_not_repeated", tool=call.name, ledger=action.state)
         return outcome
 
-    async def _rejected(self, call: ToolCallRequest, step: int, reason: str) -> None:
+    async def rejected(self, call: ToolCallRequest, step: int, reason: str) -> None:
         await self.record.settled(call, step, CallStatus.REJECTED, reason)
