@@ -30,6 +30,8 @@ from palui.jobs.schedule import ScheduleError, check_timezone, parse_schedule
 from palui.jobs.view import job_line, next_run, schedule_words, when
 from palui.logs import get_logger
 from palui.sandbox import RunCode
+from palui.skills import SkillTools
+from palui.skills.tools import NAMES as SKILL_TOOLS
 
 log = get_logger("palui.builtins")
 
@@ -125,6 +127,7 @@ class BuiltinTools:
         job_token_cap: int = 100_000,
         now: Callable[[], datetime] = _now,
         run_code: RunCode | None = None,
+        skills: SkillTools | None = None,
     ) -> None:
         self._store = store
         self._allowed_users = allowed_users
@@ -134,6 +137,7 @@ class BuiltinTools:
         self._job_token_cap = job_token_cap
         self._now = now
         self._run_code = run_code
+        self._skills = skills  # palui__use_skill, palui__read_skill_file (palui.skills)
         self._deliver: Callable[[int], None] = lambda chat_id: None
         self._jobs_changed: Callable[[], Awaitable[None]] | None = None
 
@@ -153,9 +157,10 @@ class BuiltinTools:
         return "trusted"  # its results are Palui's own records
 
     def tools(self) -> Sequence[RemoteTool]:
+        tools = TOOLS if self._skills is None else (*TOOLS, *self._skills.tools())
         if self._run_code is not None and self._run_code.ready:
-            return (*TOOLS, self._run_code.tool)
-        return TOOLS
+            return (*tools, self._run_code.tool)
+        return tools
 
     def status(self) -> ConnectorStatus:
         count = len(self.tools())
@@ -181,6 +186,8 @@ class BuiltinTools:
             "delete_job": self._delete_job,
             "run_code": self._run_code_call,
         }.get(tool)
+        if handler is None and self._skills is not None and tool in SKILL_TOOLS:
+            return await self._skills.call(tool, arguments)
         if handler is None:
             return _error(f"there is no built-in tool {tool!r}.")
         try:
