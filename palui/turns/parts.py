@@ -16,6 +16,7 @@ from palui.memory import Memory
 from palui.policy.named import NamedDestinations
 from palui.ports import Channel, ChatModel, Fences
 from palui.skills import SkillLibrary, skills_prompt
+from palui.tools import delegation
 from palui.tools.catalog import ToolCatalog
 from palui.tools.lazy import LazyInputs, Words
 from palui.tools.registry import ToolOffer
@@ -105,4 +106,5 @@ class TurnParts:
             timeout_s=self.limits.turn_timeout_s,
             tools=tools.offer.specs,
             runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences),
+            delegate=delegation.NAME if delegation.NAME in tools.offer.tools else None,
         )
