@@ -125,8 +125,9 @@ class SkillLibrary:
     async def look(self) -> tuple[SkillView, ...]:
         """Every folder and its state; a trusted skill that changed is told about once."""
         trusted = await self._trusted_now()
-        views = tuple(SkillView(found, state_of(found, trusted.get(found.name)))
-                      for found in self._folders())  # fmt: skip
+        views = tuple(
+            SkillView(found, state_of(found, trusted.get(found.name))) for found in self._folders()
+        )
         self.views = views
         for view in views:
             record = trusted.get(view.name)

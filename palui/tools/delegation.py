@@ -43,10 +43,9 @@ async def record_start(tools: TurnTools, call: ToolCallRequest, step: int, task:
     classification = tools.classification(call.name)
     tool_class = classification.tool_class if classification is not None else "read"
     decision = tools.decision(call)
-    await tools.record.decided(
-        call, step, tool_class, str(decision), tools.decision_id(call.name, decision),
-        tools.why(call),
-    )  # fmt: skip
+    decision_id = tools.decision_id(call.name, decision)
+    why = tools.why(call)
+    await tools.record.decided(call, step, tool_class, str(decision), decision_id, why)
     await tools.record.stage(call, step, CallStage.POLICY, "sub-task", task[:TASK_SHOWN])
     # Written now (a read's start is otherwise written with its end), before the sub-turn's
     # calls' records, and as running: a crash leaves its outcome unknown.
