@@ -6,6 +6,7 @@
     ae:<edit token>:c                  an edit question's Cancel
     cx:<op>:<key>                      the connector sheet (`/connectors`)
     jb:<op>:<job token>                the job sheet (`/jobs`)
+    sk:<op>:<digest prefix>            the skills sheet (`/skills`): `t` trusts what was shown
 
 The wire format is kept exactly: cards already posted in a chat must still work after an
 upgrade. Telegram allows 64 bytes of callback data; a builder refuses anything longer.
@@ -27,6 +28,7 @@ APPROVAL = "ap"
 EDIT_QUESTION = "ae"
 CONNECTOR = "cx"
 JOB = "jb"
+SKILL = "sk"
 EDIT = "e"  # the action of an approval card's ✏️ Edit button
 
 
@@ -79,7 +81,15 @@ class JobButton:
     token: str
 
 
-Callback = ApprovalButton | CardEditButton | EditQuestionButton | ConnectorButton | JobButton
+@dataclass(frozen=True, slots=True)
+class SkillButton:
+    op: str
+    key: str  # the first 16 hex digits of the skill's digest as its card showed it
+
+
+Callback = (
+    ApprovalButton | CardEditButton | EditQuestionButton | ConnectorButton | JobButton | SkillButton
+)
 
 
 def _checked(data: str) -> str:
@@ -109,6 +119,10 @@ def job(op: str, token: str) -> str:
     return _checked(f"{JOB}:{op}:{token}")
 
 
+def skill(op: str, key: str) -> str:
+    return _checked(f"{SKILL}:{op}:{key}")
+
+
 def parse(data: str | None) -> Callback | None:
     """The button a callback's data names; None for data that is none of Palui's formats."""
     parts = (data or "").split(":")
@@ -128,4 +142,6 @@ def parse(data: str | None) -> Callback | None:
         return ConnectorButton(parts[1], parts[2])
     if kind == JOB and len(parts) == 3:
         return JobButton(parts[1], parts[2])
+    if kind == SKILL and len(parts) == 3:
+        return SkillButton(parts[1], parts[2])
     return None

@@ -251,6 +251,26 @@ class ToolRunner(Protocol):
         ...
 
 
+@runtime_checkable
+class Delegations(Protocol):
+    """A turn's runner that also records delegation calls (`palui__delegate`): the agent loop
+    runs their sub-turn itself (`palui.agent.subturn`), and the runner records the call."""
+
+    async def delegating(
+        self, call: ToolCallRequest, step: int, task: str, *, resumed: bool = False
+    ) -> ToolOutcome | None:
+        """The sub-turn of `call` starts (or resumes): recorded as running; or why it can't
+        (e.g. the tool was switched off since the offer)."""
+        ...
+
+    async def delegated(
+        self, call: ToolCallRequest, step: int, outcome: ToolOutcome, *, cut_short: bool = False
+    ) -> None:
+        """The sub-turn ended with `outcome` (its answer, or why it stopped); `cut_short`: it
+        was cancelled (/stop), its outcome unknown."""
+        ...
+
+
 class Ledger(Protocol):
     """The action ledger: world-changing calls are claimed before they go out."""
 

@@ -18,9 +18,17 @@ The current date and time is {now} (UTC)."""
 
 
 def build_context(
-    history: Sequence[Message], *, summary: str = "", memory: str = "", now: datetime
+    history: Sequence[Message],
+    *,
+    summary: str = "",
+    memory: str = "",
+    now: datetime,
+    skills: str = "",
 ) -> list[Message]:
+    """`skills`: the trusted skills' section (`palui.skills.prompt`), the operator's words."""
     system = SYSTEM_PROMPT.format(now=now.strftime("%Y-%m-%d %H:%M"))
+    if skills:
+        system += f"\n\n{skills}"
     if summary:
         system += f"\n\nSummary of the earlier conversation:\n{summary}"
     if memory:

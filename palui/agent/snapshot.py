@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from palui.agent.turn import TurnSnapshot
+from palui.agent.state import SubTurn, TurnSnapshot
 from palui.domain import (
     Message,
     Role,
@@ -82,26 +82,27 @@ def _taint(data: dict[str, Any]) -> Taint:
     return Taint(data["connector"], data["tool"], data["ago"], TaintVia(via) if via else None)
 
 
-def dump_snapshot(snapshot: TurnSnapshot, context: TurnContext) -> str:
-    """JSON text of a paused turn and its context."""
-    return json.dumps(
-        {
-            "messages": [_message_json(m) for m in snapshot.messages],
-            "steps": snapshot.steps,
-            "usage": [snapshot.usage.prompt_tokens, snapshot.usage.completion_tokens],
-            "partial": list(snapshot.partial),
-            "elapsed_s": snapshot.elapsed_s,
-            "step_calls": [_call_json(c) for c in snapshot.step_calls],
-            "outcomes": {k: [o.text, o.is_error] for k, o in snapshot.outcomes.items()},
-            "extra": _context_json(context),
-        },
-        ensure_ascii=False,
-    )
+def _snapshot_json(snapshot: TurnSnapshot) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "messages": [_message_json(m) for m in snapshot.messages],
+        "steps": snapshot.steps,
+        "usage": [snapshot.usage.prompt_tokens, snapshot.usage.completion_tokens],
+        "partial": list(snapshot.partial),
+        "elapsed_s": snapshot.elapsed_s,
+        "step_calls": [_call_json(c) for c in snapshot.step_calls],
+        "outcomes": {k: [o.text, o.is_error] for k, o in snapshot.outcomes.items()},
+    }
+    if snapshot.sub is not None:  # a sub-turn waiting inside this step (palui.agent.subturn)
+        data["sub"] = {
+            "call": _call_json(snapshot.sub.call),
+            "snapshot": _snapshot_json(snapshot.sub.snapshot),
+        }
+    return data
 
 
-def load_snapshot(text: str) -> tuple[TurnSnapshot, TurnContext]:
-    data = json.loads(text)
-    snapshot = TurnSnapshot(
+def _snapshot(data: dict[str, Any]) -> TurnSnapshot:
+    sub = data.get("sub")
+    return TurnSnapshot(
         messages=tuple(_message(m) for m in data["messages"]),
         steps=data["steps"],
         usage=Usage(*data["usage"]),
@@ -109,5 +110,17 @@ def load_snapshot(text: str) -> tuple[TurnSnapshot, TurnContext]:
         elapsed_s=data["elapsed_s"],
         step_calls=tuple(_call(c) for c in data["step_calls"]),
         outcomes={k: ToolOutcome(text, bool(err)) for k, (text, err) in data["outcomes"].items()},
+        sub=SubTurn(_call(sub["call"]), _snapshot(sub["snapshot"])) if sub else None,
     )
-    return snapshot, _context(data.get("extra") or {})
+
+
+def dump_snapshot(snapshot: TurnSnapshot, context: TurnContext) -> str:
+    """JSON text of a paused turn and its context."""
+    return json.dumps(
+        {**_snapshot_json(snapshot), "extra": _context_json(context)}, ensure_ascii=False
+    )
+
+
+def load_snapshot(text: str) -> tuple[TurnSnapshot, TurnContext]:
+    data = json.loads(text)
+    return _snapshot(data), _context(data.get("extra") or {})

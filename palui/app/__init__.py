@@ -18,7 +18,6 @@ import functools
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TextIO
 
@@ -26,6 +25,7 @@ from palui.app.parts import (
     build_catalog,
     build_connectors,
     build_model,
+    hidden,
     limits,
     load_kinds,
     media_intake,
@@ -34,10 +34,11 @@ from palui.app.parts import (
     utc_now,
     web_base,
 )
-from palui.app.warmup import Warm, WarmUp, first_turn
+from palui.app.running import Running
+from palui.app.warmup import WarmUp, first_turn
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
-from palui.callbacks import ConnectorButton, JobButton
+from palui.callbacks import ConnectorButton, JobButton, SkillButton
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
@@ -60,6 +61,7 @@ from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.interact.paused import PausedConnectors
 from palui.interact.router import Router
+from palui.interact.skill_sheet import SkillSheet
 from palui.interact.status import Status, StatusInfo
 from palui.interact.taps import ApprovalTaps, EditTaps, SheetTaps
 from palui.interact.web_link import WebLinks
@@ -69,6 +71,7 @@ from palui.logs import get_logger
 from palui.memory import Memory
 from palui.ports import Channel, ChatModel, Toolset
 from palui.sandbox import RunCode
+from palui.skills import SkillLibrary, SkillTools
 from palui.tools.builtins import BuiltinTools
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
@@ -83,26 +86,6 @@ log = get_logger("palui.app")
 
 CONSOLE_CHAT_ID = 0  # never a Telegram chat id
 CONSOLE_USER = ChatUser(id=0, username="console")
-
-
-def _hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
-    """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
-    return paused.is_paused(connector_id) or not memory.offers_tools(connector_id)
-
-
-@dataclass(frozen=True, slots=True)
-class Running:
-    """The parts one channel's serving needs, built together by `Palui._assemble`."""
-
-    chats: Chats
-    wakeups: Wakeups
-    scheduler: JobScheduler
-    board: Switchboard
-    menu: list[tuple[str, str]]
-    background: Background
-    prunes: bool  # the daily retention prune: the daemon's, not a one-chat console's
-    web: WebDeps  # what the web console's pages read and change
-    warm_ups: tuple[tuple[str, Warm], ...]  # what a first turn would load: `palui.app.warmup`
 
 
 class Palui:
@@ -121,13 +104,14 @@ class Palui:
         self.db = Database(settings.resolved_database_url)
         self.store = Store(self.db)
         self.model = model or build_model(settings)
+        self.skills = SkillLibrary(settings.resolved_skills_dir, self.store)
         self.kinds = load_kinds(settings)
         self.connectors = build_connectors(settings, self._tools_changed)
         self.builtins = BuiltinTools(
             self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
             now=self._now, run_code=RunCode(settings.run_code, settings.data_dir)
-            if settings.run_code.enabled else None,
+            if settings.run_code.enabled else None, skills=SkillTools(self.skills),
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), *toolsets, self.builtins])
         self.catalog = build_catalog(settings, self.kinds, {})
@@ -179,7 +163,7 @@ class Palui:
         # the settings version moved (a tap in another process), before a turn's offer.
         board = Switchboard(
             store.tool_settings.version,
-            [catalog_reload(store, self.catalog), paused.load, memory.refresh],
+            [catalog_reload(store, self.catalog), paused.load, memory.refresh, self.skills.reload],
         )
         memory.follow(board)  # its switches are the board's: no read of their own per turn
         background = Background()
@@ -194,8 +178,8 @@ class Palui:
         outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases)
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
-            delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
-            memory=memory, board=board, fences=leases,
+            delivery_lock=outbox.lock, is_paused=functools.partial(hidden, paused, memory),
+            memory=memory, board=board, fences=leases, skills=self.skills,
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
@@ -223,10 +207,12 @@ class Palui:
             runs_per_hour=s.runs_per_hour,
         )  # fmt: skip
         status = Status(store, turns.offers, paused, memory, info, now=now, board=board)
+        skill_sheet = SkillSheet(self.skills, channel)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
             web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
+            skills=skill_sheet,
         )  # fmt: skip
         router = Router(
             [
@@ -235,6 +221,7 @@ class Palui:
                 EditTaps(store, channel, edits),
                 SheetTaps(store, channel, ConnectorButton, connector_sheet),
                 SheetTaps(store, channel, JobButton, job_sheet),
+                SheetTaps(store, channel, SkillButton, skill_sheet),
             ],
             store,
             channel,
@@ -253,6 +240,7 @@ class Palui:
             secure_cookies=self._web_base().startswith("https:"), daily_token_cap=s.daily_token_cap,
             runs_per_hour=s.runs_per_hour, job_daily_token_cap=s.job_daily_token_cap,
             connector_sheet=connector_sheet, job_sheet=job_sheet, jobs_changed=scheduler.sync,
+            skills=self.skills,
         )  # fmt: skip
         return Running(
             chats, wakeups, scheduler, board, commands.menu(), background, scope.only is None,
@@ -267,6 +255,7 @@ class Palui:
         into its chat's worker)."""
         await self.connectors.start()
         self._watch = ToolWatch(self.store, self.catalog, running.chats.notify_owners)
+        await self.skills.start(running.chats.notify_owners)  # a changed skill: told once
         await self._watch.sync(self.registry.toolsets, at_start=True)
         self.switchboard = running.board
         await running.board.sync()  # the switches as stored, after the watch wrote its own

@@ -1,4 +1,4 @@
-"""`palui` command line: run, migrate, chat, doctor, kinds, runs.
+"""`palui` command line: run, migrate, chat, doctor, kinds, runs, skills.
 
 Exit codes: 0 fine, 1 a problem found at run time (doctor, database), 2 bad configuration.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from palui.cli.kinds import add_kinds_parser, run_kinds
 from palui.cli.runs import add_runs_parser, run_runs
+from palui.cli.skills import add_skills_parser, run_skills
 from palui.config import Settings, load_settings
 from palui.errors import ConfigError, PaluiError
 from palui.logs import configure_logging
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP, not stdio")
     add_kinds_parser(sub)
     add_runs_parser(sub)
+    add_skills_parser(sub)
     return parser
 
 
@@ -103,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_kinds(args)
         if args.command == "runs":
             return run_runs(args)
+        if args.command == "skills":
+            return run_skills(args)
         settings = _settings(args)
         if args.command == "run":
             settings.require("telegram_token", "allowed_users", "model")

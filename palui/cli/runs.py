@@ -147,13 +147,21 @@ def _show_text(run: RunSummary, steps: list[StepRecord]) -> str:
         return "\n".join(lines) + "\n"
     current: tuple[int, str] | None = None
     for step in steps:
+        # A call made inside another (a sub-turn's, palui__run_code's bridge): `<parent>/<id>`,
+        # shown under its parent's, indented.
+        nested = "/" in step.call_id
+        indent = "    " if nested else ""
         if (step.step, step.call_id) != current:
             current = (step.step, step.call_id)
-            lines.append(f"\nModel step {step.step} · {step.tool}  (call {step.call_id})")
+            if nested:
+                parent = step.call_id.rsplit("/", 1)[0]
+                lines.append(f"  ↳ {step.tool}  (call {step.call_id}, inside call {parent})")
+            else:
+                lines.append(f"\nModel step {step.step} · {step.tool}  (call {step.call_id})")
         took = timing(step.duration_ms)
         timed = f" {took}" if took else ""
         detail = step_detail(step)
         extra = f"  [{detail}]" if detail else ""
         reason = f"  {step.reason}" if step.reason else ""
-        lines.append(f"  {step.stage:<12} {step.outcome:<12}{timed}{reason}{extra}")
+        lines.append(f"{indent}  {step.stage:<12} {step.outcome:<12}{timed}{reason}{extra}")
     return "\n".join(lines) + "\n"

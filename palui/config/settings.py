@@ -98,6 +98,8 @@ class Settings(BaseSettings):
     database_url: str | None = None
     data_dir: Path = Path("data")
     config: Path | None = None
+    # Skills (palui.skills): folders with a SKILL.md; None: `skills/` beside palui.toml.
+    skills_dir: Path | None = None
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port
@@ -236,6 +238,13 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.data_dir / 'palui.db').resolve()}"
+
+    @property
+    def resolved_skills_dir(self) -> Path:
+        if self.skills_dir is not None:
+            return self.skills_dir
+        # Beside palui.toml (config/, where it is looked for when PALUI_CONFIG is unset).
+        return (self.config.parent if self.config is not None else Path("config")) / "skills"
 
     @property
     def database_kind(self) -> str:

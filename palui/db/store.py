@@ -23,6 +23,7 @@ from palui.db.recovery import RecoveryRepo
 from palui.db.retention import RetentionRepo
 from palui.db.runs import RunRepo
 from palui.db.sessions import ChatRepo, History, Provenance
+from palui.db.skills import SkillTrustRepo
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
@@ -78,4 +79,5 @@ class Store:
         self.web = WebRepo(db)  # the web console's links and sessions
         self.runs = RunRepo(db)  # `palui runs`: a turn's steps
         self.turn_listing = TurnListingRepo(db)  # the web console's turns and their calls
+        self.skills = SkillTrustRepo(db)  # skills trusted by digest (palui.skills)
         self.queues = QueueRepo(db)  # what waits for a chat, in one query (chat.workers)

@@ -13,6 +13,7 @@ from palui.db import Store
 from palui.domain import Inbound
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
+from palui.interact.skill_sheet import SkillSheet
 from palui.interact.status import Status
 from palui.interact.web_link import WebLinks
 from palui.logs import get_logger
@@ -76,6 +77,7 @@ class Commands:
         *,
         holder: str,
         web: WebLinks | None = None,
+        skills: SkillSheet | None = None,
     ) -> None:
         self._store = store
         self._turns = turns
@@ -87,6 +89,7 @@ class Commands:
         self._status = status
         self._holder = holder  # this process, as /stop names it to the one running the turn
         self._web = web
+        self._skills = skills
         self.table = (
             Command("start", "What Palui is", None, self._start, shows_only=True),
             Command("new", "Start a fresh conversation", "start a fresh conversation", self._new),
@@ -117,6 +120,13 @@ class Commands:
                 "Scheduled jobs: pause or delete them",
                 'scheduled jobs (ask me to schedule one, e.g. "every morning at 8, …")',
                 self._job_cards,
+                shows_only=True,
+            ),
+            Command(
+                "skills",
+                "Skills: what they do, trust new ones",
+                "the skills installed for me (trust new ones in a private chat)",
+                self._skill_cards,
                 shows_only=True,
             ),
             Command(
@@ -213,6 +223,11 @@ class Commands:
 
     async def _job_cards(self, inbound: Inbound) -> str | None:
         return None if await self._jobs.post(inbound.chat_id) else NO_JOBS
+
+    async def _skill_cards(self, inbound: Inbound) -> str | None:
+        if self._skills is None:
+            return "Skills are not served here."
+        return await self._skills.post(inbound)
 
     async def _web_link(self, inbound: Inbound) -> str:
         if self._web is None:

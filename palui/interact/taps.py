@@ -15,6 +15,7 @@ from palui.callbacks import (
     ConnectorButton,
     EditQuestionButton,
     JobButton,
+    SkillButton,
 )
 from palui.db import Store
 from palui.domain import Card, Inbound
@@ -25,7 +26,7 @@ from palui.ports import Channel
 
 log = get_logger("palui.interact.taps")
 
-SheetButton = ConnectorButton | JobButton
+SheetButton = ConnectorButton | JobButton | SkillButton
 
 
 class Sheet(Protocol):

@@ -6,6 +6,9 @@ tools: classified by their marks like any tool, so the policy matrix applies unc
   into the outbox, so it is delivered even across a restart.
 - `palui__schedule_job(prompt, schedule, timezone?, daily_token_cap?)`: write.
 - `palui__list_jobs()`: read. `palui__delete_job(job_id)`: destructive.
+- `palui__delegate(task)`: read; a sub-turn run by the agent loop (palui.agent.subturn).
+- `palui__use_skill(name)`, `palui__read_skill_file(name, path)`: read, while a skill is
+  trusted (palui.skills).
 - `palui__run_code(language, code)`: destructive; only when switched on in palui.toml and the
   sandbox works here (palui.sandbox). From inside, the code may call the read tools above.
 
@@ -30,6 +33,9 @@ from palui.jobs.schedule import ScheduleError, check_timezone, parse_schedule
 from palui.jobs.view import job_line, next_run, schedule_words, when
 from palui.logs import get_logger
 from palui.sandbox import RunCode
+from palui.skills import SkillTools
+from palui.skills.tools import NAMES as SKILL_TOOLS
+from palui.tools.delegation import DELEGATE
 
 log = get_logger("palui.builtins")
 
@@ -125,6 +131,7 @@ class BuiltinTools:
         job_token_cap: int = 100_000,
         now: Callable[[], datetime] = _now,
         run_code: RunCode | None = None,
+        skills: SkillTools | None = None,
     ) -> None:
         self._store = store
         self._allowed_users = allowed_users
@@ -134,6 +141,7 @@ class BuiltinTools:
         self._job_token_cap = job_token_cap
         self._now = now
         self._run_code = run_code
+        self._skills = skills  # palui__use_skill, palui__read_skill_file (palui.skills)
         self._deliver: Callable[[int], None] = lambda chat_id: None
         self._jobs_changed: Callable[[], Awaitable[None]] | None = None
 
@@ -153,9 +161,12 @@ class BuiltinTools:
         return "trusted"  # its results are Palui's own records
 
     def tools(self) -> Sequence[RemoteTool]:
+        tools: tuple[RemoteTool, ...] = (*TOOLS, DELEGATE)
+        if self._skills is not None:
+            tools = (*tools, *self._skills.tools())
         if self._run_code is not None and self._run_code.ready:
-            return (*TOOLS, self._run_code.tool)
-        return TOOLS
+            return (*tools, self._run_code.tool)
+        return tools
 
     def status(self) -> ConnectorStatus:
         count = len(self.tools())
@@ -181,6 +192,10 @@ class BuiltinTools:
             "delete_job": self._delete_job,
             "run_code": self._run_code_call,
         }.get(tool)
+        if tool == DELEGATE.name:  # run by the agent loop itself, never as a plain call
+            return _error("delegation runs only as the turn's own call, never from a sub-task.")
+        if handler is None and self._skills is not None and tool in SKILL_TOOLS:
+            return await self._skills.call(tool, arguments)
         if handler is None:
             return _error(f"there is no built-in tool {tool!r}.")
         try:

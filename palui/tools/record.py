@@ -151,10 +151,11 @@ class CallRecord:
         *,
         tool_class: str | None,
         sends_out: bool,
+        now: bool = False,
     ) -> None:
         """Written before a world-changing call goes out: the send cap counts it even if we
         crash mid-call, and recovery settles it as unknown. A read's start is written with its
-        end."""
+        end, unless `now` (a delegation, whose sub-turn's calls are recorded meanwhile)."""
         entry = StageEntry(CallStage.EXECUTE, str(CallStatus.RUNNING), "", {"arguments": arguments})
         changes_the_world = tool_class != "read" or sends_out  # None: destructive
         # A re-run's token usage is not left to a read's end (a crash loop would evade the cap).
@@ -162,7 +163,7 @@ class CallRecord:
         await self._save(call, step, CallChange(
             call.name, entry, status=CallStatus.RUNNING, tool_class=tool_class,
             sends_out=sends_out, went_out=True,
-        ), defer=not (changes_the_world or owed))  # fmt: skip
+        ), defer=not (changes_the_world or owed or now))  # fmt: skip
 
     async def ended(
         self,

@@ -111,15 +111,20 @@ async def _run(
     store = parts.store
     turn_id, session_id, fence = started.turn_id, started.session_id, started.fence
     inputs = [(i.update_id, i.text or "") for i in batch]
+    said = " ".join(text for _, text in inputs)
     if parts.memory is not None:
         history = await parts.memory.history(session_id)
-        said = " ".join(text for _, text in inputs)
         recalled = await parts.memory.recall(chat_id, turn_id, said, riders)
     else:
         history = await store.chats.history(session_id, parts.limits.history_messages)
         recalled = Recalled()
+    skills = await parts.skills_prompt(said)
     messages = build_context(
-        history.messages, summary=history.summary, memory=recalled.text, now=parts.now()
+        history.messages,
+        summary=history.summary,
+        memory=recalled.text,
+        now=parts.now(),
+        skills=skills,
     )
     messages = with_images(messages, started.images)  # photos: this turn's calls only
     taint = starting.chat_turn(history, recalled, batch)

@@ -4,12 +4,14 @@ nothing enters the history)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from palui.agent.snapshot import dump_snapshot
-from palui.agent.turn import NeedsApproval
+from palui.agent.subturn import task_of
+from palui.agent.turn import NeedsApproval, TurnSnapshot
 from palui.db.turns import Ended
-from palui.domain import Fence, TurnContext, TurnStatus
+from palui.domain import Fence, NewApproval, TurnContext, TurnStatus
 from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.ports import ReplyStream
@@ -18,6 +20,8 @@ from palui.tools.runner import TurnTools
 from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
+
+SUB_TASK_SHOWN = 120  # characters of a sub-task a card names
 
 PAUSE_FAILED = (
     "Something went wrong while I was asking for your approval, so I stopped this request. "
@@ -61,6 +65,7 @@ async def pause(
     posted."""
     try:
         approvals = await parts.approvals.open(turn_id, chat_id, paused.held, tools)
+        approvals = [sub_task_named(a, paused.snapshot) for a in approvals]
         await tools.record_held(paused.held, paused.snapshot.steps)
         context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
         tools.riders.offered(turn_id, tools.offer.drain())
@@ -85,6 +90,17 @@ async def pause(
     except Exception:
         log.exception("cards_not_posted")
         await parts.store.outbox.add(chat_id, CARDS_NOT_POSTED)
+
+
+def sub_task_named(approval: NewApproval, snapshot: TurnSnapshot) -> NewApproval:
+    """A card for a call of a sub-turn (`palui.agent.subturn`) says which sub-task asks."""
+    sub = snapshot.sub
+    if sub is None or not approval.call_id.startswith(f"{sub.call.id}/"):
+        return approval
+    task = " ".join((task_of(sub.call) or "").split())
+    if len(task) > SUB_TASK_SHOWN:
+        task = task[: SUB_TASK_SHOWN - 1] + "…"
+    return dataclasses.replace(approval, why=f"{approval.why} (asked by the sub-task “{task}”)")
 
 
 async def finish_stream(stream: ReplyStream) -> int | None:

@@ -16,6 +16,7 @@ ledger claim and the approval claim are themselves conditional on the fence.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from palui.approvals.cards import edited_note
@@ -30,6 +31,7 @@ from palui.domain import (
     Verdict,
 )
 from palui.ports import Fences
+from palui.tools import delegation
 from palui.tools.runner import TurnTools
 from palui.tools.switchboard import CallGate
 
@@ -75,6 +77,7 @@ class TurnCalls:
     fences: Fences | None = None
     # Calls whose switches `prepare` synced: their run right after needs no second lookup.
     _synced: set[str] = field(default_factory=set)
+    _delegations: dict[str, float] = field(default_factory=dict)  # call id -> when it began
 
     async def _confirm(self) -> None:
         if self.fence is not None and self.fences is not None:
@@ -111,6 +114,28 @@ class TurnCalls:
         await self.tools.record.stage(call, step, CallStage.POLICY, "refused", reason)
         await self.tools.record.settled(call, step, CallStatus.REJECTED, reason)
         return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
+
+    async def delegating(
+        self, call: ToolCallRequest, step: int, task: str, *, resumed: bool = False
+    ) -> ToolOutcome | None:
+        """A delegation call's sub-turn starts (`palui.agent.subturn`): the lease and the
+        switches as for any call, then its record (a resumed one has it already)."""
+        await self._confirm()
+        refused = await self._switched_off(call, step)
+        if refused is not None:
+            return refused
+        self._delegations[call.id] = time.monotonic()
+        if not resumed:
+            await delegation.record_start(self.tools, call, step, task)
+        return None
+
+    async def delegated(
+        self, call: ToolCallRequest, step: int, outcome: ToolOutcome, *, cut_short: bool = False
+    ) -> None:
+        took = time.monotonic() - self._delegations.pop(call.id, time.monotonic())
+        await delegation.record_end(self.tools, call, step, outcome, took, cut_short=cut_short)
+        if not cut_short:
+            await self._confirm()
 
     async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
         if decision.verdict is Verdict.APPROVED:

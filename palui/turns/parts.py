@@ -15,6 +15,8 @@ from palui.domain import Completion, Fence, Taint, TurnKind
 from palui.memory import Memory
 from palui.policy.named import NamedDestinations
 from palui.ports import Channel, ChatModel, Fences
+from palui.skills import SkillLibrary, skills_prompt
+from palui.tools import delegation
 from palui.tools.catalog import ToolCatalog
 from palui.tools.lazy import LazyInputs, Words
 from palui.tools.registry import ToolOffer
@@ -41,6 +43,16 @@ class TurnParts:
     memory: Memory | None = None
     gate: CallGate | None = None  # refuses a call whose tool was switched off meanwhile
     fences: Fences | None = None  # the chat leases this process holds (turns run under one)
+    skills: SkillLibrary | None = None  # PALUI_SKILLS_DIR's skills, trusted by digest
+
+    async def skills_prompt(self, message: str) -> str:
+        """The trusted skills' names and descriptions for a turn's system message, the most
+        relevant to `message` first ("" when none is trusted). Looking also tells the people,
+        once, about a trusted skill whose folder changed."""
+        if self.skills is None:
+            return ""
+        await self.skills.look()
+        return skills_prompt(self.skills.offered(), message)
 
     async def tools(
         self,
@@ -95,4 +107,5 @@ class TurnParts:
             tools=tools.offer.specs,
             offered=lambda: tools.offer.specs,
             runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences),
+            delegate=delegation.NAME if delegation.NAME in tools.offer.tools else None,
         )

@@ -38,7 +38,7 @@ async def resume(
             offer, turn_id, chat_id, context.kind, context.taint, said, fence, resumed=True
         )
         log.info("turn_resumed")
-        held = {call.id for call in snapshot.step_calls} - set(snapshot.outcomes)
+        held = snapshot.waiting_ids()  # a waiting sub-turn's calls too
         decisions = await parts.approvals.decisions(turn_id, held, tools.offer)
         loop = resume_turn(parts.deps(turn_id, chat_id, tools, fence), snapshot, decisions)
         job_id = await parts.store.jobs.job_of_turn(turn_id)

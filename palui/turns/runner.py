@@ -20,6 +20,7 @@ from palui.db.webhooks import Delivery
 from palui.domain import Fence, Inbound, Message, TurnKind
 from palui.memory import Memory
 from palui.ports import Channel, ChatModel, Fences
+from palui.skills import SkillLibrary
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer, ToolRegistry
 from palui.tools.switchboard import CallGate, Switchboard
@@ -53,13 +54,14 @@ class TurnRunner:
         memory: Memory | None = None,
         board: Switchboard | None = None,
         fences: Fences | None = None,
+        skills: SkillLibrary | None = None,
     ) -> None:
         # The switches, true to the database (`board`): synced before each offer and each call.
         self._offers = Offers(registry, catalog, limits, is_paused, board)
         gate = CallGate(board, catalog, is_paused) if board is not None else None
         self._parts = TurnParts(
             store, model, channel, catalog, approvals, limits, self._offers, now,
-            delivery_lock, memory, gate, fences,
+            delivery_lock, memory, gate, fences, skills,
         )  # fmt: skip
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.

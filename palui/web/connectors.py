@@ -1,5 +1,6 @@
 """Connectors: each connector's state and trust, its tools with class, where the class came from,
-switch, "sends out" and "off-site"; the same switches as `/connectors`.
+switch, "sends out" and "off-site"; the same switches as `/connectors`. Below them the skills
+and their state, as `/skills` shows them (trusted in the chat or with `palui skills trust`).
 
 Every change goes through `ConnectorSwitches`, the code the chat's cards use: the same stored
 settings, and the settings version bumped, so every process reloads before its next turn. The
@@ -94,11 +95,13 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
     async def listing(request: web.Request) -> web.Response:
         board = switches()
         await board.fresh()
+        skills = await deps.skills.look() if deps.skills is not None else ()
         return render(
             request,
             "connectors.html",
             nav="connectors",
             connectors=_views(board),
+            skills=skills,
             classes=[c.value for c in ToolClass],
             notice=NOTICES.get(request.query.get("done", "")),
         )

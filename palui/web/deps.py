@@ -12,6 +12,7 @@ from palui.db import Store
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.ports import Channel
+from palui.skills import SkillLibrary
 from palui.tools.registry import ToolRegistry
 
 
@@ -44,3 +45,4 @@ class WebDeps:
     connector_sheet: ConnectorSheet | None = None  # its `switches`: the Connectors page's
     job_sheet: JobSheet | None = None  # its `control`: the Jobs page's
     jobs_changed: Callable[[], Any] | None = None
+    skills: SkillLibrary | None = None  # shown on the Connectors page (trusted in the chat)

@@ -14,6 +14,7 @@ from palui.db.models.tools import (
     ConnectorSetting,
     SendCapNotice,
     SettingsVersion,
+    SkillTrust,
     ToolSetting,
 )
 from palui.db.models.upkeep import UpkeepMark
@@ -44,6 +45,7 @@ __all__ = [
     "RecallCheck",
     "SendCapNotice",
     "SettingsVersion",
+    "SkillTrust",
     "StopRequest",
     "StrangerNotice",
     "ToolSetting",

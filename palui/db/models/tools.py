@@ -82,3 +82,17 @@ class SendCapNotice(Base):
 
     chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     day: Mapped[str] = mapped_column(String(10), primary_key=True)
+
+
+class SkillTrust(Base):
+    """A skill the operator trusted (`palui skills trust`, or Trust on `/skills`): by the
+    digest of every file of its folder at that moment (`palui.skills.folder`). A folder whose
+    digest differs is not trusted; `told` is set once the people were told it changed."""
+
+    __tablename__ = "skill_trust"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64))
+    trusted_by: Mapped[str] = mapped_column(String(64))  # "cli", or "user:<telegram id>"
+    trusted_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    told: Mapped[bool] = mapped_column(Boolean, default=False)
