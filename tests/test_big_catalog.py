@@ -88,7 +88,7 @@ async def test_a_found_tool_is_offered_again_after_an_approval_pause_and_a_resta
     why = {o.tool: o.why for o in offered}
     assert why["word__delete_footnote_from_document"] == OfferReason.FOUND
     assert why[FIND] == OfferReason.BUILTIN
-    assert {o.enabled for o in offered} == {54 + 4}  # Word's and palui's own four
+    assert {o.enabled for o in offered} == {54 + 5}  # Word's and palui's own five (delegate too)
 
 
 async def test_the_turn_page_shows_which_tools_were_offered_and_why(store) -> None:
