@@ -18,6 +18,7 @@ from palui.media import MediaIntake, MediaLimits
 from palui.memory import MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
+from palui.policy.matrix import Width
 from palui.ports import Channel
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.rules import ToolRules
@@ -103,7 +104,13 @@ def build_catalog(
     settings: Settings, kinds: KindsFile | None, stored: Mapping[str, StoredTool]
 ) -> ToolCatalog:
     """How every tool is classified and switched (`palui kinds` uses it too)."""
-    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON)
+    # Only a width palui.toml writes is "from palui.toml"; an unwritten one is the default.
+    widths = {
+        f"mcp-{slug}": Width(server.allow)
+        for slug, server in settings.mcp.items()
+        if "allow" in server.model_fields_set
+    }
+    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON, widths)
 
 
 def memory_config(settings: Settings) -> MemoryConfig:

@@ -28,6 +28,9 @@ class McpServerSettings(BaseModel):
     trust: Literal["trusted", "untrusted"] = "untrusted"
     timeout_s: float = Field(default=30, gt=0)
     paused: bool = False
+    # What runs without a card in a clean chat turn (`palui.policy.matrix.Width`); a person
+    # may choose another on /connectors.
+    allow: Literal["reads", "writes", "all"] = "writes"
     enable: tuple[str, ...] = ()  # globs of tools switched on
     disable: tuple[str, ...] = ()  # globs of tools switched off (wins over enable)
 

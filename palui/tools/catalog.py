@@ -10,7 +10,9 @@ Rules (DESIGN §1.3):
   unless it is still read;
 - switches: palui.toml's `enable`/`disable` globs decide the tools they name at every start
   (disable wins; `ToolWatch` writes them into the stored switches); otherwise, and after a
-  change in the chat, the stored switch; a tool seen for the first time is on only if read.
+  change in the chat, the stored switch; a tool seen for the first time is on only if read;
+- a connector's width (`palui.policy.matrix.Width`): the one the person chose on /connectors or
+  the web console, else palui.toml's `allow`, else `writes`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from fnmatch import fnmatchcase
 
 from palui.domain import RemoteTool
@@ -25,6 +28,7 @@ from palui.policy.annotations import open_world
 from palui.policy.classes import Classification, ClassSource, ToolClass
 from palui.policy.classify import classify, definition_hash
 from palui.policy.kinds_file import KindsFile
+from palui.policy.matrix import Width
 from palui.tools.names import full_name
 from palui.tools.registry import BUILTIN_IDS
 
@@ -79,6 +83,12 @@ def off_site(connector_id: str, remote: RemoteTool) -> bool:
     return connector_id not in BUILTIN_IDS
 
 
+class WidthSource(StrEnum):
+    YOU = "you"  # chosen on /connectors or the web console
+    FILE = "palui.toml"
+    DEFAULT = "default"
+
+
 class ToolCatalog:
     def __init__(
         self,
@@ -86,8 +96,11 @@ class ToolCatalog:
         stored: Mapping[str, StoredTool],
         globs: Mapping[str, Globs],
         start_on: frozenset[str] = frozenset(),
+        widths: Mapping[str, Width] | None = None,
     ) -> None:
         self.kinds = kinds
+        self._file_widths = dict(widths or {})  # palui.toml's `allow`, where it is written
+        self._chosen_widths: dict[str, Width] = {}  # the person's, from the database
         # Full names that start on when first seen although not read (recall's save/forget).
         self._start_on = start_on
         self._stored = dict(stored)
@@ -113,11 +126,29 @@ class ToolCatalog:
         self._stored[name] = stored
         self._cache.pop(name, None)
 
-    def reload(self, stored: Mapping[str, StoredTool]) -> None:
+    def reload(
+        self, stored: Mapping[str, StoredTool], widths: Mapping[str, Width] | None = None
+    ) -> None:
         """Another process changed the stored settings (`palui.tools.switchboard`): take them
         all, and forget every entry drawn from the old ones."""
         self._stored = dict(stored)
+        if widths is not None:
+            self._chosen_widths = dict(widths)
         self._cache.clear()
+
+    def choose_width(self, connector_id: str, width: Width) -> None:
+        """The person chose a connector's width (saved by the caller)."""
+        self._chosen_widths[connector_id] = width
+
+    def width(self, connector_id: str) -> Width:
+        """What of the connector runs without a card in a clean chat turn."""
+        chosen = self._chosen_widths.get(connector_id)
+        return chosen or self._file_widths.get(connector_id, Width.WRITES)
+
+    def width_source(self, connector_id: str) -> WidthSource:
+        if connector_id in self._chosen_widths:
+            return WidthSource.YOU
+        return WidthSource.FILE if connector_id in self._file_widths else WidthSource.DEFAULT
 
     def entry(self, connector_id: str, remote: RemoteTool) -> CatalogEntry:
         name = full_name(connector_id, remote.name)

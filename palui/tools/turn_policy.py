@@ -7,7 +7,7 @@ from __future__ import annotations
 from palui.domain import Taint, ToolCallRequest, TurnKind
 from palui.policy.classes import Classification
 from palui.policy.destinations import CallDestinations, call_destinations
-from palui.policy.matrix import Decision, decide_call, decision_id, why
+from palui.policy.matrix import Decision, Width, decide_call, decision_id, why
 from palui.policy.named import NamedDestinations, Unnamed
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
@@ -41,6 +41,11 @@ class TurnPolicy:
         if just_approved is not None:
             self._just_approved = just_approved
 
+    def width(self, name: str) -> Width:
+        """The width of the connector the tool comes from (`palui.policy.matrix`)."""
+        tool = self._offer.tools.get(name)
+        return self._catalog.width(tool.toolset.id) if tool is not None else Width.READS
+
     def classification(self, name: str) -> Classification | None:
         tool = self._offer.tools.get(name)
         if tool is None:
@@ -67,15 +72,25 @@ class TurnPolicy:
             return Decision.REFUSED
         unnamed = self.unnamed(call) if taint is not None else None
         tainted = taint is not None
-        return decide_call(classification.tool_class, self._kind, tainted, unnamed=unnamed)
+        width = self.width(call.name)
+        return decide_call(
+            classification.tool_class, self._kind, tainted, unnamed=unnamed, width=width
+        )
 
     def why(self, call: ToolCallRequest, taint: Taint | None) -> str:
         classification = self.classification(call.name)
         tool_class = classification.tool_class if classification else None
         unsure = bool(classification and classification.unsure)
         unnamed = self.unnamed(call) if taint is not None else None
+        tainted, width = taint is not None, self.width(call.name)
         return why(
-            tool_class, self._kind, taint is not None, taint=taint, unsure=unsure, unnamed=unnamed
+            tool_class,
+            self._kind,
+            tainted,
+            taint=taint,
+            unsure=unsure,
+            unnamed=unnamed,
+            width=width,
         )
 
     def decision_id(self, name: str, decision: Decision) -> str:
@@ -83,7 +98,7 @@ class TurnPolicy:
         assert classification is not None
         return decision_id(
             name, classification.tool_class, decision, self._catalog.kinds_digest,
-            self._catalog.infer, classification.definition_hash,
+            self._catalog.infer, classification.definition_hash, self.width(name),
         )  # fmt: skip
 
     def idempotent_retry(self, call: ToolCallRequest) -> bool:
