@@ -76,11 +76,17 @@ def test_a_width_moves_only_the_clean_chat_column() -> None:
     assert decide_call("destructive", TurnKind.CHAT, True, width=Width.ALL) is Decision.ASK
 
 
-async def test_allow_reads_in_palui_toml_makes_a_clean_turn_write_ask(
-    with_notes, start_palui, fake_telegram, fake_model, mcp_in_process
-) -> None:
+@pytest.fixture
+def notes_reads_only(with_notes: Path) -> Path:
     config = Path(os.environ["PALUI_CONFIG"])
     config.write_text(config.read_text() + 'allow = "reads"\n')
+    return with_notes
+
+
+async def test_allow_reads_in_palui_toml_makes_a_clean_turn_write_ask(
+    notes_reads_only, start_palui, fake_telegram, fake_model, mcp_in_process
+) -> None:
+    with_notes = notes_reads_only
     steps = [
         Script(tool_calls=[("mcp-notes__add_note", json.dumps({"title": "a", "body": "b"}))]),
         Script(text="asked first"),
