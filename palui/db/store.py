@@ -23,6 +23,7 @@ from palui.db.recovery import RecoveryRepo
 from palui.db.retention import RetentionRepo
 from palui.db.runs import RunRepo
 from palui.db.sessions import ChatRepo, History, Provenance
+from palui.db.stand_ins import StandInRepo
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
@@ -79,3 +80,4 @@ class Store:
         self.runs = RunRepo(db)  # `palui runs`: a turn's steps
         self.turn_listing = TurnListingRepo(db)  # the web console's turns and their calls
         self.queues = QueueRepo(db)  # what waits for a chat, in one query (chat.workers)
+        self.stand_ins = StandInRepo(db)  # fallbacks that stood in for a refused primary

@@ -113,6 +113,16 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class StandIn:
+    """The primary model refused this key ("not allowed", "no such model"): `model`, a
+    configured fallback, answered in its place."""
+
+    primary: str
+    model: str
+    reason: str  # the primary's refusal, in words (no key in it)
+
+
+@dataclass(frozen=True, slots=True)
 class Completion:
     """What one model call returned."""
 
@@ -121,6 +131,7 @@ class Completion:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     usage: Usage = Usage()
     finish_reason: str | None = None
+    stood_in: StandIn | None = None  # set when the primary was refused and a fallback answered
 
 
 @dataclass(frozen=True, slots=True)
