@@ -18,7 +18,7 @@ waits for the turn's end, one INSERT for all its model calls; only a re-run's re
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -48,7 +48,7 @@ class CallStore(Protocol):
         riders: Riders | None = None,
     ) -> int | None: ...
 
-    async def sends_since(self, since: datetime) -> int: ...
+    async def sends_since(self, since: datetime, exempt: Collection[str] = ()) -> int: ...
 
     async def first_cap_notice(self, chat_id: int, day: str) -> bool: ...
 

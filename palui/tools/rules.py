@@ -37,6 +37,9 @@ class _Settings(Protocol):
     def daily_send_cap(self) -> int: ...
 
     @property
+    def send_cap_exempt(self) -> frozenset[str]: ...
+
+    @property
     def guards(self) -> Any: ...
 
     @property
@@ -50,6 +53,7 @@ class ToolRules:
     hook_timeout_s: float = DEFAULT_TIMEOUT_S
     guards: Guards = field(default_factory=Guards)
     daily_send_cap: int = 0  # 0 = unlimited
+    send_cap_exempt: frozenset[str] = frozenset()  # tools sending from the person's own mailbox
 
     @classmethod
     def from_settings(cls, settings: _Settings) -> ToolRules:
@@ -57,7 +61,16 @@ class ToolRules:
         return cls(
             load_hooks(settings.hooks.pre), load_hooks(settings.hooks.post),
             settings.hooks.timeout_s, Guards.from_settings(settings), settings.daily_send_cap,
+            frozenset(settings.send_cap_exempt),
         )  # fmt: skip
+
+    def counts_to_cap(self, tool: str, classification: Classification | None) -> bool:
+        """Whether a call of this tool counts to the daily send cap: one that sends a message
+        to someone (a write or destructive call that sends out), unless the operator named the
+        tool as sending from the person's own mailbox. A read that reaches a URL does not."""
+        if classification is None or not classification.sends_out:
+            return False
+        return classification.tool_class != "read" and tool not in self.send_cap_exempt
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +186,7 @@ async def send_cap_refusal(
     if store is None:
         return "the daily send cap can't be counted here"  # fail closed
     start, day = day_of(now)
-    sent = await store.sends_since(start)
+    sent = await store.sends_since(start, rules.send_cap_exempt)
     if sent < cap:
         return None
     reset = start + timedelta(days=1)
@@ -207,12 +220,14 @@ async def outgoing_refusal(
     notify: Notify | None,
     chat_id: int,
     now: datetime,
+    tool: str,
     classification: Classification | None,
     input_schema: dict[str, Any],
     arguments: dict[str, Any],
 ) -> Refused | None:
     """The destination guard (a tool that does not send out is handed no address) and the
-    daily send cap (for one that does): why the call can't go out, or None."""
+    daily send cap (for a call that sends a message to someone): why the call can't go out,
+    or None."""
     if classification is None:
         return None
     if not classification.sends_out:
@@ -220,6 +235,8 @@ async def outgoing_refusal(
         if refusal is None:
             return None
         return Refused(CallStage.DESTINATION, "destination guard", "was refused", refusal)
+    if not rules.counts_to_cap(tool, classification):
+        return None
     refusal = await send_cap_refusal(rules, store, notify, chat_id, now)
     if refusal is None:
         return None

@@ -354,7 +354,7 @@ class TurnTools:
     ) -> ToolOutcome | None:
         """The destination guard and the daily send cap (DESIGN §1.6): why it can't go out."""
         refused = await outgoing_refusal(
-            self.rules, self.record.store, self._notify, self._chat_id, self._now(),
+            self.rules, self.record.store, self._notify, self._chat_id, self._now(), call.name,
             self.classification(call.name), tool.remote.input_schema or {}, arguments,
         )  # fmt: skip
         if refused is None:
