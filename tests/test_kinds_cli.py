@@ -227,10 +227,40 @@ def test_bad_config_exits_2(configure, capsys) -> None:
 
 def test_a_broken_kinds_file_exits_2(notes, capsys, tmp_path) -> None:
     (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "tool_kinds.yaml").write_text("tools:\n  mcp-x__:\n    kind: write\n")
+    code, _, err = kinds(capsys, "list")
+    assert code == 2
+    assert "name it as <connector>__<tool>" in err
+
+
+def test_a_bare_name_and_source_catalogue_load_and_name_the_one_connectors_tool(
+    notes, capsys, tmp_path
+) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "tool_kinds.yaml").write_text(
+        "tools:\n"
+        "  list_notes:\n"
+        "    kind: destructive\n"
+        "    source: catalogue\n"
+        '    reason: "the catalogue says so"\n'
+    )
+    code, out, _ = kinds(capsys, "list")
+    assert code == 0
+    assert row(out, "mcp-notes__list_notes")[1:] == [
+        "destructive", "no", "off", "catalogue", "the catalogue says so",
+    ]  # fmt: skip
+    assert "(1 tools named, inference on)" in out
+
+
+def test_a_bare_name_two_connectors_have_is_a_config_error_naming_both(
+    configure, capsys, tmp_path
+) -> None:
+    configure(server_section("notes", NOTES_SERVER), server_section("notes2", NOTES_SERVER))
+    (tmp_path / "config").mkdir()
     (tmp_path / "config" / "tool_kinds.yaml").write_text("tools:\n  add_note:\n    kind: write\n")
     code, _, err = kinds(capsys, "list")
     assert code == 2
-    assert "name it in full" in err
+    assert "add_note" in err and "mcp-notes2__add_note" in err and "mcp-notes__add_note" in err
 
 
 def test_stored_switches_and_classes_from_a_migrated_database_are_used(

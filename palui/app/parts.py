@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -21,6 +22,7 @@ from palui.policy.kinds_file import KindsFile, parse_kinds_file
 from palui.policy.matrix import Width
 from palui.ports import Channel
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
+from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
 from palui.turns.runner import Limits
 
@@ -101,16 +103,26 @@ def build_connectors(
 
 
 def build_catalog(
-    settings: Settings, kinds: KindsFile | None, stored: Mapping[str, StoredTool]
+    settings: Settings,
+    kinds: KindsFile | None,
+    stored: Mapping[str, StoredTool],
+    registry: ToolRegistry | None = None,
 ) -> ToolCatalog:
-    """How every tool is classified and switched (`palui kinds` uses it too)."""
+    """How every tool is classified and switched (`palui kinds` uses it too). `registry`: the
+    connectors a bare name in the kinds file is resolved against."""
     # Only a width palui.toml writes is "from palui.toml"; an unwritten one is the default.
     widths = {
         f"mcp-{slug}": Width(server.allow)
         for slug, server in settings.mcp.items()
         if "allow" in server.model_fields_set
     }
-    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON, widths)
+    holders = None if registry is None else functools.partial(tool_holders, registry)
+    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON, widths, holders)
+
+
+def tool_holders(registry: ToolRegistry, tool: str) -> list[str]:
+    """The connectors that have a tool of this (bare) name now."""
+    return [t.id for t in registry.toolsets if any(r.name == tool for r in t.tools())]
 
 
 def memory_config(settings: Settings) -> MemoryConfig:
