@@ -547,3 +547,14 @@ def test_palui_kinds_list_runs_as_a_command_without_token_model_or_database(
     assert {"mcp-notes__list_notes", "mcp-notes__delete_note"} <= {i["tool"] for i in items}
     assert all(set(item) == FIELDS for item in items)
     assert not (tmp_path / "data").exists()
+
+
+def test_a_server_with_unreadable_hints_keeps_its_other_tools(configure, capsys) -> None:
+    configure(server_section("hinty", SERVERS / "hinty_server.py"))
+    code, out, _ = kinds(capsys, "list")
+    assert code == 0, out
+    assert row(out, "mcp-hinty__list_widgets")[1:3] == ["read", "no"]
+    for tool in ("peek_status", "count_widgets"):
+        cells = row(out, f"mcp-hinty__{tool}")
+        assert cells[1] == "destructive" and cells[4] == "unsure"
+        assert "annotation 'readOnlyHint' is not true or false" in cells[5]
