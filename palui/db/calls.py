@@ -176,16 +176,17 @@ def _new_row(
     """A new call's record before its first change, every column but the id."""
     return {
         "turn_id": turn_id, "chat_id": chat_id, "step": step, "call_id": call_id[:128],
-        "tool": tool[:128], "tool_class": None, "sends_out": False, "arguments": "",
-        "model_arguments": None, "decision": None, "decision_id": None, "reason": None,
-        "status": CallStatus.PENDING, "result": None, "stages": "[]", "created_at": created_at,
-        "started_at": None, "ended_at": None, "duration_ms": None,
+        "tool": tool[:128], "tool_class": None, "class_source": None, "sends_out": False,
+        "arguments": "", "model_arguments": None, "decision": None, "decision_id": None,
+        "reason": None, "status": CallStatus.PENDING, "result": None, "stages": "[]",
+        "created_at": created_at, "started_at": None, "ended_at": None, "duration_ms": None,
     }  # fmt: skip
 
 
 def _apply(row: dict[str, Any], change: CallChange, now: datetime) -> None:
     columns = {
-        "status": change.status, "tool_class": change.tool_class, "sends_out": change.sends_out,
+        "status": change.status, "tool_class": change.tool_class,
+        "class_source": change.class_source, "sends_out": change.sends_out,
         "arguments": change.arguments, "model_arguments": change.model_arguments,
         "decision": change.decision, "decision_id": change.decision_id, "reason": change.reason,
         "result": change.result,

@@ -94,6 +94,23 @@ class RunRepo(Repo):
             )
             return _summary(turn, int(count or 0))
 
+    async def decisions(self, decision_id: str, limit: int = 20) -> list[StepRecord]:
+        """The policy stages recorded under a decision id, newest first (the id covers the tool,
+        its class, the decision and what they rested on, so several calls may share one)."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(CallRecordRow)
+                .where(CallRecordRow.decision_id == decision_id)
+                .order_by(CallRecordRow.id.desc())
+                .limit(limit)
+            )
+            return [
+                step
+                for row in rows
+                for step in _stages(row)
+                if step.stage == "policy" and step.detail.get("decision_id") == decision_id
+            ]
+
     async def steps(self, turn_id: str) -> list[StepRecord]:
         """Every stage of the turn's calls in the order they happened (calls running side by
         side interleave, and a held call's approval comes after the rest of its step)."""

@@ -390,6 +390,7 @@ class CallChange:
     settles: bool = False
     status: CallStatus | None = None
     tool_class: str | None = None
+    class_source: str | None = None  # where the class came from when the policy decided
     sends_out: bool | None = None
     arguments: str | None = None
     model_arguments: str | None = None

@@ -198,6 +198,7 @@ class TurnTools:
             await self.record.decided(
                 call, step, classification.tool_class, str(decision),
                 self.decision_id(call.name, decision), self.why(call), held=True,
+                basis=self.policy.basis(call, self.taint),
             )  # fmt: skip
 
     async def record_step(
@@ -278,6 +279,7 @@ class TurnTools:
         await self.record.decided(
             call, step, classification.tool_class, str(decision),
             self.decision_id(name, decision), self.why(call),
+            basis=self.policy.basis(call, self.taint),
         )  # fmt: skip
 
     async def _execute(

@@ -4,11 +4,14 @@ sends out goes counts), why, and the decision id it is recorded under."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from palui.domain import Taint, ToolCallRequest, TurnKind
 from palui.policy.classes import Classification
 from palui.policy.destinations import CallDestinations, call_destinations
-from palui.policy.matrix import Decision, Width, decide_call, decision_id, why
+from palui.policy.matrix import Decision, Width, cell, decide_call, decision_id, why
 from palui.policy.named import NamedDestinations, Unnamed
+from palui.policy.taint import describe_taint
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.digest import call_digest
@@ -100,6 +103,28 @@ class TurnPolicy:
             name, classification.tool_class, decision, self._catalog.kinds_digest,
             self._catalog.infer, classification.definition_hash, self.width(name),
         )  # fmt: skip
+
+    def basis(self, call: ToolCallRequest, taint: Taint | None) -> dict[str, Any]:
+        """What the decision rested on, as recorded with it (`palui runs explain`): the class
+        and where it came from at that moment, the connector's width, the taint and its
+        source, the turn's kind, the matrix cell, the kinds file's digest and inference."""
+        classification = self.classification(call.name)
+        tool = self._offer.tools.get(call.name)
+        tool_class = classification.tool_class if classification else None
+        width = self.width(call.name)
+        width_from = self._catalog.width_source(tool.toolset.id) if tool else None
+        return {
+            "class": str(tool_class) if tool_class else None,
+            "class_source": str(classification.source) if classification else None,
+            "class_reason": classification.reason if classification else None,
+            "width": str(width),
+            "width_source": str(width_from) if width_from else None,
+            "turn_kind": str(self._kind),
+            "taint": describe_taint(taint) if taint is not None else None,
+            "cell": cell(tool_class, self._kind, taint is not None, width),
+            "kinds_digest": self._catalog.kinds_digest,
+            "infer": self._catalog.infer,
+        }
 
     def idempotent_retry(self, call: ToolCallRequest) -> bool:
         """An immediate identical retry of a just-approved write whose server marks it
