@@ -117,7 +117,15 @@ def build_catalog(
         if "allow" in server.model_fields_set
     }
     holders = None if registry is None else functools.partial(tool_holders, registry)
-    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON, widths, holders)
+    forms = frozenset(
+        f"mcp-{slug}__{tool}"
+        for slug, server in settings.mcp.items()
+        for tool, each in server.tools.items()
+        if each.form
+    )
+    return ToolCatalog(
+        kinds, stored, switch_globs(settings), RECALL_START_ON, widths, holders, forms
+    )
 
 
 def tool_holders(registry: ToolRegistry, tool: str) -> list[str]:

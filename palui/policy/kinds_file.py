@@ -11,6 +11,7 @@ tools:
                              # counts only where stricter until you change it to you; catalogue:
                              # from a catalogue of tools (lost, like marks, if the tool changes)
     reason: "adds a note"
+    form: true               # every call opens ✏️ Edit's questions first (default false)
 ```
 The caller reads the file; this module only parses text, so it stays pure: a bare name is kept
 apart (`KindsFile.bare`) and resolved against the tools connected (`KindsFile.bare_entry`).
@@ -31,7 +32,7 @@ from palui.errors import ConfigError
 from palui.policy.classes import Classification, ClassSource, ToolClass
 
 DEFAULT_PATH = "config/tool_kinds.yaml"
-_ENTRY_KEYS = ("kind", "sends_out", "source", "reason")
+_ENTRY_KEYS = ("kind", "sends_out", "source", "reason", "form")
 _KINDS = "read, write, destructive or sends_out"
 
 
@@ -41,6 +42,7 @@ class KindEntry:
     sends_out: bool | None  # None: the file does not say; destination arguments decide
     source: ClassSource
     reason: str
+    form: bool = False  # every call is reviewed in ✏️ Edit's questions before it runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +167,10 @@ def _entry(path: str, name: str, body: Any) -> KindEntry:
     reason = body.get("reason") or ""
     if not isinstance(reason, str):
         raise ConfigError(f"{where}, key 'reason': expected text, got {reason!r}")
-    return KindEntry(ToolClass(kind), sends_out, ClassSource(source), reason)
+    form = body.get("form", False)
+    if not isinstance(form, bool):
+        raise ConfigError(f"{where}, key 'form': expected true or false, got {form!r}")
+    return KindEntry(ToolClass(kind), sends_out, ClassSource(source), reason, form)
 
 
 def _duplicate_key(node: Any) -> tuple[str, int] | None:
@@ -193,7 +198,8 @@ def _digest(infer: bool, entries: Mapping[str, KindEntry]) -> str:
     canonical = {
         "infer": infer,
         "tools": {
-            name: [str(e.tool_class), e.sends_out, str(e.source), e.reason]
+            # `form` only when set: the digests of files without it stay as they were.
+            name: [str(e.tool_class), e.sends_out, str(e.source), e.reason, *(["form"] * e.form)]
             for name, e in entries.items()
         },
     }

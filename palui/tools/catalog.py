@@ -98,7 +98,9 @@ class ToolCatalog:
         start_on: frozenset[str] = frozenset(),
         widths: Mapping[str, Width] | None = None,
         holders: Callable[[str], Sequence[str]] | None = None,
+        forms: frozenset[str] = frozenset(),
     ) -> None:
+        self._forms = forms  # full names palui.toml marks `form = true`
         self.kinds = kinds
         # Which connectors have a tool of this name: a bare name in the kinds file names the
         # tool only when exactly one does (None: only the connector asked about).
@@ -139,6 +141,16 @@ class ToolCatalog:
         if widths is not None:
             self._chosen_widths = dict(widths)
         self._cache.clear()
+
+    def form(self, connector_id: str, remote: RemoteTool) -> bool:
+        """Whether every call of the tool is reviewed in a form first (palui.toml's
+        `[mcp.<name>.tools.<tool>] form`, or the kinds file's `form`)."""
+        name = full_name(connector_id, remote.name)
+        if name in self._forms:
+            return True
+        kinds, _ = self._kinds_for(connector_id, name, remote)
+        entry = kinds.tools.get(name) if kinds is not None else None
+        return bool(entry and entry.form)
 
     def choose_width(self, connector_id: str, width: Width) -> None:
         """The person chose a connector's width (saved by the caller)."""

@@ -69,6 +69,11 @@ class TurnPolicy:
         found = call_destinations(tool.remote.input_schema or {}, arguments)
         return self._named.unnamed(found)
 
+    def form(self, name: str) -> bool:
+        """Every call of this tool is reviewed in a form (✏️ Edit's questions) first."""
+        tool = self._offer.tools.get(name)
+        return tool is not None and self._catalog.form(tool.toolset.id, tool.remote)
+
     def decision(self, call: ToolCallRequest, taint: Taint | None) -> Decision:
         classification = self.classification(call.name)
         if classification is None:
@@ -76,9 +81,12 @@ class TurnPolicy:
         unnamed = self.unnamed(call) if taint is not None else None
         tainted = taint is not None
         width = self.width(call.name)
-        return decide_call(
+        decision = decide_call(
             classification.tool_class, self._kind, tainted, unnamed=unnamed, width=width
         )
+        if decision is Decision.RUN and self.form(call.name):
+            return Decision.ASK  # a form is a card first: its rules all hold
+        return decision
 
     def why(self, call: ToolCallRequest, taint: Taint | None) -> str:
         classification = self.classification(call.name)
@@ -86,7 +94,7 @@ class TurnPolicy:
         unsure = bool(classification and classification.unsure)
         unnamed = self.unnamed(call) if taint is not None else None
         tainted, width = taint is not None, self.width(call.name)
-        return why(
+        said = why(
             tool_class,
             self._kind,
             tainted,
@@ -95,6 +103,9 @@ class TurnPolicy:
             unnamed=unnamed,
             width=width,
         )
+        if self.form(call.name):
+            return f"{said}; the operator reviews every call of this tool in a form first"
+        return said
 
     def decision_id(self, name: str, decision: Decision) -> str:
         classification = self.classification(name)
