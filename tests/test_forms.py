@@ -6,12 +6,14 @@ the open form."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from palui.config import Settings
 from palui.config.sections import McpServerSettings
+from palui.domain import RemoteTool
 from palui.policy.kinds_file import parse_kinds_file
 from tests import toolkit
 from tests.fakes.memory_channel import (
@@ -20,6 +22,7 @@ from tests.fakes.memory_channel import (
     approve,
     in_memory_settings,
     running_palui,
+    switch_on,
 )
 
 
@@ -72,3 +75,40 @@ def test_form_is_read_from_palui_toml_and_the_kinds_file() -> None:
     assert kinds.tools["mcp-a__b"].form
     plain = parse_kinds_file("tools:\n  mcp-a__b:\n    kind: write\n")
     assert plain.digest != kinds.digest
+
+
+class Mailer(toolkit.FunctionToolset):
+    """A write whose schema requires `to` and `text`."""
+
+    def tools(self) -> list[RemoteTool]:
+        schema = {
+            "type": "object",
+            "properties": {"to": {"type": "string"}, "text": {"type": "string"}},
+            "required": ["to", "text"],
+        }
+        return [replace(tool, input_schema=schema) for tool in super().tools()]
+
+
+async def _sent(to: str, text: str) -> str:
+    return f"sent to {to}"
+
+
+async def test_a_call_missing_a_required_argument_asks_the_person_instead_of_failing(
+    database_url: str, tmp_path: Path
+) -> None:
+    settings = in_memory_settings(database_url, str(tmp_path / "data"))
+    toolset = Mailer("fn", {"send_note": _sent})
+    model = toolkit.ScriptedModel(
+        [toolkit.call("fn__send_note", {"text": "hi"})], forever=toolkit.answer("done")
+    )
+    async with running_palui(settings, model, toolsets=[toolset]) as (app, chat):
+        await switch_on(app, "fn", "send_note")
+        await chat.send("send hi")
+        assert toolset.calls == []
+        held = approval_cards(chat)[-1].text
+        assert "fn__send_note  (write" in held and "'to' missing: you fill it in" in held
+        assert "to" in chat.cards[-1].text  # the first question: the missing argument
+        await chat.send("ana@example.org")
+        await chat.send(".")  # keep the model's text
+        await chat.tap(approve(approval_cards(chat)[-1]))
+        assert toolset.calls == [("send_note", {"to": "ana@example.org", "text": "hi"})]

@@ -38,7 +38,7 @@ from palui.tools import provenance
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
-from palui.tools.guards import GuardRejected, Guards
+from palui.tools.guards import GuardRejected, Guards, missing_for_a_form
 from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.lazy import LazyInputs
 from palui.tools.record import CallRecord, CallStore
@@ -100,6 +100,8 @@ class TurnTools:
         self._clock = clock
         self.in_flight: dict[int, str] = {}  # calls going out now: a number -> the tool's name
         self.went_out: list[tuple[str, bool]] = []  # (name, changes the world) in this drive
+        # Calls lacking a required argument the person fills in on a form: held for a card.
+        self.form_calls: dict[str, list[str]] = {}
         self._numbers = count(1)
 
     @property
@@ -114,9 +116,14 @@ class TurnTools:
         return self.policy.classification(name)
 
     def decision(self, call: ToolCallRequest) -> Decision:
-        return self.policy.decision(call, self.taint)
+        decision = self.policy.decision(call, self.taint)
+        return Decision.ASK if decision is Decision.RUN and call.id in self.form_calls else decision
 
     def why(self, call: ToolCallRequest) -> str:
+        missing = self.form_calls.get(call.id)
+        if missing:
+            names = ", ".join(repr(name) for name in missing)
+            return f"{self.policy.why(call, self.taint)}; {names} missing: you fill it in"
         return self.policy.why(call, self.taint)
 
     def decision_id(self, name: str, decision: Decision) -> str:
@@ -162,8 +169,16 @@ class TurnTools:
             await self.record.settled(call, step, settled.status, settled.outcome.text)
             return settled.outcome
         guards = self.rules.guards
+        schema = tool.remote.input_schema or {}
+        missing = missing_for_a_form({**arguments, **guards.pinned(call.name)}, schema)
+        if missing and self.kind is TurnKind.CHAT:  # a person is there to fill it in
+            self.form_calls[call.id] = missing
+            reason = f"missing {', '.join(missing)}: asked in a form"
+            await self.record.stage(call, step, CallStage.GUARD, "form", reason)
+            self._prepared[call.id] = call
+            return call
         try:
-            final = guards.apply(call.name, arguments, tool.remote.input_schema or {})
+            final = guards.apply(call.name, arguments, schema)
             final = provenance.stamped(tool, final, self.taint)  # a memory write's origin
         except GuardRejected as exc:
             await self.record.stage(
