@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from palui.db.models import CallRecordRow, Turn
 from palui.db.repo import Repo
-from palui.domain import CallStatus
+from palui.domain import CallStage, CallStatus
 
 # A held or unapproved call is only a card: `palui runs` counts the calls that reached the end.
 NOT_RAN = [str(status) for status in CallStatus if not status.ran]
@@ -108,7 +108,7 @@ class RunRepo(Repo):
                 step
                 for row in rows
                 for step in _stages(row)
-                if step.stage == "policy" and step.detail.get("decision_id") == decision_id
+                if step.stage == CallStage.POLICY and step.detail.get("decision_id") == decision_id
             ]
 
     async def steps(self, turn_id: str) -> list[StepRecord]:

@@ -46,6 +46,7 @@ from palui.domain.memory import SliceMessage as SliceMessage
 from palui.domain.memory import SliceReason as SliceReason
 from palui.domain.memory import SliceRecord as SliceRecord
 from palui.domain.memory import StoredSwitches as StoredSwitches
+from palui.domain.stand_in import StandIn as StandIn
 from palui.domain.taint import Taint as Taint
 from palui.domain.taint import TaintVia as TaintVia
 from palui.domain.tools import ToolSettingRecord as ToolSettingRecord
@@ -110,16 +111,6 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class StandIn:
-    """The primary model refused this key ("not allowed", "no such model"): `model`, a
-    configured fallback, answered in its place."""
-
-    primary: str
-    model: str
-    reason: str  # the primary's refusal, in words (no key in it)
 
 
 @dataclass(frozen=True, slots=True)

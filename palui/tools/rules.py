@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from palui.domain import CallStage, CallStatus, ToolCallRequest, ToolOutcome
+from palui.domain import CallStage, CallStatus, Taint, ToolCallRequest, ToolOutcome
 from palui.policy.classes import Classification
 from palui.policy.destinations import refused_destination
-from palui.tools.guards import Guards
+from palui.tools import provenance
+from palui.tools.arguments import parse_arguments
+from palui.tools.guards import GuardRejected, Guards, missing_for_a_form
 from palui.tools.hooks import (
     DEFAULT_TIMEOUT_S,
     Block,
@@ -28,6 +30,7 @@ from palui.tools.hooks import (
     run_pre,
 )
 from palui.tools.record import CallRecord, CallStore
+from palui.tools.registry import OfferedTool
 
 Notify = Callable[[int, str], Awaitable[Any]]
 
@@ -167,6 +170,46 @@ async def post_hooks(
     return ToolOutcome(result.text, result.is_error)
 
 
+async def guard_arguments(
+    rules: ToolRules,
+    record: CallRecord,
+    call: ToolCallRequest,
+    step: int,
+    tool: OfferedTool,
+    arguments: dict[str, Any],
+    taint: Taint | None,
+    *,
+    forms: bool,
+) -> dict[str, Any] | list[str] | ToolOutcome:
+    """The guards (DESIGN §1.6 step 2): the final arguments; or, where a person is there to
+    fill them in (`forms`), the required arguments the call lacks (it opens a form); or the
+    outcome of a call they refuse."""
+    guards = rules.guards
+    schema = tool.remote.input_schema or {}
+    missing = missing_for_a_form({**arguments, **guards.pinned(call.name)}, schema)
+    if missing and forms:
+        reason = f"missing {', '.join(missing)}: asked in a form"
+        await record.stage(call, step, CallStage.GUARD, "form", reason)
+        return missing
+    try:
+        final = guards.apply(call.name, arguments, schema)
+        final = provenance.stamped(tool, final, taint)  # a memory write's origin
+    except GuardRejected as exc:
+        await record.stage(
+            call, step, CallStage.GUARD, "rejected", exc.message, {"arguments": arguments}
+        )
+        await record.settled(call, step, CallStatus.REJECTED, f"guard: {exc.message}")
+        return ToolOutcome(f"Error: {call.name} was not run. {exc.message}", is_error=True)
+    if guards.configured(call.name) or final != arguments:
+        pinned = guards.pinned(call.name)
+        reason = f"pinned {', '.join(sorted(pinned))}" if pinned else "the arguments passed"
+        await record.stage(
+            call, step, CallStage.GUARD, "pinned" if pinned else "passed", reason,
+            {"before": arguments, "after": final},
+        )  # fmt: skip
+    return final
+
+
 def day_of(now: datetime) -> tuple[datetime, str]:
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     return start, start.date().isoformat()
@@ -241,3 +284,49 @@ async def outgoing_refusal(
     if refusal is None:
         return None
     return Refused(CallStage.SEND_CAP, "send cap", "was not run", refusal)
+
+
+async def refuse_outgoing(
+    rules: ToolRules,
+    record: CallRecord,
+    notify: Notify | None,
+    chat_id: int,
+    now: datetime,
+    call: ToolCallRequest,
+    step: int,
+    classification: Classification | None,
+    input_schema: dict[str, Any],
+    arguments: dict[str, Any],
+) -> ToolOutcome | None:
+    """The destination guard and the daily send cap (DESIGN §1.6), recorded: the outcome of a
+    call that can't go out, or None."""
+    refused = await outgoing_refusal(
+        rules, record.store, notify, chat_id, now, call.name, classification, input_schema,
+        arguments,
+    )  # fmt: skip
+    if refused is None:
+        return None
+    await record.stage(call, step, refused.stage, "refused", refused.reason)
+    await record.settled(call, step, CallStatus.REJECTED, f"{refused.label}: {refused.reason}")
+    return ToolOutcome(f"Error: {call.name} {refused.verb}: {refused.reason}.", is_error=True)
+
+
+async def guards_again(
+    rules: ToolRules, record: CallRecord, call: ToolCallRequest, step: int, tool: OfferedTool
+) -> ToolOutcome | None:
+    """An approved call's guards, checked once more (cheap): if they would now change or refuse
+    it, it no longer matches what was approved, and it doesn't run (its outcome; else None)."""
+    try:
+        arguments = parse_arguments(call.arguments)
+        final = rules.guards.apply(call.name, arguments, tool.remote.input_schema or {})
+    except (ValueError, GuardRejected) as exc:
+        reason = exc.message if isinstance(exc, GuardRejected) else str(exc)
+        await record.stage(call, step, CallStage.GUARD, "rejected", reason)
+        await record.settled(call, step, CallStatus.REJECTED, f"guard: {reason}")
+        return ToolOutcome(f"Error: {call.name} was not run. {reason}", is_error=True)
+    if final != arguments:
+        reason = "the operator's pinned values changed after the card was approved"
+        await record.stage(call, step, CallStage.GUARD, "rejected", reason)
+        await record.settled(call, step, CallStatus.REJECTED, f"guard: {reason}")
+        return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
+    return None

@@ -35,16 +35,17 @@ from palui.policy.matrix import Decision
 from palui.policy.named import NamedDestinations
 from palui.ports import Ledger, ScopedToolset
 from palui.tools import provenance
+from palui.tools import rules as ops
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
-from palui.tools.guards import GuardRejected, Guards, missing_for_a_form
+from palui.tools.guards import Guards
 from palui.tools.hooks import ToolCall, ToolResult
 from palui.tools.lazy import LazyInputs
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
 from palui.tools.results import UNKNOWN_OUTCOME, truncate
-from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks, pre_hooks
+from palui.tools.rules import Notify, ToolRules
 from palui.tools.turn_policy import TurnPolicy
 
 __all__ = ["TurnTools", "parse_arguments", "truncate"]
@@ -164,38 +165,21 @@ class TurnTools:
             await self._rejected(call, step, str(exc))
             return ToolOutcome(f"Error: {exc}. Call {call.name} again with a JSON object.", True)
         view = self._view(call, tool, original)
-        arguments, settled = await pre_hooks(self.rules, view, self.record, call, step)
+        arguments, settled = await ops.pre_hooks(self.rules, view, self.record, call, step)
         if settled is not None:
             await self.record.settled(call, step, settled.status, settled.outcome.text)
             return settled.outcome
-        guards = self.rules.guards
-        schema = tool.remote.input_schema or {}
-        missing = missing_for_a_form({**arguments, **guards.pinned(call.name)}, schema)
-        if missing and self.kind is TurnKind.CHAT:  # a person is there to fill it in
-            self.form_calls[call.id] = missing
-            reason = f"missing {', '.join(missing)}: asked in a form"
-            await self.record.stage(call, step, CallStage.GUARD, "form", reason)
-            self._prepared[call.id] = call
-            return call
-        try:
-            final = guards.apply(call.name, arguments, schema)
-            final = provenance.stamped(tool, final, self.taint)  # a memory write's origin
-        except GuardRejected as exc:
-            await self.record.stage(
-                call, step, CallStage.GUARD, "rejected", exc.message, {"arguments": arguments}
-            )
-            await self._rejected(call, step, f"guard: {exc.message}")
-            return ToolOutcome(f"Error: {call.name} was not run. {exc.message}", is_error=True)
-        if guards.configured(call.name) or final != arguments:
-            pinned = guards.pinned(call.name)
-            reason = f"pinned {', '.join(sorted(pinned))}" if pinned else "the arguments passed"
-            await self.record.stage(
-                call, step, CallStage.GUARD, "pinned" if pinned else "passed", reason,
-                {"before": arguments, "after": final},
-            )  # fmt: skip
+        guarded = await ops.guard_arguments(
+            self.rules, self.record, call, step, tool, arguments, self.taint,
+            forms=self.kind is TurnKind.CHAT,  # a person is there to fill a form in
+        )  # fmt: skip
+        if isinstance(guarded, ToolOutcome):
+            return guarded
         prepared = call
-        if final != original:
-            prepared = ToolCallRequest(call.id, call.name, json.dumps(final, ensure_ascii=False))
+        if isinstance(guarded, list):
+            self.form_calls[call.id] = guarded
+        elif guarded != original:
+            prepared = ToolCallRequest(call.id, call.name, json.dumps(guarded, ensure_ascii=False))
         self._prepared[call.id] = prepared
         return prepared
 
@@ -268,23 +252,10 @@ class TurnTools:
             reason = "a person edited the arguments, then approved the card"
             await self.record.approved(call, step, reason, edit, model_arguments=model_arguments)
         tool = self.offer.tools.get(call.name)
-        if tool is not None:
-            try:
-                arguments = parse_arguments(call.arguments)
-                final = self.rules.guards.apply(
-                    call.name, arguments, tool.remote.input_schema or {}
-                )
-            except (ValueError, GuardRejected) as exc:
-                reason = exc.message if isinstance(exc, GuardRejected) else str(exc)
-                await self.record.stage(call, step, CallStage.GUARD, "rejected", reason)
-                await self._rejected(call, step, f"guard: {reason}")
-                return ToolOutcome(f"Error: {call.name} was not run. {reason}", is_error=True)
-            if final != arguments:
-                reason = "the operator's pinned values changed after the card was approved"
-                await self.record.stage(call, step, CallStage.GUARD, "rejected", reason)
-                await self._rejected(call, step, f"guard: {reason}")
-                return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
-        return await self._execute(call, step, tool, None)
+        checked = (
+            await ops.guards_again(self.rules, self.record, call, step, tool) if tool else None
+        )
+        return checked or await self._execute(call, step, tool, None)
 
     async def _decided(self, call: ToolCallRequest, step: int, decision: Decision) -> None:
         name = call.name
@@ -370,15 +341,10 @@ class TurnTools:
         self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]
     ) -> ToolOutcome | None:
         """The destination guard and the daily send cap (DESIGN §1.6): why it can't go out."""
-        refused = await outgoing_refusal(
-            self.rules, self.record.store, self._notify, self._chat_id, self._now(), call.name,
+        return await ops.refuse_outgoing(
+            self.rules, self.record, self._notify, self._chat_id, self._now(), call, step,
             self.classification(call.name), tool.remote.input_schema or {}, arguments,
         )  # fmt: skip
-        if refused is None:
-            return None
-        await self.record.stage(call, step, refused.stage, "refused", refused.reason)
-        await self._rejected(call, step, f"{refused.label}: {refused.reason}")
-        return ToolOutcome(f"Error: {call.name} {refused.verb}: {refused.reason}.", is_error=True)
 
     async def _post(
         self,
@@ -394,7 +360,7 @@ class TurnTools:
             return outcome
         result = ToolResult(outcome.text, outcome.is_error, status)
         view = self._view(call, tool, arguments)
-        return await post_hooks(self.rules, view, result, self.record, call, step)
+        return await ops.post_hooks(self.rules, view, result, self.record, call, step)
 
     async def _call_toolset(
         self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]
