@@ -65,3 +65,8 @@ def block_secret_listing(call: ToolCall) -> Block | None:
     if call.tool == "palui__list_jobs" and call.arguments.get("why") == "secret":
         return Block("the operator keeps secret listings to themselves")
     return None
+
+
+def label_status(call: ToolCall, result: ToolResult) -> ToolResult:
+    """Shows what a post hook is given of a call that failed or timed out."""
+    return ToolResult(f"[{result.status}] {result.text}", result.is_error, result.status)

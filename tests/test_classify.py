@@ -484,7 +484,7 @@ def test_empty_kinds_file_infers_and_names_nothing() -> None:
         ("infer: true\nrules: {}\n", "key 'rules': unknown"),
         ("infer: maybe\n", "key 'infer': expected true or false"),
         ("tools: [a, b]\n", "key 'tools': expected a mapping"),
-        ("tools:\n  add_note: {kind: write}\n", "tool 'add_note': name it in full"),
+        ("tools:\n  __a: {kind: write}\n", "tool '__a': name it as <connector>__<tool>"),
         ("tools:\n  mcp-n__a: write\n", "tool 'mcp-n__a': expected a mapping"),
         ("tools:\n  mcp-n__a: {kind: write, why: x}\n", "tool 'mcp-n__a', key 'why': unknown"),
         ("tools:\n  mcp-n__a: {reason: x}\n", "tool 'mcp-n__a', key 'kind': missing"),

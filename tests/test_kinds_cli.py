@@ -227,10 +227,40 @@ def test_bad_config_exits_2(configure, capsys) -> None:
 
 def test_a_broken_kinds_file_exits_2(notes, capsys, tmp_path) -> None:
     (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "tool_kinds.yaml").write_text("tools:\n  mcp-x__:\n    kind: write\n")
+    code, _, err = kinds(capsys, "list")
+    assert code == 2
+    assert "name it as <connector>__<tool>" in err
+
+
+def test_a_bare_name_and_source_catalogue_load_and_name_the_one_connectors_tool(
+    notes, capsys, tmp_path
+) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "tool_kinds.yaml").write_text(
+        "tools:\n"
+        "  list_notes:\n"
+        "    kind: destructive\n"
+        "    source: catalogue\n"
+        '    reason: "the catalogue says so"\n'
+    )
+    code, out, _ = kinds(capsys, "list")
+    assert code == 0
+    assert row(out, "mcp-notes__list_notes")[1:] == [
+        "destructive", "no", "off", "catalogue", "the catalogue says so",
+    ]  # fmt: skip
+    assert "(1 tools named, inference on)" in out
+
+
+def test_a_bare_name_two_connectors_have_is_a_config_error_naming_both(
+    configure, capsys, tmp_path
+) -> None:
+    configure(server_section("notes", NOTES_SERVER), server_section("notes2", NOTES_SERVER))
+    (tmp_path / "config").mkdir()
     (tmp_path / "config" / "tool_kinds.yaml").write_text("tools:\n  add_note:\n    kind: write\n")
     code, _, err = kinds(capsys, "list")
     assert code == 2
-    assert "name it in full" in err
+    assert "add_note" in err and "mcp-notes2__add_note" in err and "mcp-notes__add_note" in err
 
 
 def test_stored_switches_and_classes_from_a_migrated_database_are_used(
@@ -517,3 +547,14 @@ def test_palui_kinds_list_runs_as_a_command_without_token_model_or_database(
     assert {"mcp-notes__list_notes", "mcp-notes__delete_note"} <= {i["tool"] for i in items}
     assert all(set(item) == FIELDS for item in items)
     assert not (tmp_path / "data").exists()
+
+
+def test_a_server_with_unreadable_hints_keeps_its_other_tools(configure, capsys) -> None:
+    configure(server_section("hinty", SERVERS / "hinty_server.py"))
+    code, out, _ = kinds(capsys, "list")
+    assert code == 0, out
+    assert row(out, "mcp-hinty__list_widgets")[1:3] == ["read", "no"]
+    for tool in ("peek_status", "count_widgets"):
+        cells = row(out, f"mcp-hinty__{tool}")
+        assert cells[1] == "destructive" and cells[4] == "unsure"
+        assert "annotation 'readOnlyHint' is not true or false" in cells[5]

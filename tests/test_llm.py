@@ -259,10 +259,53 @@ async def test_refused_api_key_is_a_clear_model_error(fake_model: FakeModel) -> 
     fake_model.queue(Script(status=401, error="Incorrect API key provided"))
 
     with pytest.raises(ModelError, match="the API key was refused") as caught:
-        await model_for(fake_model, fallbacks=(BACKUP,)).complete(HELLO)
+        await model_for(fake_model).complete(HELLO)
 
     assert not isinstance(caught.value, ModelUnavailable)
     assert len(fake_model.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [(401, "the API key was refused"), (403, "may not use this model"), (404, "not found")],
+)
+async def test_a_primary_that_is_not_allowed_is_replaced_by_the_first_fallback_that_answers(
+    fake_model: FakeModel, status: int, words: str
+) -> None:
+    fake_model.brain = by_model(
+        primary=Script(status=status, error="not for you"),
+        down=Script(status=503),
+        backup=Script("from backup"),
+    )
+    fallbacks = ("openai/down", BACKUP)
+
+    completion = await model_for(fake_model, fallbacks=fallbacks).complete(HELLO, on_delta=None)
+
+    assert completion.content == "from backup" and completion.model == BACKUP
+    assert completion.stood_in is not None
+    assert (completion.stood_in.primary, completion.stood_in.model) == (PRIMARY, BACKUP)
+    assert words in completion.stood_in.reason and PRIMARY not in completion.stood_in.reason
+    assert [r.model for r in fake_model.requests] == ["primary", "down", "backup"]
+
+
+async def test_a_not_allowed_primary_with_no_fallback_answering_names_each(
+    fake_model: FakeModel,
+) -> None:
+    fake_model.brain = by_model(primary=Script(status=403), backup=Script(status=404))
+
+    with pytest.raises(ModelError) as caught:
+        await model_for(fake_model, fallbacks=(BACKUP,)).complete(HELLO)
+
+    assert f"{PRIMARY}: the API key may not use this model (HTTP 403)" in str(caught.value)
+    assert f"no fallback answered: {BACKUP}: the model was not found" in str(caught.value)
+
+
+async def test_a_transient_failure_is_no_stand_in(fake_model: FakeModel) -> None:
+    fake_model.brain = by_model(primary=Script(status=500), backup=Script("ok"))
+
+    completion = await model_for(fake_model, fallbacks=(BACKUP,)).complete(HELLO)
+
+    assert completion.model == BACKUP and completion.stood_in is None
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 500, 503])

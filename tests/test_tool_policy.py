@@ -162,3 +162,24 @@ def test_addresses_are_recognised() -> None:
     assert looks_like_address("-1001234567890") == "a chat id"
     assert looks_like_address("groceries for sunday") is None
     assert looks_like_address("12") is None
+
+
+def test_a_bare_kinds_name_names_the_only_connectors_tool_and_fails_closed_when_ambiguous() -> None:
+    kinds = parse_kinds_file("tools:\n  add_note:\n    kind: destructive\n    source: catalogue\n")
+    assert set(kinds.bare) == {"add_note"} and not kinds.tools
+    tool = RemoteTool("add_note", "Add a note", {}, {"readOnlyHint": False})
+    holders = {"add_note": ["mcp-notes"]}
+    one = ToolCatalog(kinds, {}, {}, holders=lambda name: holders.get(name, []))
+    entry = one.entry("mcp-notes", tool)
+    assert entry.classification.tool_class is ToolClass.DESTRUCTIVE
+    assert entry.classification.source == "catalogue"
+    holders["add_note"] = ["mcp-notes", "mcp-other"]  # a second connector brings the same tool
+    again = one.entry("mcp-notes", tool)
+    assert again.classification.unsure
+    assert "mcp-notes__add_note, mcp-other__add_note" in again.classification.reason
+    # A full name wins over the bare one.
+    both = parse_kinds_file(
+        "tools:\n  add_note:\n    kind: destructive\n  mcp-notes__add_note:\n    kind: read\n"
+    )
+    full = ToolCatalog(both, {}, {}, holders=lambda name: ["mcp-notes", "mcp-other"])
+    assert full.entry("mcp-notes", tool).classification.tool_class is ToolClass.READ

@@ -148,7 +148,7 @@ class MemoryRecorder:
             self.decisions.append((change.tool, str(change.tool_class), change.decision,
                                    change.decision_id, change.reason))  # fmt: skip
 
-    async def sends_since(self, since) -> int:
+    async def sends_since(self, since, exempt=()) -> int:
         return 0
 
     async def first_cap_notice(self, chat_id: int, day: str) -> bool:

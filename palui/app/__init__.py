@@ -114,7 +114,7 @@ class Palui:
             if settings.run_code.enabled else None, skills=SkillTools(self.skills),
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), *toolsets, self.builtins])
-        self.catalog = build_catalog(settings, self.kinds, {})
+        self.catalog = build_catalog(settings, self.kinds, {}, self.registry)
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
         # First-use costs paid in the background as the app starts (the model's import and
@@ -133,7 +133,7 @@ class Palui:
         await self.db.migrate()
         await self.builtins.probe()
         stored = await load_catalog_state(self.store)
-        self.catalog = build_catalog(self.settings, self.kinds, stored)
+        self.catalog = build_catalog(self.settings, self.kinds, stored, self.registry)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -19,8 +20,10 @@ from palui.media import MediaIntake, MediaLimits
 from palui.memory import Memory, MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
+from palui.policy.matrix import Width
 from palui.ports import Channel
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
+from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
 from palui.turns.runner import Limits
 
@@ -105,10 +108,34 @@ def build_connectors(
 
 
 def build_catalog(
-    settings: Settings, kinds: KindsFile | None, stored: Mapping[str, StoredTool]
+    settings: Settings,
+    kinds: KindsFile | None,
+    stored: Mapping[str, StoredTool],
+    registry: ToolRegistry | None = None,
 ) -> ToolCatalog:
-    """How every tool is classified and switched (`palui kinds` uses it too)."""
-    return ToolCatalog(kinds, stored, switch_globs(settings), RECALL_START_ON)
+    """How every tool is classified and switched (`palui kinds` uses it too). `registry`: the
+    connectors a bare name in the kinds file is resolved against."""
+    # Only a width palui.toml writes is "from palui.toml"; an unwritten one is the default.
+    widths = {
+        f"mcp-{slug}": Width(server.allow)
+        for slug, server in settings.mcp.items()
+        if "allow" in server.model_fields_set
+    }
+    holders = None if registry is None else functools.partial(tool_holders, registry)
+    forms = frozenset(
+        f"mcp-{slug}__{tool}"
+        for slug, server in settings.mcp.items()
+        for tool, each in server.tools.items()
+        if each.form
+    )
+    return ToolCatalog(
+        kinds, stored, switch_globs(settings), RECALL_START_ON, widths, holders, forms
+    )
+
+
+def tool_holders(registry: ToolRegistry, tool: str) -> list[str]:
+    """The connectors that have a tool of this (bare) name now."""
+    return [t.id for t in registry.toolsets if any(r.name == tool for r in t.tools())]
 
 
 def memory_config(settings: Settings) -> MemoryConfig:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -82,6 +82,9 @@ class Approvals:
         self._ttl = timedelta(seconds=ttl_s)
         self._now = now
         self._approver = approver  # `[groups] approver`: "allowed" or "requester"
+        # Opens ✏️ Edit's questions on a form tool's card (`EditFlow` sets it: the edits are
+        # built on these approvals, so the hook points back rather than forward).
+        self.open_form: Callable[[ApprovalRecord, int], Awaitable[None]] | None = None
 
     async def refusal(self, record: ApprovalRecord, inbound: Inbound) -> str | None:
         """Why this tapper may not decide (or edit) the card; None: they may. A card is decided
@@ -134,9 +137,17 @@ class Approvals:
         return approvals
 
     async def post_cards(
-        self, turn_id: str, descriptions: dict[str, str], off_site: Collection[str] = ()
+        self,
+        turn_id: str,
+        descriptions: dict[str, str],
+        off_site: Collection[str] = (),
+        *,
+        forms: Collection[str] = (),
+        after_update: int = 0,
     ) -> None:
-        """Send the turn's unsent cards; `off_site` names the tools whose cards show the badge."""
+        """Send the turn's unsent cards; `off_site` names the tools whose cards show the badge,
+        `forms` those whose card opens ✏️ Edit's questions at once (answers: the messages after
+        `after_update`)."""
         for record in await self._store.approvals.for_turn(turn_id):
             if record.status != ApprovalStatus.PENDING or record.message_id is not None:
                 continue
@@ -148,6 +159,8 @@ class Approvals:
             latest = await self._store.approvals.by_token(record.token)
             if latest is not None and latest.status != ApprovalStatus.PENDING:
                 await self._close(latest, outcome_line(latest))
+            elif latest is not None and record.tool in forms and self.open_form is not None:
+                await self.open_form(latest, after_update)
 
     # -- taps ----------------------------------------------------------------------------------
 

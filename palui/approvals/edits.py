@@ -6,11 +6,11 @@ checked by the operator's pre hooks (palui.approvals.edit_hooks) and the paramet
 refusal asks the same question again); pinned arguments are shown and never asked. After the
 last answer the whole call goes through the hooks (a rewrite is applied) and the guards, and the
 approval is bound to the result under a new token, so the original card goes stale, and a fresh
-card is posted: it shows exactly what its Approve runs, once, through the usual claim.
-
-While an edit is open, the person's text messages in that chat are its answers, not a new turn
-(`take_answers`). Everything lives in the database (palui.db.approval_edits): an edit survives a
-restart, and an answer moves it on in the same transaction that marks the message handled.
+card is posted: it shows exactly what its Approve runs, once, through the usual claim. A form
+tool's card (`form = true`) opens its questions at once (`open_form`). While an edit is open, the
+person's text messages in that chat are its answers, not a new turn (`take_answers`). It all
+lives in the database (palui.db.approval_edits): an edit survives a restart, and an answer moves
+it on in the same transaction that marks the message handled.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ class EditFlow:
         self._hooks = EditHooks(rules, store.turns)
         self._now = now
         self._questions = EditQuestions(store, channel, registry, rules.guards)
+        approvals.open_form = self.open_form  # a form tool's card opens its questions at once
 
     # -- taps ----------------------------------------------------------------------------------
 
@@ -106,6 +107,19 @@ class EditFlow:
             return "This button is no longer active."
         if (refused := await self._approvals.refusal(record, inbound)) is not None:
             return refused
+        return await self._begin(record, inbound.user.id, inbound.user.display, inbound.update_id)
+
+    async def open_form(self, record: ApprovalRecord, after_update: int) -> None:
+        """A form tool's card opens its questions for whoever started the turn (a job's has no
+        one: its ✏️ Edit waits for a tap); answers: messages after `after_update`."""
+        if (requester := await self._store.turns.requester(record.turn_id)) is None:
+            return
+        said = await self._begin(record, requester, "you", after_update + 1)
+        log.info("form_opened", tool=record.tool, said=said)
+
+    async def _begin(
+        self, record: ApprovalRecord, user_id: int, user_name: str, started_update_id: int
+    ) -> str:
         if record.status != ApprovalStatus.PENDING:
             return f"Already decided ({record.status})."
         if record.expires_at <= self._now():
@@ -127,8 +141,8 @@ class EditFlow:
             NewEdit(
                 id=edit_id, token=secrets.token_urlsafe(16), approval_id=record.id,
                 card_token=record.token, card_message_id=record.message_id,
-                chat_id=record.chat_id, user_id=inbound.user.id, user_name=inbound.user.display,
-                fields=fields, arguments=record.arguments, started_update_id=inbound.update_id,
+                chat_id=record.chat_id, user_id=user_id, user_name=user_name,
+                fields=fields, arguments=record.arguments, started_update_id=started_update_id,
             )
         )  # fmt: skip
         for old in replaced:

@@ -78,7 +78,7 @@ async def _model(settings: Settings) -> Check:
     from palui.app.parts import build_model
 
     try:
-        answered = await build_model(settings).ping()
+        answered = await build_model(settings).probe()
     except PaluiError as exc:
         return Check(
             "model",
@@ -86,7 +86,16 @@ async def _model(settings: Settings) -> Check:
             str(exc),
             "Check PALUI_MODEL, PALUI_MODEL_API_BASE and PALUI_MODEL_API_KEY.",
         )
-    return Check("model", True, f"{answered} answered")
+    stood_in = answered.stood_in
+    if stood_in is not None:
+        # Turns still get answers, from the fallback: the primary is what needs fixing.
+        return Check(
+            "model",
+            False,
+            f"{stood_in.primary} refused ({stood_in.reason}); {stood_in.model} stands in for it",
+            "Set PALUI_MODEL to a model the API key may use, or change what its plan allows.",
+        )
+    return Check("model", True, f"{answered.model} answered")
 
 
 async def _telegram(settings: Settings) -> Check:

@@ -1,7 +1,9 @@
 """`palui runs` and `palui runs show <turn>`: recent turns, and every step of a turn's tool calls
 with its reason (hooks, guards, policy with its decision id, approval, destination guard, send
 cap, ledger, execution, post hooks), so a blocked, guarded, refused or timed-out call can be
-explained afterwards, from each call's record. Reads the database only; nothing else needs
+explained afterwards, from each call's record. `palui runs explain <decision-id>`: what decided
+a call (its class and where it came from then, the width, the taint, the turn's kind, the matrix
+cell, the kinds file's digest, inference). Reads the database only; nothing else needs
 to run.
 
 Exit codes: 0 fine, 1 a problem (no database yet, no such turn, an ambiguous prefix), 2 bad
@@ -21,7 +23,7 @@ from palui.config import Settings, load_settings
 from palui.db import Database
 from palui.db.runs import AmbiguousRun, RunRepo, RunSummary, StepRecord
 from palui.logs import configure_logging
-from palui.turns.explain import step_detail, timing
+from palui.turns.explain import decision_basis, step_detail, timing
 
 
 def add_runs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,6 +39,11 @@ def add_runs_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show = commands.add_parser("show", help="every step of one turn's tool calls, with reasons")
     show.add_argument("turn", help="the turn id, or a unique prefix of it")
     show.add_argument("--json", dest="show_json", action="store_true", help="JSON for scripts")
+    explain = commands.add_parser("explain", help="what decided a call, from its decision id")
+    explain.add_argument("decision", help="the decision id (`runs show` prints it)")
+    explain.add_argument(
+        "--json", dest="explain_json", action="store_true", help="JSON for scripts"
+    )
 
 
 def run_runs(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -58,6 +65,9 @@ async def _runs(settings: Settings, args: argparse.Namespace, out: TextIO) -> in
             )
             return 1
         repo = RunRepo(db)
+        if getattr(args, "runs_command", None) == "explain":
+            as_json = args.json or args.explain_json
+            return await _explain(repo, args.decision, out, as_json=as_json)
         if getattr(args, "runs_command", None) == "show":
             as_json = args.json or args.show_json
             return await _show(repo, args.turn, out, as_json=as_json)
@@ -87,6 +97,34 @@ async def _show(repo: RunRepo, prefix: str, out: TextIO, *, as_json: bool) -> in
         out.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         out.write(_show_text(run, steps))
+    return 0
+
+
+async def _explain(repo: RunRepo, decision_id: str, out: TextIO, *, as_json: bool) -> int:
+    found = await repo.decisions(decision_id.strip())
+    if not found:
+        out.write(
+            f"No call was decided under {decision_id!r}. `palui runs show <turn>` prints the "
+            "decision id of each call.\n"
+        )
+        return 1
+    newest = found[0]
+    if as_json:
+        data = {**_step_json(newest), "turn_id": newest.turn_id, "calls": len(found)}
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return 0
+    lines = [
+        f"Decision {decision_id}: {newest.outcome}",
+        f"  tool: {newest.tool} (turn {newest.turn_id}, step {newest.step}, "
+        f"{_time(newest.at)} UTC)",
+        *(f"  {line}" for line in decision_basis(newest.detail)),
+        f"  why: {newest.reason}",
+    ]
+    if not decision_basis(newest.detail):
+        lines.insert(2, "  (recorded before Palui kept what a decision rested on)")
+    if len(found) > 1:
+        lines.append(f"  {len(found)} calls were decided under this id; the newest is shown.")
+    out.write("\n".join(lines) + "\n")
     return 0
 
 

@@ -25,6 +25,7 @@ LIMIT_KEYS = (
     "daily_token_cap",
     "runs_per_hour",
     "daily_send_cap",
+    "send_cap_exempt",
     "min_job_interval_s",
     "job_daily_token_cap",
     "job_misfire_grace_s",

@@ -14,6 +14,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
+class McpToolSettings(BaseModel):
+    """`[mcp.<slug>.tools.<tool>]`: how Palui treats one of the server's tools."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Every call opens ✏️ Edit's questions, the model's values prefilled, before it can run.
+    form: bool = False
+
+
 class McpServerSettings(BaseModel):
     """One `[mcp.<slug>]` section: an MCP server over stdio (command) or streamable HTTP (url)."""
 
@@ -28,8 +37,12 @@ class McpServerSettings(BaseModel):
     trust: Literal["trusted", "untrusted"] = "untrusted"
     timeout_s: float = Field(default=30, gt=0)
     paused: bool = False
+    # What runs without a card in a clean chat turn (`palui.policy.matrix.Width`); a person
+    # may choose another on /connectors.
+    allow: Literal["reads", "writes", "all"] = "writes"
     enable: tuple[str, ...] = ()  # globs of tools switched on
     disable: tuple[str, ...] = ()  # globs of tools switched off (wins over enable)
+    tools: dict[str, McpToolSettings] = Field(default_factory=dict)  # by the server's tool name
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerSettings:

@@ -124,6 +124,8 @@ class Settings(BaseSettings):
     daily_token_cap: int = Field(default=2_000_000, ge=0)  # 0 = off
     runs_per_hour: int = Field(default=60, ge=0)  # 0 = off
     daily_send_cap: int = Field(default=100, ge=0)  # 0 = unlimited
+    # Full tool names that send from the person's own mailbox: the send cap doesn't count them.
+    send_cap_exempt: Annotated[frozenset[str], NoDecode] = frozenset()
     min_job_interval_s: int = Field(default=60, ge=1)
     job_daily_token_cap: int = Field(default=100_000, ge=1)  # a job's own cap, unless set lower
     job_misfire_grace_s: int = Field(default=3600, ge=0)  # a run missed longer ago is not run
@@ -162,6 +164,11 @@ class Settings(BaseSettings):
     @field_validator("allowed_users", mode="before")
     @classmethod
     def _split_users(cls, value: Any) -> Any:
+        return _comma_list(value)
+
+    @field_validator("send_cap_exempt", mode="before")
+    @classmethod
+    def _split_exempt(cls, value: Any) -> Any:
         return _comma_list(value)
 
     @field_validator("fallback_models", mode="before")

@@ -5,11 +5,11 @@ flight. Nothing else writes the table (tests/test_call_record.py checks)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.leases import fence_params, fenced_insert_params, held_by_params
@@ -110,14 +110,20 @@ class CallRecordRepo(Repo):
         another process took the chat's lease over, so a stale holder changes no record."""
         return self if fence is None else FencedCalls(self, fence)
 
-    async def sends_since(self, since: datetime) -> int:
-        """Calls of tools that send out which went out (or started to) since `since`."""
+    async def sends_since(self, since: datetime, exempt: Collection[str] = ()) -> int:
+        """Calls that sent a message to someone (a write or destructive call of a tool that
+        sends out; NULL class: destructive) which went out (or started to) since `since`, but
+        for the `exempt` tools."""
+        row = CallRecordRow
+        query = select(func.count()).where(
+            row.sends_out.is_(True),
+            row.started_at >= since,
+            or_(row.tool_class.is_(None), row.tool_class != "read"),
+        )
+        if exempt:
+            query = query.where(row.tool.not_in(list(exempt)))
         async with self._db.session() as s:
-            count = await s.scalar(
-                select(func.count()).where(
-                    CallRecordRow.sends_out.is_(True), CallRecordRow.started_at >= since
-                )
-            )
+            count = await s.scalar(query)
         return int(count or 0)
 
     async def first_cap_notice(self, chat_id: int, day: str) -> bool:
@@ -157,8 +163,8 @@ class FencedCalls:
             fresh=fresh, riders=riders, fence=self._fence,
         )  # fmt: skip
 
-    async def sends_since(self, since: datetime) -> int:
-        return await self._repo.sends_since(since)
+    async def sends_since(self, since: datetime, exempt: Collection[str] = ()) -> int:
+        return await self._repo.sends_since(since, exempt)
 
     async def first_cap_notice(self, chat_id: int, day: str) -> bool:
         return await self._repo.first_cap_notice(chat_id, day)
@@ -170,16 +176,17 @@ def _new_row(
     """A new call's record before its first change, every column but the id."""
     return {
         "turn_id": turn_id, "chat_id": chat_id, "step": step, "call_id": call_id[:128],
-        "tool": tool[:128], "tool_class": None, "sends_out": False, "arguments": "",
-        "model_arguments": None, "decision": None, "decision_id": None, "reason": None,
-        "status": CallStatus.PENDING, "result": None, "stages": "[]", "created_at": created_at,
-        "started_at": None, "ended_at": None, "duration_ms": None,
+        "tool": tool[:128], "tool_class": None, "class_source": None, "sends_out": False,
+        "arguments": "", "model_arguments": None, "decision": None, "decision_id": None,
+        "reason": None, "status": CallStatus.PENDING, "result": None, "stages": "[]",
+        "created_at": created_at, "started_at": None, "ended_at": None, "duration_ms": None,
     }  # fmt: skip
 
 
 def _apply(row: dict[str, Any], change: CallChange, now: datetime) -> None:
     columns = {
-        "status": change.status, "tool_class": change.tool_class, "sends_out": change.sends_out,
+        "status": change.status, "tool_class": change.tool_class,
+        "class_source": change.class_source, "sends_out": change.sends_out,
         "arguments": change.arguments, "model_arguments": change.model_arguments,
         "decision": change.decision, "decision_id": change.decision_id, "reason": change.reason,
         "result": change.result,

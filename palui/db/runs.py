@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from palui.db.models import CallRecordRow, Turn
 from palui.db.repo import Repo
-from palui.domain import CallStatus
+from palui.domain import CallStage, CallStatus
 
 # A held or unapproved call is only a card: `palui runs` counts the calls that reached the end.
 NOT_RAN = [str(status) for status in CallStatus if not status.ran]
@@ -93,6 +93,23 @@ class RunRepo(Repo):
                 .where(CallRecordRow.turn_id == turn.id, CallRecordRow.status.not_in(NOT_RAN))
             )
             return _summary(turn, int(count or 0))
+
+    async def decisions(self, decision_id: str, limit: int = 20) -> list[StepRecord]:
+        """The policy stages recorded under a decision id, newest first (the id covers the tool,
+        its class, the decision and what they rested on, so several calls may share one)."""
+        async with self._db.session() as s:
+            rows = await s.scalars(
+                select(CallRecordRow)
+                .where(CallRecordRow.decision_id == decision_id)
+                .order_by(CallRecordRow.id.desc())
+                .limit(limit)
+            )
+            return [
+                step
+                for row in rows
+                for step in _stages(row)
+                if step.stage == CallStage.POLICY and step.detail.get("decision_id") == decision_id
+            ]
 
     async def steps(self, turn_id: str) -> list[StepRecord]:
         """Every stage of the turn's calls in the order they happened (calls running side by

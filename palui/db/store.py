@@ -24,6 +24,7 @@ from palui.db.retention import RetentionRepo
 from palui.db.runs import RunRepo
 from palui.db.sessions import ChatRepo, History, Provenance
 from palui.db.skills import SkillTrustRepo
+from palui.db.stand_ins import StandInRepo
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
@@ -81,3 +82,4 @@ class Store:
         self.turn_listing = TurnListingRepo(db)  # the web console's turns and their calls
         self.skills = SkillTrustRepo(db)  # skills trusted by digest (palui.skills)
         self.queues = QueueRepo(db)  # what waits for a chat, in one query (chat.workers)
+        self.stand_ins = StandInRepo(db)  # fallbacks that stood in for a refused primary

@@ -1,6 +1,7 @@
 """Per-tool settings: switches, classes set in the chat, last seen definitions, paused
-connectors. (Each call's record is `palui.db.calls`.) Every change bumps the settings version in
-its own transaction (`palui.db.settings_version`): other processes reload from their next turn."""
+connectors and the widths people chose. (Each call's record is `palui.db.calls`.) Every change
+bumps the settings version in its own transaction (`palui.db.settings_version`): other
+processes reload from their next turn."""
 
 from __future__ import annotations
 
@@ -55,12 +56,33 @@ class ToolSettingRepo(Repo):
             return set(rows)
 
     async def set_paused(self, connector_id: str, paused: bool) -> None:
+        await self._set_connector(connector_id, paused=paused)
+
+    async def widths(self) -> dict[str, str]:
+        """The widths people chose, by connector (the rest follow palui.toml)."""
+        async with self._db.session() as s:
+            rows = await s.execute(
+                select(ConnectorSetting.connector_id, ConnectorSetting.allow).where(
+                    ConnectorSetting.allow.is_not(None)
+                )
+            )
+            return {connector_id: str(allow) for connector_id, allow in rows}
+
+    async def set_width(self, connector_id: str, allow: str) -> None:
+        await self._set_connector(connector_id, allow=allow)
+
+    async def _set_connector(
+        self, connector_id: str, *, paused: bool | None = None, allow: str | None = None
+    ) -> None:
         async with self._db.session() as s, s.begin():
             row = await s.get(ConnectorSetting, connector_id)
             if row is None:
-                row = ConnectorSetting(connector_id=connector_id)
+                row = ConnectorSetting(connector_id=connector_id, paused=False)
                 s.add(row)
-            row.paused = paused
+            if paused is not None:
+                row.paused = paused
+            if allow is not None:
+                row.allow = allow
             row.updated_at = utcnow()
             await s.flush()
             await settings_version.bump(s, self._insert)

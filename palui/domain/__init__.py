@@ -46,6 +46,7 @@ from palui.domain.memory import SliceMessage as SliceMessage
 from palui.domain.memory import SliceReason as SliceReason
 from palui.domain.memory import SliceRecord as SliceRecord
 from palui.domain.memory import StoredSwitches as StoredSwitches
+from palui.domain.stand_in import StandIn as StandIn
 from palui.domain.taint import Taint as Taint
 from palui.domain.taint import TaintVia as TaintVia
 from palui.domain.tools import OfferEvent as OfferEvent
@@ -123,6 +124,7 @@ class Completion:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     usage: Usage = Usage()
     finish_reason: str | None = None
+    stood_in: StandIn | None = None  # set when the primary was refused and a fallback answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +383,7 @@ class CallChange:
     settles: bool = False
     status: CallStatus | None = None
     tool_class: str | None = None
+    class_source: str | None = None  # where the class came from when the policy decided
     sends_out: bool | None = None
     arguments: str | None = None
     model_arguments: str | None = None

@@ -16,13 +16,14 @@ from palui import callbacks
 from palui.callbacks import ConnectorButton
 from palui.db import Store
 from palui.domain import RECALL_ID, Button, Card, ConnectorState, Inbound
-from palui.interact.connector_switches import ConnectorSwitches
+from palui.interact.connector_switches import WIDTH_WORDS, ConnectorSwitches
 from palui.interact.paused import PausedConnectors
 from palui.interact.sheet_tap import SheetTap
 from palui.logs import get_logger
 from palui.memory import Memory
 from palui.memory.switches import Switch
 from palui.policy.classes import ToolClass
+from palui.policy.matrix import Width
 from palui.ports import Channel, Toolset
 from palui.tools.catalog import CatalogEntry
 from palui.tools.switchboard import Switchboard
@@ -33,6 +34,7 @@ log = get_logger("palui.interact.connector_sheet")
 MAX_ROWS = 30  # tools shown per card; `palui kinds list` shows all
 CLASS_CODES = {"r": ToolClass.READ, "w": ToolClass.WRITE, "d": ToolClass.DESTRUCTIVE}
 MEMORY_SWITCHES = {"ar": Switch.AUTO_RECALL, "as": Switch.AUTO_SAVE, "mt": Switch.MEMORY_TOOLS}
+WIDTH_CODES = {"r": Width.READS, "w": Width.WRITES, "a": Width.ALL}
 
 
 def _word(on: bool) -> str:
@@ -78,6 +80,11 @@ class ConnectorSheet:
         else:
             state = f"⚠️ {status.error or status.state}"
         lines = [f"{toolset.id.removeprefix('mcp-')}  ·  {state}  ·  {toolset.trust}"]
+        width, width_source = self.switches.width(toolset)
+        lines.append(
+            f" Without a card in your own turns: {WIDTH_WORDS[width]} "
+            f"(allow = {width}, from: {width_source})"
+        )
         entries = self._entries(toolset)
         rows: list[tuple[Button, ...]] = []
         for entry in entries[:MAX_ROWS]:
@@ -108,7 +115,28 @@ class ConnectorSheet:
                 Button("Change a class…", callbacks.connector("k", key)),
             )
         )
+        rows.append((Button(f"Width: {width}…", callbacks.connector("wd", key)),))
         return Card("\n".join(lines), rows=tuple(rows))
+
+    def _width_choices(self, toolset: Toolset) -> Card:
+        key = short(toolset.id)
+        current, _ = self.switches.width(toolset)
+        choices = tuple(
+            (
+                Button(
+                    f"{'✅ ' if width is current else ''}{width}: {WIDTH_WORDS[width]}",
+                    callbacks.connector("ws", key + code),
+                ),
+            )
+            for code, width in WIDTH_CODES.items()
+        )
+        back = (Button("← Back", callbacks.connector("b", key)),)
+        text = (
+            f"{toolset.id}: what runs without a card in your own chat turns? A turn that read "
+            "untrusted content, a scheduled job or a webhook summary asks as before whatever "
+            "you pick (recorded as set by you):"
+        )
+        return Card(text, rows=(*choices, back))
 
     def _memory_part(self, key: str) -> tuple[list[str], tuple[Button, ...]]:
         """The recall card's switches (DESIGN §1.5) and auto-recall's skip rate."""
@@ -195,6 +223,14 @@ class ConnectorSheet:
             await self.switches.set_class(entry, tool_class)
             notice = f"{entry.remote.name} is now {tool_class}."
             return SheetTap(notice, chat, message, self.card(toolset))
+        if op == "ws" and len(key) == 11 and key[-1] in WIDTH_CODES:
+            connector = self._find_connector(key[:-1])
+            if connector is None:
+                return SheetTap("That connector is gone; send /connectors again.", chat, message)
+            width = WIDTH_CODES[key[-1]]
+            await self.switches.set_width(connector, width)
+            notice = f"{connector.id}: {WIDTH_WORDS[width]} without a card."
+            return SheetTap(notice, chat, message, self.card(connector))
         connector = self._find_connector(key)
         if connector is None:
             return SheetTap("That connector is gone; send /connectors again.", chat, message)
@@ -218,6 +254,8 @@ class ConnectorSheet:
             return SheetTap(notice, chat, message, self.card(toolset))
         if op == "k":
             return SheetTap("Pick a tool.", chat, message, self._class_picker(toolset))
+        if op == "wd":
+            return SheetTap("Pick a width.", chat, message, self._width_choices(toolset))
         if op == "b":
             return SheetTap("Back.", chat, message, self.card(toolset))
         return SheetTap("This button is not valid.", chat, message)

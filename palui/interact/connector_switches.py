@@ -3,7 +3,8 @@ chat (`palui.interact.connector_sheet`) and the web console's Connectors page (`
 
 One place that reads and changes them, so both see and write the same stored settings: a tool's
 switch and class (`ToolSettingRepo`, which bumps the settings version, so every process reloads
-before its next turn), a connector's pause (`PausedConnectors`) and recall's memory switches.
+before its next turn), a connector's pause (`PausedConnectors`) and width, and recall's memory
+switches.
 `fresh` syncs the cached switches with the database first (`Switchboard`), so what is shown and
 changed is what a tap in another process set.
 """
@@ -20,13 +21,21 @@ from palui.logs import get_logger
 from palui.memory import Memory
 from palui.memory.switches import Switch
 from palui.policy.classes import ToolClass
+from palui.policy.matrix import Width
 from palui.ports import Toolset
-from palui.tools.catalog import CatalogEntry, ToolCatalog
+from palui.tools.catalog import CatalogEntry, ToolCatalog, WidthSource
 from palui.tools.registry import ToolRegistry
 from palui.tools.switchboard import Switchboard
 from palui.tools.watch import stored_tool
 
 log = get_logger("palui.interact.connector_switches")
+
+# What each width lets run without a card in a chat turn with no untrusted content.
+WIDTH_WORDS = {
+    Width.READS: "reads only; every write asks",
+    Width.WRITES: "reads and writes; destructive calls ask",
+    Width.ALL: "everything, destructive calls too",
+}
 
 
 class ConnectorSwitches:
@@ -104,6 +113,16 @@ class ConnectorSwitches:
                 await self._save(entry, enabled=True)
                 count += 1
         return count
+
+    def width(self, toolset: Toolset) -> tuple[Width, WidthSource]:
+        """The connector's width and where it comes from."""
+        return self._catalog.width(toolset.id), self._catalog.width_source(toolset.id)
+
+    async def set_width(self, toolset: Toolset, width: Width) -> None:
+        """Recorded as the person's choice; every process reloads it before its next turn."""
+        await self._store.tool_settings.set_width(toolset.id, str(width))
+        self._catalog.choose_width(toolset.id, width)
+        log.info("connector_width_set", connector=toolset.id, allow=str(width))
 
     async def set_paused(self, toolset: Toolset, paused: bool) -> None:
         await self.paused.set(toolset.id, paused)

@@ -69,6 +69,10 @@ class Status:
         run_cap = info.runs_per_hour
         runs_line = f"runs this hour: {runs}" + (f" / {run_cap}" if run_cap else " (no cap)")
         lines = [f"Palui · model {model}", f"{tokens_line} · {runs_line}"]
+        stood_in = await self._store.stand_ins.newest(day_start(now))
+        if stood_in is not None:
+            s = stood_in.stand_in
+            lines.insert(1, f"⚠️ {s.primary} refused ({s.reason}); {s.model} stood in today")
         statuses = [
             dataclasses.replace(status, state=ConnectorState.PAUSED)
             if self._paused.is_paused(status.id)

@@ -4,22 +4,26 @@
 `LiteLLMModel` makes exactly one HTTP request per model attempt: litellm's own retries are off
 (it would otherwise send up to three requests per call), so the turn's time budget and /stop
 hold. When a model can't be reached (connection refused, timeout, HTTP 429 or 5xx) the next
-fallback is tried; every fallback uses the same `api_base` and `api_key` as the primary. Any
-other refusal (bad request, bad key) is a `ModelError` at once. Error messages never contain
-the API key.
+fallback is tried; every fallback uses the same `api_base` and `api_key` as the primary. When
+the primary answers "not allowed" or "no such model" (HTTP 401, 403, 404, or litellm's
+AuthenticationError, PermissionDeniedError, NotFoundError) the first fallback that answers
+stands in for it, and the completion says so (`Completion.stood_in`), so a model the key may not
+use never fails a turn while a fallback works. Any other refusal (a bad request) is a
+`ModelError` at once. Error messages never contain the API key.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import re
 from collections.abc import Awaitable, Iterator, Sequence
 from typing import Any
 
-from palui.domain import Completion, Message, ToolSpec
+from palui.domain import Completion, Message, StandIn, ToolSpec
 from palui.errors import ModelError, ModelUnavailable
 from palui.llm import warm
 from palui.llm.wire import Stream, from_response, to_openai, tool_to_openai
@@ -34,8 +38,17 @@ class _Unreachable(Exception):
     """This model could not be reached (the argument says why); the next may be tried."""
 
 
+class _NotAllowed(ModelError):
+    """The model answered that this key may not use it, or that it does not exist."""
+
+
+# litellm's classes for those answers, by name (a refusal without an HTTP status still counts).
+_NOT_ALLOWED = {"AuthenticationError", "PermissionDeniedError", "NotFoundError"}
+
+
 class LiteLLMModel:
-    """`ChatModel` over litellm, with fallbacks tried in order when a model can't be reached."""
+    """`ChatModel` over litellm, with fallbacks tried in order when a model can't be reached,
+    or stand-ins when the primary is not allowed."""
 
     def __init__(
         self,
@@ -69,23 +82,44 @@ class LiteLLMModel:
         return await self._first_reachable(request, on_delta)
 
     async def ping(self) -> str:
+        return (await self.probe()).model
+
+    async def probe(self) -> Completion:
+        """A one-token request: which model answered, and whether it stood in (`palui doctor`)."""
         request = {"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
-        return (await self._first_reachable(request, None)).model
+        return await self._first_reachable(request, None)
 
     async def _first_reachable(
         self, request: dict[str, Any], on_delta: DeltaHandler | None
     ) -> Completion:
         unreachable: list[tuple[str, str]] = []
+        refused: _NotAllowed | None = None  # the primary's "not allowed" or "no such model"
         for model in self._models:
             try:
-                return await self._attempt(model, request, on_delta)
+                completion = await self._attempt(model, request, on_delta)
             except _Unreachable as failure:
                 unreachable.append((model, str(failure)))
+                continue
             except ModelError as error:
+                if refused is None and not unreachable and isinstance(error, _NotAllowed):
+                    refused = error  # the primary: the first fallback that answers stands in
+                    continue
+                if refused is not None:
+                    unreachable.append((model, str(error).removeprefix(f"{model}: ")))
+                    continue
                 if unreachable:
                     tried = "; ".join(f"{m}: {r}" for m, r in unreachable)
                     raise ModelError(f"{error} (tried before it: {tried})") from None
                 raise
+            if refused is None:
+                return completion
+            reason = str(refused).removeprefix(f"{self.name}: ")
+            return dataclasses.replace(completion, stood_in=StandIn(self.name, model, reason))
+        if refused is not None:
+            if not unreachable:
+                raise refused
+            tried = "; ".join(f"{m}: {r}" for m, r in unreachable)
+            raise ModelError(f"{refused} (no fallback answered: {tried})")
         raise ModelUnavailable(unreachable)
 
     async def _attempt(
@@ -150,6 +184,8 @@ class LiteLLMModel:
                 # Its text already went out through on_delta: a fallback would repeat it.
                 return ModelError(f"{model} stopped answering part-way ({reason})")
             return _Unreachable(reason)
+        if _not_allowed(error):
+            return _NotAllowed(f"{model}: {self._refusal(error)}")
         return ModelError(f"{model}: {self._refusal(error)}")
 
     def _refusal(self, error: BaseException) -> str:
@@ -260,6 +296,13 @@ def _unreachable_reason(error: BaseException, timeout: float) -> str | None:
     if isinstance(status, int) and status >= 500:
         return f"HTTP {status}"
     return None
+
+
+def _not_allowed(error: BaseException) -> bool:
+    """The provider said this key may not use the model, or that there is no such model."""
+    if _http_status(error) in (401, 403, 404):
+        return True
+    return any(k.__name__ in _NOT_ALLOWED for cause in _causes(error) for k in type(cause).__mro__)
 
 
 def _http_status(error: BaseException) -> int | None:

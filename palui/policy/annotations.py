@@ -59,6 +59,8 @@ class Marks:
 
     @property
     def reason(self) -> str:
+        if self.unreadable == "annotations":
+            return "its annotations are not an object"
         if self.unreadable:
             return f"annotation '{self.unreadable}' is not true or false"
         if self.destructive:
@@ -84,6 +86,8 @@ class Marks:
 def read_marks(annotations: Mapping[str, Any] | None) -> Marks:
     if not isinstance(annotations, Mapping):
         return Marks()
+    if annotations.get("annotations") is not None:  # sent as something other than an object
+        return Marks(unreadable="annotations")
     found: dict[str, bool | None] = {}
     unreadable = None
     for field, names in _NAMES.items():

@@ -26,6 +26,7 @@ class ClassSource(StrEnum):
     YOU = "you"  # the operator: kinds file or connector card
     ASSISTANT = "assistant"  # a model proposed it, unconfirmed: it may only make a class stricter
     ANNOTATION = "annotation"  # the connector's own MCP hints
+    CATALOGUE = "catalogue"  # a kinds-file entry taken from a catalogue of tools (their marks)
     INFERRED = "inferred"  # read from the tool's name, description and arguments
     UNSURE = "unsure"  # nothing could tell: destructive, to fail closed
 

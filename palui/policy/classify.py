@@ -83,10 +83,13 @@ def classify(
         )
     verdict = weigh(marks, inference)
     if verdict is not None:
+        source = ClassSource.ANNOTATION if verdict.marks_hold else ClassSource.INFERRED
+        if marks.unreadable:
+            source = ClassSource.UNSURE  # a mark nobody can read says nothing: fail closed
         return Classification(
             tool_class=verdict.tool_class,
             sends_out=inference.sends_out,
-            source=ClassSource.ANNOTATION if verdict.marks_hold else ClassSource.INFERRED,
+            source=source,
             reason=verdict.reason,
             conflict=verdict.conflict,
             definition_hash=digest,

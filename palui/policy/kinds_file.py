@@ -3,22 +3,26 @@
 ```yaml
 infer: true                  # false: a tool not named here and without marks is destructive
 tools:
-  mcp-notes__add_note:       # full name: <connectorId>__<tool>
+  mcp-notes__add_note:       # full name: <connectorId>__<tool>; a bare name (add_note) names
+                             # the one connector's tool of that name (two have it: config error)
     kind: write              # read | write | destructive | sends_out (= write that sends out)
     sends_out: false         # left out: Palui looks for destination arguments itself
     source: you              # who decided; default you. assistant: a model's proposal, which
-                             # counts only where stricter until you change it to you
+                             # counts only where stricter until you change it to you; catalogue:
+                             # from a catalogue of tools (lost, like marks, if the tool changes)
     reason: "adds a note"
+    form: true               # every call opens ✏️ Edit's questions first (default false)
 ```
-The caller reads the file; this module only parses text, so it stays pure.
+The caller reads the file; this module only parses text, so it stays pure: a bare name is kept
+apart (`KindsFile.bare`) and resolved against the tools connected (`KindsFile.bare_entry`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -28,7 +32,7 @@ from palui.errors import ConfigError
 from palui.policy.classes import Classification, ClassSource, ToolClass
 
 DEFAULT_PATH = "config/tool_kinds.yaml"
-_ENTRY_KEYS = ("kind", "sends_out", "source", "reason")
+_ENTRY_KEYS = ("kind", "sends_out", "source", "reason", "form")
 _KINDS = "read, write, destructive or sends_out"
 
 
@@ -38,6 +42,7 @@ class KindEntry:
     sends_out: bool | None  # None: the file does not say; destination arguments decide
     source: ClassSource
     reason: str
+    form: bool = False  # every call is reviewed in ✏️ Edit's questions before it runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +51,48 @@ class KindsFile:
     tools: Mapping[str, KindEntry]
     digest: str  # sha256 of the parsed content: comments and layout don't change it
     path: str = DEFAULT_PATH
+    # By bare tool name (`orders`): resolved against the connectors' tools when classified.
+    bare: Mapping[str, KindEntry] = field(default_factory=lambda: MappingProxyType({}))
 
     def without(self, name: str) -> KindsFile:
         """The file as if it did not name `name` (its digest stays the file's own)."""
         rest = {key: entry for key, entry in self.tools.items() if key != name}
         return replace(self, tools=MappingProxyType(rest))
+
+    def naming(self, full_name: str, entry: KindEntry) -> KindsFile:
+        """The file as if it named `full_name` in full (a bare name resolved to it)."""
+        return replace(self, tools=MappingProxyType({**self.tools, full_name: entry}))
+
+    def bare_entry(self, full_name: str, tool: str, holders: Sequence[str]) -> KindEntry | None:
+        """The entry a bare name gives the tool `full_name` (`tool` on its server), when no
+        entry names it in full: only if exactly one connector (`holders`) has that tool.
+        Several: `AmbiguousName`."""
+        entry = self.bare.get(tool)
+        if entry is None or full_name in self.tools:
+            return None
+        if len(holders) > 1:
+            raise AmbiguousName(self.path, tool, holders)
+        return entry
+
+    def check_bare(self, tools: Mapping[str, Collection[str]]) -> None:
+        """`AmbiguousName` for the first bare name that several connectors have (`tools`: each
+        connector's tool names)."""
+        for name in self.bare:
+            holders = [connector for connector, names in tools.items() if name in names]
+            if len(holders) > 1 and not all(f"{h}__{name}" in self.tools for h in holders):
+                raise AmbiguousName(self.path, name, holders)
+
+
+class AmbiguousName(ConfigError):
+    """A bare name in the kinds file that more than one connector's tool has."""
+
+    def __init__(self, path: str, tool: str, holders: Sequence[str]) -> None:
+        self.tool = tool
+        self.candidates = tuple(f"{holder}__{tool}" for holder in sorted(holders))
+        super().__init__(
+            f"{path}: tool '{tool}': {len(holders)} connectors have it "
+            f"({', '.join(self.candidates)}); name the one you mean in full"
+        )
 
 
 def parse_kinds_file(text: str, path: str = DEFAULT_PATH) -> KindsFile:
@@ -79,16 +121,22 @@ def parse_kinds_file(text: str, path: str = DEFAULT_PATH) -> KindsFile:
     tools = data.get("tools") or {}
     if not isinstance(tools, dict):
         raise ConfigError(f"{path}: key 'tools': expected a mapping of tool names to kinds")
-    entries = {_tool_name(path, name): _entry(path, name, body) for name, body in tools.items()}
-    return KindsFile(infer, MappingProxyType(entries), _digest(infer, entries), path)
+    entries: dict[str, KindEntry] = {}
+    bare: dict[str, KindEntry] = {}
+    for name, body in tools.items():
+        full = _tool_name(path, name)
+        (entries if "__" in full else bare)[full] = _entry(path, full, body)
+    digest = _digest(infer, {**entries, **bare})
+    return KindsFile(infer, MappingProxyType(entries), digest, path, bare=MappingProxyType(bare))
 
 
 def _tool_name(path: str, name: Any) -> str:
     connector, _, tool = str(name).partition("__")
-    if not isinstance(name, str) or not connector or not tool:
+    full = "__" in str(name)
+    if not isinstance(name, str) or not name.strip() or (full and not (connector and tool)):
         raise ConfigError(
-            f"{path}: tool '{name}': name it in full as <connector>__<tool>"
-            " (e.g. mcp-notes__add_note)"
+            f"{path}: tool '{name}': name it as <connector>__<tool> (e.g. mcp-notes__add_note),"
+            " or by the tool's own name if only one connector has it"
         )
     return name
 
@@ -119,7 +167,10 @@ def _entry(path: str, name: str, body: Any) -> KindEntry:
     reason = body.get("reason") or ""
     if not isinstance(reason, str):
         raise ConfigError(f"{where}, key 'reason': expected text, got {reason!r}")
-    return KindEntry(ToolClass(kind), sends_out, ClassSource(source), reason)
+    form = body.get("form", False)
+    if not isinstance(form, bool):
+        raise ConfigError(f"{where}, key 'form': expected true or false, got {form!r}")
+    return KindEntry(ToolClass(kind), sends_out, ClassSource(source), reason, form)
 
 
 def _duplicate_key(node: Any) -> tuple[str, int] | None:
@@ -147,7 +198,8 @@ def _digest(infer: bool, entries: Mapping[str, KindEntry]) -> str:
     canonical = {
         "infer": infer,
         "tools": {
-            name: [str(e.tool_class), e.sends_out, str(e.source), e.reason]
+            # `form` only when set: the digests of files without it stay as they were.
+            name: [str(e.tool_class), e.sends_out, str(e.source), e.reason, *(["form"] * e.form)]
             for name, e in entries.items()
         },
     }
@@ -160,6 +212,7 @@ _DRAFT_ORDER = (
     (ClassSource.ASSISTANT, "proposed by an assistant: check each one"),
     (ClassSource.INFERRED, "inferred from name, description and arguments"),
     (ClassSource.ANNOTATION, "from the server's own annotations"),
+    (ClassSource.CATALOGUE, "from a catalogue of tools"),
     (ClassSource.YOU, "decided by you"),
 )
 

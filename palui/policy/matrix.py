@@ -7,7 +7,12 @@
 | destructive | ask  | ask          | not offered | not offered |
 
 A tainted scheduled turn is treated like any scheduled turn (already as strict). An unknown
-class is destructive; an unknown turn kind gets no tools. On top of the table: in a tainted turn
+class is destructive; an unknown turn kind gets no tools.
+
+A connector's width (`[mcp.<name>] allow`, or set by the person on /connectors) moves only the
+clean chat column: `reads` makes its writes ask too, `all` lets its destructive calls run
+(`writes`, the default, is the table as drawn). Tainted, scheduled and webhook turns are never
+loosened by it; an unknown width is `reads`, the strictest. On top of the table: in a tainted turn
 a call that sends out to a destination the person did not give asks first, whatever its class
 (`palui.policy.named` says which destinations those are).
 """
@@ -22,6 +27,14 @@ from palui.domain import Taint, TurnKind
 from palui.policy.classes import ToolClass
 from palui.policy.named import Unnamed
 from palui.policy.taint import describe_taint
+
+
+class Width(StrEnum):
+    """What of a connector runs without a card in a clean chat turn."""
+
+    READS = "reads"
+    WRITES = "writes"  # the default: the table as drawn
+    ALL = "all"
 
 
 class Decision(StrEnum):
@@ -45,17 +58,46 @@ def _known_kind(kind: TurnKind | str) -> TurnKind:
         return TurnKind.WEBHOOK  # the kind with no tools
 
 
-def decide(tool_class: ToolClass | str | None, kind: TurnKind | str, tainted: bool) -> Decision:
-    tool_class, kind = _known_class(tool_class), _known_kind(kind)
+def known_width(width: Width | str | None) -> Width:
+    if width is None:
+        return Width.WRITES
+    try:
+        return Width(width)
+    except ValueError:
+        return Width.READS  # fail closed: a width nobody can read loosens nothing
+
+
+def decide(
+    tool_class: ToolClass | str | None,
+    kind: TurnKind | str,
+    tainted: bool,
+    width: Width | str | None = Width.WRITES,
+) -> Decision:
+    tool_class, kind, width = _known_class(tool_class), _known_kind(kind), known_width(width)
     if kind is TurnKind.WEBHOOK:
         return Decision.NOT_OFFERED
     if tool_class is ToolClass.READ:
         return Decision.RUN
     if kind is TurnKind.SCHEDULED:
         return Decision.ASK if tool_class is ToolClass.WRITE else Decision.NOT_OFFERED
-    if tool_class is ToolClass.WRITE and not tainted:
-        return Decision.RUN
-    return Decision.ASK
+    if tainted:
+        return Decision.ASK
+    if tool_class is ToolClass.WRITE:
+        return Decision.ASK if width is Width.READS else Decision.RUN
+    return Decision.RUN if width is Width.ALL else Decision.ASK
+
+
+def cell(
+    tool_class: ToolClass | str | None,
+    kind: TurnKind | str,
+    tainted: bool,
+    width: Width | str | None = Width.WRITES,
+) -> str:
+    """The table's cell a decision was read from, in words (`palui runs explain`)."""
+    tool_class, kind, width = _known_class(tool_class), _known_kind(kind), known_width(width)
+    column = f"tainted {kind}" if tainted and kind is TurnKind.CHAT else str(kind)
+    decided = decide(tool_class, kind, tainted, width)
+    return f"{tool_class} × {column} (width {width}) → {decided}"
 
 
 def decide_call(
@@ -64,10 +106,11 @@ def decide_call(
     tainted: bool,
     *,
     unnamed: Unnamed | None = None,
+    width: Width | str | None = Width.WRITES,
 ) -> Decision:
     """The decision for a call the model made: a tool that is not offered is refused; in a
     tainted turn a call that sends to a destination the person did not give (`unnamed`) asks."""
-    decision = decide(tool_class, kind, tainted)
+    decision = decide(tool_class, kind, tainted, width)
     if decision is Decision.NOT_OFFERED:
         return Decision.REFUSED
     if decision is Decision.RUN and tainted and unnamed:
@@ -82,15 +125,24 @@ def decision_id(
     kinds_digest: str | None,
     infer: bool,
     definition_hash: str,
+    width: Width | str | None = Width.WRITES,
 ) -> str:
-    """A short stable id for a decision and everything it rested on."""
+    """A short stable id for a decision and everything it rested on (the default width adds
+    nothing, so ids from before widths existed still read the same)."""
     basis = [tool, str(tool_class), str(decision), kinds_digest, bool(infer), definition_hash]
+    if known_width(width) is not Width.WRITES:
+        basis.append(str(known_width(width)))
     text = json.dumps(basis, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _class_reason(
-    tool_class: ToolClass, kind: TurnKind, tainted: bool, unsure: bool, sends_unnamed: bool
+    tool_class: ToolClass,
+    kind: TurnKind,
+    tainted: bool,
+    unsure: bool,
+    sends_unnamed: bool,
+    width: Width,
 ) -> str | None:
     """Why the table decides as it does for this class and kind (None: the taint says it)."""
     if tool_class is ToolClass.READ:
@@ -98,6 +150,10 @@ def _class_reason(
     if tool_class is ToolClass.DESTRUCTIVE:
         if kind is TurnKind.SCHEDULED:
             return "scheduled jobs are not offered destructive tools"
+        if width is Width.ALL:
+            if tainted:
+                return None
+            return 'its connector\'s width is "all": it runs without asking in your own turns'
         if unsure:
             return "Palui can't tell what this tool does, so it asks first, as for destructive ones"
         return "destructive tools always ask first"
@@ -105,6 +161,8 @@ def _class_reason(
         return "scheduled jobs ask before any write"
     if tainted:
         return None
+    if width is Width.READS:
+        return 'its connector\'s width is "reads": every write asks first'
     return "writes run at once in a chat turn with no untrusted content"
 
 
@@ -116,15 +174,17 @@ def why(
     taint: Taint | None = None,
     unsure: bool = False,
     unnamed: Unnamed | None = None,
+    width: Width | str | None = Width.WRITES,
 ) -> str:
     """The line a card (or a log) shows for the decision. Whenever the call asks in a tainted
     turn it names the taint and its source, whatever the class and the turn's kind."""
-    tool_class, kind = _known_class(tool_class), _known_kind(kind)
+    tool_class, kind, width = _known_class(tool_class), _known_kind(kind), known_width(width)
     if kind is TurnKind.WEBHOOK:
         return "webhook summaries run with no tools"
     sends_unnamed = bool(tainted and unnamed)
-    reasons = [_class_reason(tool_class, kind, tainted, unsure, sends_unnamed)]
-    if decide_call(tool_class, kind, tainted, unnamed=unnamed) is Decision.ASK and tainted:
+    reasons = [_class_reason(tool_class, kind, tainted, unsure, sends_unnamed, width)]
+    asks = decide_call(tool_class, kind, tainted, unnamed=unnamed, width=width) is Decision.ASK
+    if asks and tainted:
         if sends_unnamed and unnamed is not None:
             reasons.append(unnamed.words())
         reasons.append(describe_taint(taint) if taint else "this turn read untrusted content")

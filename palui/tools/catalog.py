@@ -10,21 +10,25 @@ Rules (DESIGN §1.3):
   unless it is still read;
 - switches: palui.toml's `enable`/`disable` globs decide the tools they name at every start
   (disable wins; `ToolWatch` writes them into the stored switches); otherwise, and after a
-  change in the chat, the stored switch; a tool seen for the first time is on only if read.
+  change in the chat, the stored switch; a tool seen for the first time is on only if read;
+- a connector's width (`palui.policy.matrix.Width`): the one the person chose on /connectors or
+  the web console, else palui.toml's `allow`, else `writes`.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from fnmatch import fnmatchcase
 
 from palui.domain import RemoteTool
 from palui.policy.annotations import open_world
 from palui.policy.classes import Classification, ClassSource, ToolClass
 from palui.policy.classify import classify, definition_hash
-from palui.policy.kinds_file import KindsFile
+from palui.policy.kinds_file import AmbiguousName, KindsFile
+from palui.policy.matrix import Width
 from palui.tools.names import full_name
 from palui.tools.registry import BUILTIN_IDS
 
@@ -79,6 +83,12 @@ def off_site(connector_id: str, remote: RemoteTool) -> bool:
     return connector_id not in BUILTIN_IDS
 
 
+class WidthSource(StrEnum):
+    YOU = "you"  # chosen on /connectors or the web console
+    FILE = "palui.toml"
+    DEFAULT = "default"
+
+
 class ToolCatalog:
     def __init__(
         self,
@@ -86,8 +96,17 @@ class ToolCatalog:
         stored: Mapping[str, StoredTool],
         globs: Mapping[str, Globs],
         start_on: frozenset[str] = frozenset(),
+        widths: Mapping[str, Width] | None = None,
+        holders: Callable[[str], Sequence[str]] | None = None,
+        forms: frozenset[str] = frozenset(),
     ) -> None:
+        self._forms = forms  # full names palui.toml marks `form = true`
         self.kinds = kinds
+        # Which connectors have a tool of this name: a bare name in the kinds file names the
+        # tool only when exactly one does (None: only the connector asked about).
+        self._holders = holders
+        self._file_widths = dict(widths or {})  # palui.toml's `allow`, where it is written
+        self._chosen_widths: dict[str, Width] = {}  # the person's, from the database
         # Full names that start on when first seen although not read (recall's save/forget).
         self._start_on = start_on
         self._stored = dict(stored)
@@ -113,15 +132,45 @@ class ToolCatalog:
         self._stored[name] = stored
         self._cache.pop(name, None)
 
-    def reload(self, stored: Mapping[str, StoredTool]) -> None:
+    def reload(
+        self, stored: Mapping[str, StoredTool], widths: Mapping[str, Width] | None = None
+    ) -> None:
         """Another process changed the stored settings (`palui.tools.switchboard`): take them
         all, and forget every entry drawn from the old ones."""
         self._stored = dict(stored)
+        if widths is not None:
+            self._chosen_widths = dict(widths)
         self._cache.clear()
+
+    def form(self, connector_id: str, remote: RemoteTool) -> bool:
+        """Whether every call of the tool is reviewed in a form first (palui.toml's
+        `[mcp.<name>.tools.<tool>] form`, or the kinds file's `form`)."""
+        name = full_name(connector_id, remote.name)
+        if name in self._forms:
+            return True
+        kinds, _ = self._kinds_for(connector_id, name, remote)
+        entry = kinds.tools.get(name) if kinds is not None else None
+        return bool(entry and entry.form)
+
+    def choose_width(self, connector_id: str, width: Width) -> None:
+        """The person chose a connector's width (saved by the caller)."""
+        self._chosen_widths[connector_id] = width
+
+    def width(self, connector_id: str) -> Width:
+        """What of the connector runs without a card in a clean chat turn."""
+        chosen = self._chosen_widths.get(connector_id)
+        return chosen or self._file_widths.get(connector_id, Width.WRITES)
+
+    def width_source(self, connector_id: str) -> WidthSource:
+        if connector_id in self._chosen_widths:
+            return WidthSource.YOU
+        return WidthSource.FILE if connector_id in self._file_widths else WidthSource.DEFAULT
 
     def entry(self, connector_id: str, remote: RemoteTool) -> CatalogEntry:
         name = full_name(connector_id, remote.name)
-        cached = self._cache.get(name)
+        # A bare name in the kinds file depends on the other connectors' tools: drawn afresh.
+        bare = self.kinds is not None and remote.name in self.kinds.bare
+        cached = None if bare else self._cache.get(name)
         if cached is not None and cached[0] is remote:
             self._cache.move_to_end(name)
             return cached[2]
@@ -137,13 +186,20 @@ class ToolCatalog:
                 tool_class=stored.tool_class, sends_out=False, source=ClassSource.YOU,
                 reason="set in the chat", definition_hash=digest,
             )  # fmt: skip
-        classification = classify(name, remote, self.kinds, override=override)
+        kinds, ambiguous = self._kinds_for(connector_id, name, remote)
+        classification = classify(name, remote, kinds, override=override)
+        if ambiguous is not None:
+            classification = replace(
+                classification, tool_class=ToolClass.DESTRUCTIVE, source=ClassSource.UNSURE,
+                reason=f"config error: {ambiguous}",
+            )  # fmt: skip
         changed = bool(stored and stored.definition_hash and stored.definition_hash != digest)
         changed = changed or bool(stored and stored.changed)
         # Only a class the tool gave itself, or an assistant's unconfirmed proposal about its
         # old definition, is lost; one a person chose still stands.
         changed = changed and classification.source in (
             ClassSource.ANNOTATION,
+            ClassSource.CATALOGUE,
             ClassSource.INFERRED,
             ClassSource.ASSISTANT,
         )
@@ -163,6 +219,23 @@ class ToolCatalog:
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
         return entry
+
+    def _kinds_for(
+        self, connector_id: str, name: str, remote: RemoteTool
+    ) -> tuple[KindsFile | None, str | None]:
+        """The kinds file as it applies to this tool (a bare name resolved to its full name),
+        or the config error of a bare name several connectors' tools have."""
+        kinds = self.kinds
+        if kinds is None or remote.name not in kinds.bare:
+            return kinds, None
+        holders = list(self._holders(remote.name)) if self._holders is not None else []
+        if connector_id not in holders:
+            holders.append(connector_id)
+        try:
+            entry = kinds.bare_entry(name, remote.name, holders)
+        except AmbiguousName as exc:
+            return kinds, str(exc)
+        return (kinds.naming(name, entry) if entry is not None else kinds), None
 
     @property
     def cached(self) -> int:

@@ -139,6 +139,17 @@ class Guards:
         return final
 
 
+def missing_for_a_form(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None) -> list[str]:
+    """The required arguments a call lacks that a person can fill in on a form (each one the
+    schema describes); empty when none is missing, or when one is that no form would ask."""
+    required = (schema or {}).get("required")
+    properties = (schema or {}).get("properties")
+    if not isinstance(required, list) or not isinstance(properties, Mapping):
+        return []
+    missing = [name for name in required if isinstance(name, str) and name not in arguments]
+    return missing if all(name in properties for name in missing) else []
+
+
 def _reject(tool: str, name: str, problem: str) -> GuardRejected:
     return GuardRejected(
         f"The argument {name!r} {problem}. Call {tool} again with a corrected {name!r}."

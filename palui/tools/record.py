@@ -18,7 +18,7 @@ waits for the turn's end, one INSERT for all its model calls; only a re-run's re
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -48,7 +48,7 @@ class CallStore(Protocol):
         riders: Riders | None = None,
     ) -> int | None: ...
 
-    async def sends_since(self, since: datetime) -> int: ...
+    async def sends_since(self, since: datetime, exempt: Collection[str] = ()) -> int: ...
 
     async def first_cap_notice(self, chat_id: int, day: str) -> bool: ...
 
@@ -110,16 +110,20 @@ class CallRecord:
         why: str,
         *,
         held: bool = False,
+        basis: Mapping[str, Any] | None = None,
     ) -> None:
-        """The policy's decision (held: the call waits for a person's approval card)."""
-        detail = {"decision_id": decision_id, "class": tool_class}
+        """The policy's decision (held: the call waits for a person's approval card). `basis`:
+        what it rested on (`TurnPolicy.basis`), kept with the stage for `palui runs explain`."""
+        detail: dict[str, Any] = {"decision_id": decision_id, "class": tool_class}
         if held:
             detail = {"arguments": call.arguments, "decision_id": decision_id}
+        detail.update(basis or {})
         entry = StageEntry(CallStage.POLICY, decision, why, detail)
+        source = str(basis["class_source"]) if basis and basis.get("class_source") else None
         # A call that runs: written with its start (a world-changing one) or its end (a read).
         await self._save(call, step, CallChange(
             call.name, entry, status=CallStatus.HELD if held else None, tool_class=tool_class,
-            decision=decision, decision_id=decision_id, reason=why,
+            class_source=source, decision=decision, decision_id=decision_id, reason=why,
         ), defer=not held)  # fmt: skip
 
     async def approved(

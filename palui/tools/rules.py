@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from palui.domain import CallStage, CallStatus, ToolCallRequest, ToolOutcome
+from palui.domain import CallStage, CallStatus, Taint, ToolCallRequest, ToolOutcome
 from palui.policy.classes import Classification
 from palui.policy.destinations import refused_destination
-from palui.tools.guards import Guards
+from palui.tools import provenance
+from palui.tools.arguments import parse_arguments
+from palui.tools.guards import GuardRejected, Guards, missing_for_a_form
 from palui.tools.hooks import (
     DEFAULT_TIMEOUT_S,
     Block,
@@ -28,6 +30,7 @@ from palui.tools.hooks import (
     run_pre,
 )
 from palui.tools.record import CallRecord, CallStore
+from palui.tools.registry import OfferedTool
 
 Notify = Callable[[int, str], Awaitable[Any]]
 
@@ -35,6 +38,9 @@ Notify = Callable[[int, str], Awaitable[Any]]
 class _Settings(Protocol):
     @property
     def daily_send_cap(self) -> int: ...
+
+    @property
+    def send_cap_exempt(self) -> frozenset[str]: ...
 
     @property
     def guards(self) -> Any: ...
@@ -50,6 +56,7 @@ class ToolRules:
     hook_timeout_s: float = DEFAULT_TIMEOUT_S
     guards: Guards = field(default_factory=Guards)
     daily_send_cap: int = 0  # 0 = unlimited
+    send_cap_exempt: frozenset[str] = frozenset()  # tools sending from the person's own mailbox
 
     @classmethod
     def from_settings(cls, settings: _Settings) -> ToolRules:
@@ -57,7 +64,16 @@ class ToolRules:
         return cls(
             load_hooks(settings.hooks.pre), load_hooks(settings.hooks.post),
             settings.hooks.timeout_s, Guards.from_settings(settings), settings.daily_send_cap,
+            frozenset(settings.send_cap_exempt),
         )  # fmt: skip
+
+    def counts_to_cap(self, tool: str, classification: Classification | None) -> bool:
+        """Whether a call of this tool counts to the daily send cap: one that sends a message
+        to someone (a write or destructive call that sends out), unless the operator named the
+        tool as sending from the person's own mailbox. A read that reaches a URL does not."""
+        if classification is None or not classification.sends_out:
+            return False
+        return classification.tool_class != "read" and tool not in self.send_cap_exempt
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +170,46 @@ async def post_hooks(
     return ToolOutcome(result.text, result.is_error)
 
 
+async def guard_arguments(
+    rules: ToolRules,
+    record: CallRecord,
+    call: ToolCallRequest,
+    step: int,
+    tool: OfferedTool,
+    arguments: dict[str, Any],
+    taint: Taint | None,
+    *,
+    forms: bool,
+) -> dict[str, Any] | list[str] | ToolOutcome:
+    """The guards (DESIGN §1.6 step 2): the final arguments; or, where a person is there to
+    fill them in (`forms`), the required arguments the call lacks (it opens a form); or the
+    outcome of a call they refuse."""
+    guards = rules.guards
+    schema = tool.remote.input_schema or {}
+    missing = missing_for_a_form({**arguments, **guards.pinned(call.name)}, schema)
+    if missing and forms:
+        reason = f"missing {', '.join(missing)}: asked in a form"
+        await record.stage(call, step, CallStage.GUARD, "form", reason)
+        return missing
+    try:
+        final = guards.apply(call.name, arguments, schema)
+        final = provenance.stamped(tool, final, taint)  # a memory write's origin
+    except GuardRejected as exc:
+        await record.stage(
+            call, step, CallStage.GUARD, "rejected", exc.message, {"arguments": arguments}
+        )
+        await record.settled(call, step, CallStatus.REJECTED, f"guard: {exc.message}")
+        return ToolOutcome(f"Error: {call.name} was not run. {exc.message}", is_error=True)
+    if guards.configured(call.name) or final != arguments:
+        pinned = guards.pinned(call.name)
+        reason = f"pinned {', '.join(sorted(pinned))}" if pinned else "the arguments passed"
+        await record.stage(
+            call, step, CallStage.GUARD, "pinned" if pinned else "passed", reason,
+            {"before": arguments, "after": final},
+        )  # fmt: skip
+    return final
+
+
 def day_of(now: datetime) -> tuple[datetime, str]:
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     return start, start.date().isoformat()
@@ -173,7 +229,7 @@ async def send_cap_refusal(
     if store is None:
         return "the daily send cap can't be counted here"  # fail closed
     start, day = day_of(now)
-    sent = await store.sends_since(start)
+    sent = await store.sends_since(start, rules.send_cap_exempt)
     if sent < cap:
         return None
     reset = start + timedelta(days=1)
@@ -207,12 +263,14 @@ async def outgoing_refusal(
     notify: Notify | None,
     chat_id: int,
     now: datetime,
+    tool: str,
     classification: Classification | None,
     input_schema: dict[str, Any],
     arguments: dict[str, Any],
 ) -> Refused | None:
     """The destination guard (a tool that does not send out is handed no address) and the
-    daily send cap (for one that does): why the call can't go out, or None."""
+    daily send cap (for a call that sends a message to someone): why the call can't go out,
+    or None."""
     if classification is None:
         return None
     if not classification.sends_out:
@@ -220,7 +278,55 @@ async def outgoing_refusal(
         if refusal is None:
             return None
         return Refused(CallStage.DESTINATION, "destination guard", "was refused", refusal)
+    if not rules.counts_to_cap(tool, classification):
+        return None
     refusal = await send_cap_refusal(rules, store, notify, chat_id, now)
     if refusal is None:
         return None
     return Refused(CallStage.SEND_CAP, "send cap", "was not run", refusal)
+
+
+async def refuse_outgoing(
+    rules: ToolRules,
+    record: CallRecord,
+    notify: Notify | None,
+    chat_id: int,
+    now: datetime,
+    call: ToolCallRequest,
+    step: int,
+    classification: Classification | None,
+    input_schema: dict[str, Any],
+    arguments: dict[str, Any],
+) -> ToolOutcome | None:
+    """The destination guard and the daily send cap (DESIGN §1.6), recorded: the outcome of a
+    call that can't go out, or None."""
+    refused = await outgoing_refusal(
+        rules, record.store, notify, chat_id, now, call.name, classification, input_schema,
+        arguments,
+    )  # fmt: skip
+    if refused is None:
+        return None
+    await record.stage(call, step, refused.stage, "refused", refused.reason)
+    await record.settled(call, step, CallStatus.REJECTED, f"{refused.label}: {refused.reason}")
+    return ToolOutcome(f"Error: {call.name} {refused.verb}: {refused.reason}.", is_error=True)
+
+
+async def guards_again(
+    rules: ToolRules, record: CallRecord, call: ToolCallRequest, step: int, tool: OfferedTool
+) -> ToolOutcome | None:
+    """An approved call's guards, checked once more (cheap): if they would now change or refuse
+    it, it no longer matches what was approved, and it doesn't run (its outcome; else None)."""
+    try:
+        arguments = parse_arguments(call.arguments)
+        final = rules.guards.apply(call.name, arguments, tool.remote.input_schema or {})
+    except (ValueError, GuardRejected) as exc:
+        reason = exc.message if isinstance(exc, GuardRejected) else str(exc)
+        await record.stage(call, step, CallStage.GUARD, "rejected", reason)
+        await record.settled(call, step, CallStatus.REJECTED, f"guard: {reason}")
+        return ToolOutcome(f"Error: {call.name} was not run. {reason}", is_error=True)
+    if final != arguments:
+        reason = "the operator's pinned values changed after the card was approved"
+        await record.stage(call, step, CallStage.GUARD, "rejected", reason)
+        await record.settled(call, step, CallStatus.REJECTED, f"guard: {reason}")
+        return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
+    return None

@@ -35,6 +35,7 @@ from palui.policy.matrix import Decision
 from palui.policy.named import NamedDestinations
 from palui.ports import Ledger, ScopedToolset
 from palui.tools import preflight, provenance
+from palui.tools import rules as ops
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.claims import LEDGER_REASONS, ActionClaims, repeated_outcome
@@ -44,7 +45,7 @@ from palui.tools.lazy import LazyInputs
 from palui.tools.record import CallRecord, CallStore
 from palui.tools.registry import OfferedTool, ToolOffer
 from palui.tools.results import UNKNOWN_OUTCOME, truncate
-from palui.tools.rules import Notify, ToolRules, outgoing_refusal, post_hooks
+from palui.tools.rules import Notify, ToolRules
 from palui.tools.turn_policy import TurnPolicy
 from palui.tools.unoffered import not_offered
 
@@ -101,6 +102,8 @@ class TurnTools:
         self._clock = clock
         self.in_flight: dict[int, str] = {}  # calls going out now: a number -> the tool's name
         self.went_out: list[tuple[str, bool]] = []  # (name, changes the world) in this drive
+        # Calls lacking a required argument the person fills in on a form: held for a card.
+        self.form_calls: dict[str, list[str]] = {}
         self._numbers = count(1)
 
     @property
@@ -115,9 +118,14 @@ class TurnTools:
         return self.policy.classification(name)
 
     def decision(self, call: ToolCallRequest) -> Decision:
-        return self.policy.decision(call, self.taint)
+        decision = self.policy.decision(call, self.taint)
+        return Decision.ASK if decision is Decision.RUN and call.id in self.form_calls else decision
 
     def why(self, call: ToolCallRequest) -> str:
+        missing = self.form_calls.get(call.id)
+        if missing:
+            names = ", ".join(repr(name) for name in missing)
+            return f"{self.policy.why(call, self.taint)}; {names} missing: you fill it in"
         return self.policy.why(call, self.taint)
 
     def decision_id(self, name: str, decision: Decision) -> str:
@@ -161,6 +169,7 @@ class TurnTools:
             await self.record.decided(
                 call, step, classification.tool_class, str(decision),
                 self.decision_id(call.name, decision), self.why(call), held=True,
+                basis=self.policy.basis(call, self.taint),
             )  # fmt: skip
 
     async def record_step(
@@ -215,14 +224,10 @@ class TurnTools:
             reason = "a person edited the arguments, then approved the card"
             await self.record.approved(call, step, reason, edit, model_arguments=model_arguments)
         tool = self.offer.tools.get(call.name)
-        if tool is not None:
-            refused = preflight.approved_mismatch(self.rules.guards, call, tool)
-            if refused is not None:
-                reason, text = refused
-                await self.record.stage(call, step, CallStage.GUARD, "rejected", reason)
-                await self.rejected(call, step, f"guard: {reason}")
-                return ToolOutcome(text, is_error=True)
-        return await self._execute(call, step, tool, None)
+        checked = (
+            await ops.guards_again(self.rules, self.record, call, step, tool) if tool else None
+        )
+        return checked or await self._execute(call, step, tool, None)
 
     async def _decided(self, call: ToolCallRequest, step: int, decision: Decision) -> None:
         name = call.name
@@ -232,6 +237,7 @@ class TurnTools:
         await self.record.decided(
             call, step, classification.tool_class, str(decision),
             self.decision_id(name, decision), self.why(call),
+            basis=self.policy.basis(call, self.taint),
         )  # fmt: skip
 
     async def _execute(
@@ -300,15 +306,10 @@ class TurnTools:
         self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]
     ) -> ToolOutcome | None:
         """The destination guard and the daily send cap (DESIGN §1.6): why it can't go out."""
-        refused = await outgoing_refusal(
-            self.rules, self.record.store, self._notify, self._chat_id, self._now(),
+        return await ops.refuse_outgoing(
+            self.rules, self.record, self._notify, self._chat_id, self._now(), call, step,
             self.classification(call.name), tool.remote.input_schema or {}, arguments,
         )  # fmt: skip
-        if refused is None:
-            return None
-        await self.record.stage(call, step, refused.stage, "refused", refused.reason)
-        await self.rejected(call, step, f"{refused.label}: {refused.reason}")
-        return ToolOutcome(f"Error: {call.name} {refused.verb}: {refused.reason}.", is_error=True)
 
     async def _post(
         self,
@@ -324,7 +325,7 @@ class TurnTools:
             return outcome
         result = ToolResult(outcome.text, outcome.is_error, status)
         view = self.view(call, tool, arguments)
-        return await post_hooks(self.rules, view, result, self.record, call, step)
+        return await ops.post_hooks(self.rules, view, result, self.record, call, step)
 
     async def _call_toolset(
         self, call: ToolCallRequest, step: int, tool: OfferedTool, arguments: dict[str, Any]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from palui.db import Store
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import OfferedTool
-from palui.tools.watch import load_catalog_state
+from palui.tools.watch import chosen_widths, load_catalog_state
 
 Reload = Callable[[], Awaitable[None]]
 
@@ -66,7 +66,8 @@ class Switchboard:
 
 def catalog_reload(store: Store, catalog: ToolCatalog) -> Reload:
     async def reload() -> None:
-        catalog.reload(await load_catalog_state(store))
+        widths = await store.tool_settings.widths()
+        catalog.reload(await load_catalog_state(store), chosen_widths(widths))
 
     return reload
 

@@ -9,11 +9,12 @@ and the people who use Palui are told.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 from palui.db import Store
 from palui.db.tools import ToolSettingRecord
 from palui.logs import get_logger
+from palui.policy.matrix import Width, known_width
 from palui.ports import Toolset
 from palui.tools.catalog import StoredTool, ToolCatalog
 
@@ -27,6 +28,11 @@ def stored_tool(record: ToolSettingRecord) -> StoredTool:
 
     tool_class = ToolClass(record.tool_class) if record.tool_class else None
     return StoredTool(record.enabled, tool_class, record.definition_hash, record.needs_review)
+
+
+def chosen_widths(stored: Mapping[str, str]) -> dict[str, Width]:
+    """The widths people chose, as stored; one nobody can read is the strictest."""
+    return {connector_id: known_width(allow) for connector_id, allow in stored.items()}
 
 
 async def load_catalog_state(store: Store) -> dict[str, StoredTool]:

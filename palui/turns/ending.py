@@ -85,8 +85,11 @@ async def pause(
     log.info("turn_paused", held=[call.name for call in paused.held])
     descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
     off = {name for name, t in tools.offer.tools.items() if off_site(t.toolset.id, t.remote)}
+    forms = {c.name for c in paused.held if tools.policy.form(c.name) or c.id in tools.form_calls}
     try:
-        await parts.approvals.post_cards(turn_id, descriptions, off)
+        await parts.approvals.post_cards(
+            turn_id, descriptions, off, forms=forms, after_update=max(update_ids, default=0)
+        )
     except Exception:
         log.exception("cards_not_posted")
         await parts.store.outbox.add(chat_id, CARDS_NOT_POSTED)

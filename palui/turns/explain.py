@@ -28,6 +28,26 @@ def step_detail(step: StepRecord) -> str:
     return "; ".join(parts)
 
 
+def decision_basis(detail: dict[str, Any]) -> list[str]:
+    """What a policy decision rested on, one fact a line (`palui runs explain`, the web
+    console's turn page); empty for a decision recorded before its basis was kept."""
+    if "cell" not in detail:
+        return []
+    source = detail.get("class_source") or "unknown"
+    reason = f": {detail['class_reason']}" if detail.get("class_reason") else ""
+    width_from = f", from {detail['width_source']}" if detail.get("width_source") else ""
+    digest = detail.get("kinds_digest")
+    return [
+        f"class: {detail.get('class')} (from {source}{reason})",
+        f"width: {detail.get('width')}{width_from}",
+        f"turn: {detail.get('turn_kind')}",
+        f"taint: {detail.get('taint') or 'none (no untrusted content read)'}",
+        f"matrix cell: {detail['cell']}",
+        f"kinds file: {f'digest {digest[:16]}' if digest else 'none'}",
+        f"inference: {'on' if detail.get('infer', True) else 'off'}",
+    ]
+
+
 def timing(duration_ms: int | None) -> str:
     return f"{duration_ms / 1000:.1f} s" if duration_ms is not None else ""
 

@@ -25,6 +25,7 @@ from palui.tools.switchboard import CallGate
 from palui.turns.held import TurnCalls
 from palui.turns.limits import Limits
 from palui.turns.offer import Offers
+from palui.turns.stand_in import tell_stand_in
 
 IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-approved call
 
@@ -98,6 +99,8 @@ class TurnParts:
         async def record_usage(completion: Completion, latency_s: float) -> None:
             # Written with the turn's next transaction: a call's record, or the turn's end.
             tools.riders.model_call(turn_id, chat_id, completion, latency_s)
+            if completion.stood_in is not None:
+                await tell_stand_in(self.store, chat_id, completion.stood_in, self.now())
 
         return TurnDeps(
             model=self.model,

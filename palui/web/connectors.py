@@ -1,6 +1,7 @@
 """Connectors: each connector's state and trust, its tools with class, where the class came from,
-switch, "sends out" and "off-site"; the same switches as `/connectors`. Below them the skills
-and their state, as `/skills` shows them (trusted in the chat or with `palui skills trust`).
+switch, "sends out" and "off-site", and its width; the same switches as `/connectors`. Below them
+the skills and their state, as `/skills` shows them (trusted in the chat or with
+`palui skills trust`).
 
 Every change goes through `ConnectorSwitches`, the code the chat's cards use: the same stored
 settings, and the settings version bumped, so every process reloads before its next turn. The
@@ -15,10 +16,11 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from palui.interact.connector_switches import ConnectorSwitches
+from palui.interact.connector_switches import WIDTH_WORDS, ConnectorSwitches
 from palui.logs import get_logger
 from palui.memory.switches import Switch
 from palui.policy.classes import ToolClass
+from palui.policy.matrix import Width
 from palui.tools.catalog import CatalogEntry
 from palui.web.deps import WebDeps
 from palui.web.render import render, see_other
@@ -36,6 +38,7 @@ NOTICES = {
     "resumed": "Connector resumed.",
     "read": "Its read tools are switched on.",
     "memory": "Memory switch set.",
+    "width": "Width set (recorded as set by you); tainted turns, jobs and webhooks ask as before.",
 }
 
 
@@ -53,6 +56,8 @@ class ConnectorView:
     state: str  # "connected", "paused" or what is wrong
     trust: str
     paused: bool
+    width: str
+    width_source: str
     tools: list[CatalogEntry]
     memory: list[MemoryRow]
     skip_rate: str
@@ -67,6 +72,7 @@ def _views(switches: ConnectorSwitches) -> list[ConnectorView]:
             state = switches.memory.switches
             memory = [MemoryRow(s.value, s.label, state.get(s)) for s in Switch]
             skip = switches.memory.skip_rate()
+        width, width_source = switches.width(toolset)
         views.append(
             ConnectorView(
                 toolset.id,
@@ -74,6 +80,8 @@ def _views(switches: ConnectorSwitches) -> list[ConnectorView]:
                 switches.state(toolset),
                 toolset.trust,
                 switches.paused.is_paused(toolset.id),
+                str(width),
+                str(width_source),
                 switches.entries(toolset),
                 memory,
                 skip,
@@ -103,6 +111,7 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             connectors=_views(board),
             skills=skills,
             classes=[c.value for c in ToolClass],
+            widths={str(width): words for width, words in WIDTH_WORDS.items()},
             notice=NOTICES.get(request.query.get("done", "")),
         )
 
@@ -138,6 +147,13 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             paused = _on(form.get("paused"))
             await board.set_paused(toolset, paused)
             done = "paused" if paused else "resumed"
+        elif action == "width":
+            try:
+                width = Width(str(form.get("allow", "")))
+            except ValueError:
+                raise web.HTTPBadRequest(text="Unknown width.") from None
+            await board.set_width(toolset, width)
+            done = "width"
         elif action == "enable-read":
             await board.enable_read(toolset)
             done = "read"

@@ -12,8 +12,8 @@ from palui.approvals.cards import closed_card, outcome_line, render_arguments
 from palui.db.approvals import ApprovalRecord
 from palui.db.runs import StepRecord
 from palui.db.turn_listing import CallOverview
-from palui.domain import ApprovalStatus, TurnKind, TurnStatus
-from palui.turns.explain import cut, step_detail, timing
+from palui.domain import ApprovalStatus, CallStage, TurnKind, TurnStatus
+from palui.turns.explain import cut, decision_basis, step_detail, timing
 from palui.web.deps import WebDeps
 from palui.web.render import render
 from palui.web.viewer import viewer_of
@@ -45,6 +45,7 @@ def _stage(step: StepRecord) -> dict[str, str]:
     return {
         "stage": step.stage, "outcome": step.outcome, "reason": step.reason,
         "detail": step_detail(step), "timing": timing(step.duration_ms),
+        "basis": " · ".join(decision_basis(step.detail)) if step.stage == CallStage.POLICY else "",
         "at": step.at.strftime("%H:%M:%S"),
     }  # fmt: skip
 

@@ -178,7 +178,7 @@ def _kinds_line(found: Survey) -> str:
             "(classes come from annotations and inference; `palui kinds draft` writes one)."
         )
     infer_word = "on" if found.kinds.infer else "off"
-    named = len(found.kinds.tools)
+    named = len(found.kinds.tools) + len(found.kinds.bare)
     return f"Kinds file: {found.kinds.path} ({named} tools named, inference {infer_word})."
 
 

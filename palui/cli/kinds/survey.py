@@ -111,6 +111,8 @@ async def survey(settings: Settings, only: set[str] | None = None) -> Survey:
     manager = build_connectors(looked_at, recall_db=RECALL_LOOK_DB)
     try:
         await manager.start()
+        if kinds is not None:  # a bare name two connectors have is a config error
+            kinds.check_bare({c.id: {t.name for t in c.tools()} for c in manager.connectors()})
         reports = _reports(manager, catalog, paused)
     finally:
         await manager.stop()

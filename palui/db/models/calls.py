@@ -27,6 +27,8 @@ class CallRecordRow(Base):
     call_id: Mapped[str] = mapped_column(String(128))
     tool: Mapped[str] = mapped_column(String(128))
     tool_class: Mapped[str | None] = mapped_column(String(16))
+    # Where the class came from when the policy decided (`palui.policy.classes.ClassSource`).
+    class_source: Mapped[str | None] = mapped_column(String(16))
     sends_out: Mapped[bool] = mapped_column(Boolean, default=False)
     arguments: Mapped[str] = mapped_column(Text, default="")
     # Set when a person edited the call on its card: `arguments` holds what ran.

@@ -101,3 +101,17 @@ class ModelCall(Base):
     total_tokens: Mapped[int] = mapped_column(Integer, default=0)
     latency_ms: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class ModelStandIn(Base):
+    """A day a fallback stood in for a primary model that refused the key, per chat: the chat
+    is told once a day (this row is written with the notice), and /status shows the newest."""
+
+    __tablename__ = "model_stand_ins"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # UTC, ISO
+    primary_model: Mapped[str] = mapped_column(String(200))
+    model: Mapped[str] = mapped_column(String(200))
+    reason: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)

@@ -37,6 +37,8 @@ class ConnectorSetting(Base):
     connector_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     trust: Mapped[str | None] = mapped_column(String(16))
+    # The width the person chose (`palui.policy.matrix.Width`); NULL: palui.toml's `allow`.
+    allow: Mapped[str | None] = mapped_column(String(8))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
