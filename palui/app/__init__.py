@@ -26,6 +26,7 @@ from palui.app.parts import (
     build_catalog,
     build_connectors,
     build_model,
+    hidden,
     limits,
     load_kinds,
     media_intake,
@@ -34,6 +35,7 @@ from palui.app.parts import (
     utc_now,
     web_base,
 )
+from palui.app.remote import build_remote, close_remote, oauth_routes, remote_commands
 from palui.app.warmup import Warm, WarmUp, first_turn
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
@@ -85,11 +87,6 @@ CONSOLE_CHAT_ID = 0  # never a Telegram chat id
 CONSOLE_USER = ChatUser(id=0, username="console")
 
 
-def _hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
-    """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
-    return paused.is_paused(connector_id) or not memory.offers_tools(connector_id)
-
-
 @dataclass(frozen=True, slots=True)
 class Running:
     """The parts one channel's serving needs, built together by `Palui._assemble`."""
@@ -122,7 +119,8 @@ class Palui:
         self.store = Store(self.db)
         self.model = model or build_model(settings)
         self.kinds = load_kinds(settings)
-        self.connectors = build_connectors(settings, self._tools_changed)
+        self.remote = build_remote(settings, self.db, self._web_base)  # OAuth sign-ins
+        self.connectors = build_connectors(settings, self._tools_changed, self.remote)
         self.builtins = BuiltinTools(
             self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
@@ -133,9 +131,8 @@ class Palui:
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
-        # First-use costs paid in the background as the app starts (the model's import and
-        # rehearsal first); Telegram is polled once they are done, so the first answer costs
-        # no more than later ones.
+        # First-use costs paid in the background as the app starts (the model's import and its
+        # rehearsal first); Telegram is polled once they're done: the first answer costs no more.
         self.warm_up = WarmUp()
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
@@ -155,6 +152,7 @@ class Palui:
     async def __aexit__(self, *exc: object) -> None:
         self.warm_up.cancel()
         await self.connectors.stop()
+        await close_remote(self.remote)
         await self.db.close()
 
     async def _tools_changed(self, connector_id: str) -> None:
@@ -194,7 +192,7 @@ class Palui:
         outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases)
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
-            delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
+            delivery_lock=outbox.lock, is_paused=functools.partial(hidden, paused, memory),
             memory=memory, board=board, fences=leases,
         )  # fmt: skip
         pauses = CapPauses(
@@ -226,6 +224,7 @@ class Palui:
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
+            remote=remote_commands(self.remote, store, channel, self.connectors, wakeups, now),
             web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
         )  # fmt: skip
         router = Router(
@@ -348,6 +347,7 @@ class Palui:
             connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
             console=console_app(running.web), trusted_proxies=s.http_trusted_proxies,
+            oauth=oauth_routes(self.remote),
         )  # fmt: skip
 
     async def chat_console(

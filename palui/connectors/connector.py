@@ -28,8 +28,10 @@ from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.content import ORIGIN_META, outcome_text
 from palui.connectors.listing import can_listen_for_tool_changes, list_all_tools
+from palui.connectors.oauth import GrantAuth, OAuthSetup, SignInNeeded
 from palui.connectors.transport import (
     OpenTransport,
+    ServerTarget,
     client_info,
     describe_failure,
     open_transport,
@@ -40,6 +42,7 @@ from palui.logs import bound, get_logger
 log = get_logger(__name__)
 
 ToolsChanged = Callable[[str], Awaitable[None] | None]
+Lapsed = Callable[[str], Awaitable[None]]
 
 CONNECT_TIMEOUT_S = 15.0  # per request while connecting: the SDK waits forever on a mute server
 # The SDK's stdio shutdown escalates stdin close -> SIGTERM -> SIGKILL within about 6 s.
@@ -65,6 +68,8 @@ class McpConnector:
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         connector_id: str | None = None,
         transport: OpenTransport = open_transport,
+        oauth: OAuthSetup | None = None,
+        on_lapsed: Lapsed | None = None,
     ) -> None:
         self.id = connector_id or f"mcp-{slug}"
         self.settings = settings
@@ -73,6 +78,12 @@ class McpConnector:
         self._on_tools_changed = on_tools_changed
         self._connect_timeout_s = connect_timeout_s
         self._open_transport = transport
+        # An OAuth server's grant (`/connect`), when a person may sign this one in.
+        self._oauth = oauth if oauth is not None and settings.may_sign_in else None
+        self._on_lapsed = on_lapsed
+        self._auth: GrantAuth | None = None
+        self._sign_in: SignInNeeded | None = None
+        self._retry = asyncio.Event()  # set by `retry_now`: a sign-in finished
         self._state = ConnectorState.PAUSED if settings.paused else ConnectorState.CONNECTING
         self._error: str | None = None
         self._retry_at: float | None = None
@@ -94,6 +105,18 @@ class McpConnector:
     @property
     def state(self) -> ConnectorState:
         return self._state
+
+    @property
+    def oauth(self) -> OAuthSetup | None:
+        """How this connector signs in with OAuth; None: it does not."""
+        return self._oauth
+
+    def retry_now(self) -> None:
+        """Connect again at once, with the grant as stored now (after a sign-in or sign-out)."""
+        self._auth = None
+        self._retry.set()
+        if self._state is ConnectorState.CONNECTED:
+            self._mark_lost("signed in again")
 
     def tools(self) -> list[RemoteTool]:
         return list(self._tools) if self._state is ConnectorState.CONNECTED else []
@@ -210,6 +233,9 @@ class McpConnector:
             while True:
                 reason = await self._connect_once()
                 was_connected = self._state is ConnectorState.CONNECTED
+                if self._sign_in is not None:
+                    await self._wait_for_sign_in(was_connected)
+                    continue
                 self._failures += 1
                 delay = self._backoff.delay(self._failures)
                 self._retry_at = time.monotonic() + delay
@@ -222,12 +248,45 @@ class McpConnector:
                 await anyio.sleep(delay)
                 self._set_state(ConnectorState.CONNECTING, self._error)
 
+    async def _wait_for_sign_in(self, was_connected: bool) -> None:
+        """No retries: only a person signing in (`retry_now`) can change the server's answer."""
+        needed, self._sign_in = self._sign_in, None
+        self._tools, self._retry_at, self._failures = (), None, 0
+        self._set_state(ConnectorState.NEEDS_SIGN_IN, "needs sign-in")
+        self._settled.set()
+        log.info("connector_needs_sign_in", connector=self.id)
+        if was_connected:
+            await self._publish_tools()
+        if needed is not None and needed.lapsed and self._on_lapsed is not None:
+            try:
+                await self._on_lapsed(self.id)
+            except Exception as exc:
+                log.error("connector_lapse_notice_failed", connector=self.id, error=repr(exc))
+        if not self._retry.is_set():
+            self._auth = None  # a fresh provider reads the grant anew
+        await self._retry.wait()
+        self._retry.clear()
+        self._set_state(ConnectorState.CONNECTING, None)
+
+    def _needs_sign_in(self, needed: SignInNeeded) -> None:
+        self._sign_in = needed
+        self._mark_lost("needs sign-in")
+
+    def _target(self, on_closed: Callable[[], None]) -> ServerTarget:
+        if self._oauth is None:
+            return self._open_transport(self.settings, on_closed)
+        if self._auth is None:
+            self._auth = GrantAuth(self.id, self.settings, self._oauth)
+            self._auth.on_needed = self._needs_sign_in
+        return open_transport(self.settings, on_closed, auth=self._auth)
+
     async def _connect_once(self) -> str:
         """One connection from open to loss; returns why it ended."""
         self._lost, self._lost_reason = asyncio.Event(), None
         self._refresh_wanted, self._bad_messages = asyncio.Event(), 0
+        self._sign_in = None
         closed_reason = "server exited" if self.settings.command else "connection closed"
-        target = self._open_transport(self.settings, lambda: self._mark_lost(closed_reason))
+        target = self._target(lambda: self._mark_lost(closed_reason))
         client = Client(
             target,
             mode="auto",  # the 2026 protocol when the server speaks it, else the handshake

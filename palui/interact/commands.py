@@ -11,6 +11,7 @@ from palui.approvals.edits import EditFlow
 from palui.chat.groups import palui_command
 from palui.db import Store
 from palui.domain import Inbound
+from palui.interact.connect import RemoteSignIns
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.interact.status import Status
@@ -76,6 +77,7 @@ class Commands:
         *,
         holder: str,
         web: WebLinks | None = None,
+        remote: RemoteSignIns | None = None,
     ) -> None:
         self._store = store
         self._turns = turns
@@ -87,6 +89,7 @@ class Commands:
         self._status = status
         self._holder = holder  # this process, as /stop names it to the one running the turn
         self._web = web
+        self._remote = remote
         self.table = (
             Command("start", "What Palui is", None, self._start, shows_only=True),
             Command("new", "Start a fresh conversation", "start a fresh conversation", self._new),
@@ -112,6 +115,13 @@ class Commands:
                 self._sheet,
                 shows_only=True,
             ),
+            Command(
+                "connect",
+                "Sign in to a remote connector",
+                "sign in to a remote connector (/disconnect <name> signs out)",
+                self._connect,
+            ),
+            Command("disconnect", "Sign out of a remote connector", None, self._disconnect),
             Command(
                 "jobs",
                 "Scheduled jobs: pause or delete them",
@@ -213,6 +223,16 @@ class Commands:
 
     async def _job_cards(self, inbound: Inbound) -> str | None:
         return None if await self._jobs.post(inbound.chat_id) else NO_JOBS
+
+    async def _connect(self, inbound: Inbound) -> str:
+        if self._remote is None:
+            return "Remote connectors sign in with `palui run`."
+        return await self._remote.connect(inbound)
+
+    async def _disconnect(self, inbound: Inbound) -> str:
+        if self._remote is None:
+            return "Remote connectors sign in with `palui run`."
+        return await self._remote.disconnect(inbound)
 
     async def _web_link(self, inbound: Inbound) -> str:
         if self._web is None:

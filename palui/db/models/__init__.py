@@ -9,6 +9,7 @@ from palui.db.models.jobs import JobRow, JobRun
 from palui.db.models.leases import ChatLease, DeliveryLease, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
 from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
+from palui.db.models.oauth import OAuthGrant
 from palui.db.models.tools import (
     ActionRow,
     ConnectorSetting,
@@ -39,6 +40,7 @@ __all__ = [
     "MemorySwitches",
     "MessageRow",
     "ModelCall",
+    "OAuthGrant",
     "OutboxMessage",
     "PausedTurn",
     "RecallCheck",
