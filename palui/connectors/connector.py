@@ -114,7 +114,7 @@ class McpConnector:
     def retry_now(self) -> None:
         """Connect again at once, with the grant as stored now (after a sign-in or sign-out)."""
         self._auth = None
-        self._retry.set()
+        self._retry.set()  # each attempt clears it: one made after this call reads the grant
         if self._state is ConnectorState.CONNECTED:
             self._mark_lost("signed in again")
 
@@ -262,10 +262,8 @@ class McpConnector:
                 await self._on_lapsed(self.id)
             except Exception as exc:
                 log.error("connector_lapse_notice_failed", connector=self.id, error=repr(exc))
-        if not self._retry.is_set():
-            self._auth = None  # a fresh provider reads the grant anew
+        self._auth = None  # a fresh provider reads the grant anew
         await self._retry.wait()
-        self._retry.clear()
         self._set_state(ConnectorState.CONNECTING, None)
 
     def _needs_sign_in(self, needed: SignInNeeded) -> None:
@@ -285,6 +283,7 @@ class McpConnector:
         self._lost, self._lost_reason = asyncio.Event(), None
         self._refresh_wanted, self._bad_messages = asyncio.Event(), 0
         self._sign_in = None
+        self._retry.clear()
         closed_reason = "server exited" if self.settings.command else "connection closed"
         target = self._target(lambda: self._mark_lost(closed_reason))
         client = Client(

@@ -27,7 +27,14 @@ from typing import Protocol
 
 import httpx2
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.shared.auth import (
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
 from pydantic import AnyUrl, ValidationError
 
 from palui.config import McpServerSettings
@@ -116,6 +123,10 @@ class StoredGrant:
         self._setup = setup
         self.expires_at: float | None = None
         self.loaded_any = False
+        # Where the tokens came from (the authorization server's and the resource's metadata):
+        # a refresh after a restart must go to the same token endpoint, for the same resource.
+        self.context: OAuthContext | None = None
+        self.metadata: dict[str, object] = {}
 
     async def get_tokens(self) -> OAuthToken | None:
         raw = await self._setup.grants.tokens(self._id)
@@ -127,13 +138,26 @@ class StoredGrant:
         except (ValueError, KeyError, ValidationError):
             return None
         self.expires_at = stored.get("expires_at")
+        self.metadata = stored.get("metadata") or {}
         self.loaded_any = True
         return token
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
         self.expires_at = expires_at
-        raw = json.dumps({"token": tokens.model_dump(mode="json"), "expires_at": expires_at})
+        metadata = self.metadata
+        if self.context is not None and self.context.oauth_metadata is not None:
+            prm = self.context.protected_resource_metadata
+            metadata = {
+                "server": self.context.oauth_metadata.model_dump(mode="json", exclude_none=True),
+                "resource": prm.model_dump(mode="json", exclude_none=True) if prm else None,
+            }
+        stored = {
+            "token": tokens.model_dump(mode="json"),
+            "expires_at": expires_at,
+            "metadata": metadata,
+        }
+        raw = json.dumps(stored)
         await self._setup.grants.save_tokens(self._id, raw, _now())
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
@@ -191,6 +215,7 @@ class GrantAuth(OAuthClientProvider):
             callback_handler=callback_handler or self._no_callback,
             client_metadata_url=setup.client_document_url(),
         )
+        self.stored.context = self.context
 
     async def _refuse_to_wait(self, authorization_url: str) -> None:
         needed = SignInNeeded(lapsed=self.stored.loaded_any)
@@ -203,7 +228,21 @@ class GrantAuth(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        self._restore()
+
+    def _restore(self) -> None:
         self.context.token_expiry_time = self.stored.expires_at
+        metadata = self.stored.metadata
+        try:
+            if self.context.oauth_metadata is None and metadata.get("server"):
+                server = OAuthMetadata.model_validate(metadata["server"])
+                self.context.oauth_metadata = server
+                self.context.auth_server_url = str(server.issuer)
+            if self.context.protected_resource_metadata is None and metadata.get("resource"):
+                resource = ProtectedResourceMetadata.model_validate(metadata["resource"])
+                self.context.protected_resource_metadata = resource
+        except ValidationError:
+            pass  # unreadable: discovered again on the next challenge
 
     def _due(self) -> bool:
         expiry = self.context.token_expiry_time
@@ -260,7 +299,7 @@ class GrantAuth(OAuthClientProvider):
 
     async def _reload(self) -> None:
         self.context.current_tokens = await self.stored.get_tokens()
-        self.context.token_expiry_time = self.stored.expires_at
+        self._restore()
 
 
 def _now() -> datetime:

@@ -143,11 +143,11 @@ class SignIns:
             return f"{connector.id} did not ask for a sign-in: nothing to do."
         identity = _identity(auth, connector)
         connector.retry_now()
+        ended = (ConnectorState.CONNECTED, ConnectorState.ERRORED, ConnectorState.NEEDS_SIGN_IN)
         try:
             async with asyncio.timeout(CONNECT_WAIT_S):
-                state = await connector.wait_for_state(
-                    ConnectorState.CONNECTED, ConnectorState.ERRORED, ConnectorState.NEEDS_SIGN_IN
-                )
+                await connector.wait_for_state(ConnectorState.CONNECTING, *ended[:2])
+                state = await connector.wait_for_state(*ended)
         except TimeoutError:
             state = connector.state
         if state is ConnectorState.CONNECTED:

@@ -156,11 +156,16 @@ class Commands:
         return "\n".join([INTRO, "", "Commands:", *lines])
 
     def owns(self, inbound: Inbound) -> bool:
+        """Commands, and the address of a sign-in a person pastes (`/connect`'s last step)."""
+        if self._remote is not None and self._remote.owns(inbound):
+            return True
         return not inbound.callback_query_id and (
             inbound.command is not None or inbound.addressed_elsewhere is not None
         )
 
     async def handle(self, inbound: Inbound) -> bool:
+        if self._remote is not None and self._remote.owns(inbound):
+            return await self._remote.handle(inbound)
         elsewhere = inbound.addressed_elsewhere
         if elsewhere is not None:
             log.info("command_for_another_bot", bot=elsewhere)

@@ -21,7 +21,7 @@ from palui.connectors.oauth import CALLBACK_PATH
 from palui.connectors.signin import SignInRefused, SignIns, Started
 from palui.db import Store
 from palui.db.oauth import GrantOwner, OAuthGrantRepo
-from palui.domain import Inbound
+from palui.domain import ConnectorState, Inbound
 from palui.domain.sealed import sealed
 from palui.errors import ChannelError
 from palui.logs import get_logger
@@ -68,6 +68,9 @@ class RemoteSignIns:
         connector, refusal = self._named(inbound)
         if connector is None:
             return refusal
+        if connector.state is ConnectorState.CONNECTED:
+            name = connector.id.removeprefix("mcp-")
+            return f"{connector.id} is connected. To sign in anew, /disconnect {name} first."
         owner = GrantOwner(inbound.user.id, inbound.chat_id)
         await self._grants.set_owner(connector.id, owner, self._now())
         try:
