@@ -5,6 +5,7 @@ plays the person's browser with aiohttp."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -15,10 +16,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
+import pytest
 from sqlalchemy import text
 
+from palui.cli.doctor import run_doctor
 from palui.connectors import McpConnector
 from palui.connectors.oauth import OAuthSetup
+from palui.db import Database
 from palui.db.oauth import OAuthGrantRepo
 from palui.db.sealing import SecretBox
 from palui.domain import ConnectorState
@@ -245,3 +249,44 @@ async def test_a_revoked_refresh_token_asks_for_sign_in_once(
 
     assert told == "⚠️ mcp-tracker needs you to sign in again: send /connect tracker"
     assert sum("sign in again" in t for t in chat.texts()) == 1
+
+
+async def test_disconnect_revokes_and_forgets_the_tokens(
+    database_url: str, tmp_path: Path, capsys: Any
+) -> None:
+    async with palui_with_tracker(database_url, tmp_path) as t:
+        await follow(await connect_link(t.chat))
+        await t.chat.wait_for(connected)
+        issued = [*t.auth.access, *t.auth.refresh]
+        await t.chat.command("disconnect", "tracker")
+        async with asyncio.timeout(BOUND_S):
+            await tracker(t.app).wait_for_state(ConnectorState.NEEDS_SIGN_IN)
+        left = await t.app.remote.grants.tokens("mcp-tracker")
+        await t.chat.command("status")
+    logged = capsys.readouterr()
+
+    assert "Signed out of mcp-tracker: its tokens are forgotten and revoked at the server." in (
+        t.chat.texts()
+    )
+    assert left is None and set(t.auth.revoked) == set(issued)
+    assert "🔑 tracker — needs sign-in" in t.chat.texts()[-1]
+    assert not any(token in logged.out + logged.err for token in issued)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_doctor_says_a_protected_server_needs_sign_in(
+    settings_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = Database(settings_env["PALUI_DATABASE_URL"])
+    await db.migrate()
+    await db.close()
+    async with oauth_servers() as (_auth, url):
+        config = tmp_path / "palui.toml"
+        config.write_text(f'[mcp.tracker]\nurl = "{url}"\n')
+        monkeypatch.setenv("PALUI_CONFIG", str(config))
+        out = io.StringIO()
+        await run_doctor(None, out)
+    report = out.getvalue()
+
+    assert "❌ mcp-tracker: needs sign-in" in report, report
+    assert "Send /connect tracker to Palui in your private chat" in report

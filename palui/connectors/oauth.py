@@ -304,3 +304,29 @@ class GrantAuth(OAuthClientProvider):
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+async def revoke_grant(connector_id: str, settings: McpServerSettings, setup: OAuthSetup) -> bool:
+    """Revoke the stored tokens at the authorization server (RFC 7009) where it offers that;
+    whether it said yes. Best effort: the tokens are forgotten either way."""
+    stored = StoredGrant(connector_id, settings, setup)
+    token = await stored.get_tokens()
+    client = await stored.get_client_info()
+    server = stored.metadata.get("server")
+    endpoint = server.get("revocation_endpoint") if isinstance(server, dict) else None
+    if token is None or client is None or not isinstance(endpoint, str):
+        return False
+    revoked = True
+    async with httpx2.AsyncClient(timeout=10.0) as http:
+        for value, kind in ((token.refresh_token, "refresh_token"), (token.access_token, None)):
+            if value is None:
+                continue
+            form = {"token": value, "client_id": client.client_id}
+            if kind is not None:
+                form["token_type_hint"] = kind
+            try:
+                response = await http.post(endpoint, data=form)
+            except httpx2.HTTPError:
+                return False
+            revoked = revoked and response.status_code == 200
+    return revoked

@@ -17,7 +17,7 @@ from datetime import datetime
 from urllib.parse import parse_qsl, urlsplit
 
 from palui.connectors import ConnectorManager, McpConnector
-from palui.connectors.oauth import CALLBACK_PATH
+from palui.connectors.oauth import CALLBACK_PATH, revoke_grant
 from palui.connectors.signin import SignInRefused, SignIns, Started
 from palui.db import Store
 from palui.db.oauth import GrantOwner, OAuthGrantRepo
@@ -87,9 +87,13 @@ class RemoteSignIns:
         connector, refusal = self._named(inbound)
         if connector is None:
             return refusal
+        revoked = False
+        if connector.oauth is not None:
+            revoked = await revoke_grant(connector.id, connector.settings, connector.oauth)
         await self._grants.forget(connector.id, self._now())
         connector.retry_now()
-        return f"Signed out of {connector.id}: its tokens are forgotten."
+        told = " and revoked at the server" if revoked else ""
+        return f"Signed out of {connector.id}: its tokens are forgotten{told}."
 
     def owns(self, inbound: Inbound) -> bool:
         """A pasted address of Palui's callback, from someone with a sign-in under way."""
