@@ -6,6 +6,7 @@
     ae:<edit token>:c                  an edit question's Cancel
     cx:<op>:<key>                      the connector sheet (`/connectors`)
     jb:<op>:<job token>                the job sheet (`/jobs`)
+    el:<question token>:<n> | d | c    a server's question: the n-th choice, Decline, Cancel
 
 The wire format is kept exactly: cards already posted in a chat must still work after an
 upgrade. Telegram allows 64 bytes of callback data; a builder refuses anything longer.
@@ -27,6 +28,7 @@ APPROVAL = "ap"
 EDIT_QUESTION = "ae"
 CONNECTOR = "cx"
 JOB = "jb"
+QUESTION = "el"
 EDIT = "e"  # the action of an approval card's ✏️ Edit button
 
 
@@ -79,7 +81,22 @@ class JobButton:
     token: str
 
 
-Callback = ApprovalButton | CardEditButton | EditQuestionButton | ConnectorButton | JobButton
+@dataclass(frozen=True, slots=True)
+class QuestionButton:
+    """An answer to an MCP server's question (elicitation): a choice's index, "d" or "c"."""
+
+    token: str
+    choice: str
+
+
+Callback = (
+    ApprovalButton
+    | CardEditButton
+    | EditQuestionButton
+    | ConnectorButton
+    | JobButton
+    | QuestionButton
+)
 
 
 def _checked(data: str) -> str:
@@ -109,6 +126,10 @@ def job(op: str, token: str) -> str:
     return _checked(f"{JOB}:{op}:{token}")
 
 
+def question(token: str, choice: str) -> str:
+    return _checked(f"{QUESTION}:{token}:{choice}")
+
+
 def parse(data: str | None) -> Callback | None:
     """The button a callback's data names; None for data that is none of Palui's formats."""
     parts = (data or "").split(":")
@@ -128,4 +149,6 @@ def parse(data: str | None) -> Callback | None:
         return ConnectorButton(parts[1], parts[2])
     if kind == JOB and len(parts) == 3:
         return JobButton(parts[1], parts[2])
+    if kind == QUESTION and len(parts) == 3 and (parts[2] in {"d", "c"} or parts[2].isdecimal()):
+        return QuestionButton(parts[1], parts[2])
     return None

@@ -25,10 +25,16 @@ from palui.connectors.oauth import OAuthSetup
 from palui.db import Database
 from palui.db.oauth import OAuthGrantRepo
 from palui.db.sealing import SecretBox
-from palui.domain import ConnectorState
-from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
+from palui.domain import Card, ConnectorState
+from tests.fakes.memory_channel import (
+    MemoryChannel,
+    button,
+    in_memory_settings,
+    running_palui,
+    switch_on,
+)
 from tests.fakes.oauth_server import AuthServer, oauth_servers
-from tests.toolkit import ScriptedModel
+from tests.toolkit import ScriptedModel, answer, call
 
 BOUND_S = 20
 SECRET = "a passphrase for the tests"
@@ -43,6 +49,20 @@ class WatchedChannel(MemoryChannel):
     async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
         await super().send_part(chat_id, part, reply_to=reply_to)
         self._arrived.set()
+
+    async def send_card(self, chat_id: int, card: Card) -> int:
+        message_id = await super().send_card(chat_id, card)
+        self._arrived.set()
+        return message_id
+
+    async def wait_for_card(self, wanted: Callable[[Card], bool]) -> Card:
+        async with asyncio.timeout(BOUND_S):
+            while True:
+                found = [c for c in self.cards if wanted(c)]
+                if found:
+                    return found[-1]
+                self._arrived.clear()
+                await self._arrived.wait()
 
     async def wait_for(self, wanted: Callable[[str], bool]) -> str:
         async with asyncio.timeout(BOUND_S):
@@ -64,15 +84,21 @@ class Setup:
 
 @asynccontextmanager
 async def palui_with_tracker(
-    database_url: str, tmp_path: Path, *, documents: bool = False, **fields: Any
+    database_url: str,
+    tmp_path: Path,
+    *,
+    documents: bool = False,
+    model: ScriptedModel | None = None,
+    trust: str = "untrusted",
+    **fields: Any,
 ) -> AsyncIterator[Setup]:
     async with oauth_servers(metadata_documents=documents) as (auth, url):
         settings = in_memory_settings(
-            database_url, str(tmp_path / "data"), mcp={"tracker": {"url": url}},
+            database_url, str(tmp_path / "data"), mcp={"tracker": {"url": url, "trust": trust}},
             secret_key=SECRET, **fields,
         )  # fmt: skip
         chat = WatchedChannel()
-        async with running_palui(settings, ScriptedModel([]), chat) as (app, _):
+        async with running_palui(settings, model or ScriptedModel([]), chat) as (app, _):
             yield Setup(app, chat, auth, url)
 
 
@@ -290,3 +316,53 @@ async def test_doctor_says_a_protected_server_needs_sign_in(
 
     assert "❌ mcp-tracker: needs sign-in" in report, report
     assert "Send /connect tracker to Palui in your private chat" in report
+
+
+def asks(card: Card) -> bool:
+    return card.text.startswith("❓ mcp-tracker asks")
+
+
+async def signed_in_tracker(t: Setup) -> None:
+    await follow(await connect_link(t.chat))
+    await t.chat.wait_for(connected)
+    await switch_on(t.app, "mcp-tracker", "file_issue")
+
+
+@pytest.mark.parametrize(
+    ("tapped", "result"),
+    [
+        ("beta", "filed “login” in beta"),
+        ("Decline", "not filed: decline"),
+        ("Cancel", "not filed: cancel"),
+    ],
+)
+async def test_a_servers_question_is_asked_in_the_chat_and_answered_by_a_tap(
+    database_url: str, tmp_path: Path, tapped: str, result: str
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__file_issue", {"title": "login"}), answer("Done.")])
+    async with palui_with_tracker(database_url, tmp_path, model=model, trust="trusted") as t:
+        await signed_in_tracker(t)
+        await t.chat.send("file an issue about login")
+        approval = await t.chat.wait_for_card(lambda c: "file_issue" in c.text)
+        turn = asyncio.create_task(t.chat.tap(button(approval, "✅ Approve")))
+        card = await t.chat.wait_for_card(asks)
+        stranger = t.chat.inbound(callback_data=button(card, "alpha"), user_id=4242)
+        await t.chat.push(stranger)
+        await t.chat.tap(button(card, tapped))
+        async with asyncio.timeout(BOUND_S):
+            await turn
+        async with t.app.db.session() as s:
+            tainted = (await s.execute(text("SELECT tainted, taint_source FROM turns"))).all()
+
+    assert card.text == (
+        "❓ mcp-tracker asks (the server's words, not Palui's):\nWhich project should “login” go to?"
+    )
+    labels = [b.label for row in card.keyboard for b in row]
+    assert labels == ["alpha", "beta", "Decline", "Cancel"]
+    assert ("cb" + str(stranger.update_id), "Only the person this turn is for can answer.") in (
+        t.chat.answers
+    )
+    tool_result = model.calls[-1][0][-1]
+    assert result in str(tool_result.content)
+    assert t.chat.texts()[-1] == "Done."
+    assert any(row.tainted and "mcp-tracker" in (row.taint_source or "") for row in tainted)

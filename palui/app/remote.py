@@ -58,9 +58,8 @@ class Remote:
         deliver: Callable[[int], None],
         now: Callable[[], datetime],
     ) -> RemoteSignIns:
-        signed = RemoteSignIns(
-            store, channel, connectors, self.sign_ins, self.grants, deliver=deliver, now=now
-        )
+        oauth = (self.sign_ins, self.grants)
+        signed = RemoteSignIns(store, channel, connectors, oauth, deliver=deliver, now=now)
         self._signed = signed  # the lapse notices go to the chat served now
         return signed
 
@@ -84,10 +83,12 @@ def remote_commands(
     connectors: ConnectorManager,
     wakeups: Wakeups,
     now: Callable[[], datetime],
-) -> RemoteSignIns | None:
+) -> RemoteSignIns:
+    """`/connect`, `/disconnect`, pasted addresses and taps on servers' questions."""
+    deliver = wakeups.deliver_soon
     if remote is None:
-        return None
-    return remote.interactions(store, channel, connectors, deliver=wakeups.deliver_soon, now=now)
+        return RemoteSignIns(store, channel, connectors, None, deliver=deliver, now=now)
+    return remote.interactions(store, channel, connectors, deliver=deliver, now=now)
 
 
 def oauth_routes(remote: Remote | None) -> OAuthRoutes | None:

@@ -11,6 +11,7 @@ sends the server a `notifications/cancelled` and leaves the session usable.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import time
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,7 @@ from pydantic import ValidationError
 from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.content import ORIGIN_META, outcome_text
+from palui.connectors.elicitation import CALL_CLOCK, CallClock, Questions
 from palui.connectors.listing import can_listen_for_tool_changes, list_all_tools
 from palui.connectors.oauth import GrantAuth, OAuthSetup, SignInNeeded
 from palui.connectors.transport import (
@@ -70,6 +72,7 @@ class McpConnector:
         transport: OpenTransport = open_transport,
         oauth: OAuthSetup | None = None,
         on_lapsed: Lapsed | None = None,
+        questions: Questions | None = None,
     ) -> None:
         self.id = connector_id or f"mcp-{slug}"
         self.settings = settings
@@ -81,6 +84,7 @@ class McpConnector:
         # An OAuth server's grant (`/connect`), when a person may sign this one in.
         self._oauth = oauth if oauth is not None and settings.may_sign_in else None
         self._on_lapsed = on_lapsed
+        self._questions = questions  # a server's questions during a call, asked in the chat
         self._auth: GrantAuth | None = None
         self._sign_in: SignInNeeded | None = None
         self._retry = asyncio.Event()  # set by `retry_now`: a sign-in finished
@@ -191,10 +195,14 @@ class McpConnector:
         limit = timeout_s if timeout_s is not None else self.settings.timeout_s
         late = f"{self.id}__{tool} gave no answer within {limit:g} s"
         try:
-            async with asyncio.timeout(limit):
-                result = await client.call_tool(
-                    tool, arguments, read_timeout_seconds=limit, meta=meta
-                )
+            async with asyncio.timeout(limit) as timeout:
+                reset = CALL_CLOCK.set(clock := CallClock(timeout))
+                try:
+                    result = await client.call_tool(
+                        tool, arguments, read_timeout_seconds=limit, meta=meta
+                    )
+                finally:
+                    CALL_CLOCK.reset(reset)
         except TimeoutError as exc:
             raise TimeoutError(late) from exc
         except MCPError as exc:
@@ -209,7 +217,10 @@ class McpConnector:
         except Exception as exc:  # the server's answer broke the SDK's rules; report, don't crash
             log.warning("connector_call_failed", connector=self.id, tool=tool, error=repr(exc))
             return ToolOutcome(f"{self.id}__{tool} failed: {type(exc).__name__}: {exc}", True)
-        return outcome_text(result)
+        outcome = outcome_text(result)
+        if clock.asked.is_set():
+            return dataclasses.replace(outcome, untrusted=True)  # it carries the server's words
+        return outcome
 
     async def call_with_origin(
         self, tool: str, arguments: dict[str, Any], origin: str
@@ -293,6 +304,7 @@ class McpConnector:
             read_timeout_seconds=self._connect_timeout_s,
             message_handler=self._on_message,
             client_info=client_info(),
+            elicitation_callback=self._questions.asker(self.id) if self._questions else None,
         )
         try:
             async with client:

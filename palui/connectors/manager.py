@@ -9,6 +9,7 @@ from types import TracebackType
 from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.connector import CONNECT_TIMEOUT_S, Lapsed, McpConnector, ToolsChanged
+from palui.connectors.elicitation import Questions
 from palui.connectors.oauth import OAuthSetup
 from palui.connectors.recall import RECALL_ID
 from palui.domain import ConnectorState, ConnectorStatus
@@ -35,6 +36,7 @@ class ConnectorManager:
         on_lapsed: Lapsed | None = None,
     ) -> None:
         self._start_timeout_s = start_timeout_s
+        self.questions = Questions()  # servers' questions during calls; bound to the chat
         self._connectors: dict[str, McpConnector] = {
             c.id: c
             for c in (
@@ -46,6 +48,7 @@ class ConnectorManager:
                     connect_timeout_s=connect_timeout_s,
                     oauth=oauth,
                     on_lapsed=on_lapsed,
+                    questions=self.questions,
                 )
                 for slug, settings in settings_mcp.items()
             )

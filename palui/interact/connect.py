@@ -24,6 +24,7 @@ from palui.db.oauth import GrantOwner, OAuthGrantRepo
 from palui.domain import ConnectorState, Inbound
 from palui.domain.sealed import sealed
 from palui.errors import ChannelError
+from palui.interact.questions import QuestionTaps
 from palui.logs import get_logger
 from palui.ports import Channel
 
@@ -47,8 +48,7 @@ class RemoteSignIns:
         store: Store,
         channel: Channel,
         connectors: ConnectorManager,
-        sign_ins: SignIns,
-        grants: OAuthGrantRepo,
+        oauth: tuple[SignIns, OAuthGrantRepo] | None,
         *,
         deliver: Callable[[int], None],
         now: Callable[[], datetime],
@@ -56,8 +56,10 @@ class RemoteSignIns:
         self._store = store
         self._channel = channel
         self._connectors = connectors
-        self._sign_ins = sign_ins
-        self._grants = grants
+        self._sign_ins = oauth[0] if oauth is not None else SignIns()
+        self._grants: OAuthGrantRepo | None = oauth[1] if oauth is not None else None
+        connectors.questions.bind(channel)  # servers' questions are asked in this channel
+        self._questions = QuestionTaps(store, channel, connectors.questions)
         self._deliver = deliver
         self._now = now
         self._tasks: set[asyncio.Task[None]] = set()
@@ -71,6 +73,7 @@ class RemoteSignIns:
         if connector.state is ConnectorState.CONNECTED:
             name = connector.id.removeprefix("mcp-")
             return f"{connector.id} is connected. To sign in anew, /disconnect {name} first."
+        assert self._grants is not None  # a connector signs in only with a grant store
         owner = GrantOwner(inbound.user.id, inbound.chat_id)
         await self._grants.set_owner(connector.id, owner, self._now())
         try:
@@ -87,6 +90,7 @@ class RemoteSignIns:
         connector, refusal = self._named(inbound)
         if connector is None:
             return refusal
+        assert self._grants is not None
         revoked = False
         if connector.oauth is not None:
             revoked = await revoke_grant(connector.id, connector.settings, connector.oauth)
@@ -96,7 +100,10 @@ class RemoteSignIns:
         return f"Signed out of {connector.id}: its tokens are forgotten{told}."
 
     def owns(self, inbound: Inbound) -> bool:
-        """A pasted address of Palui's callback, from someone with a sign-in under way."""
+        """A tap on a server's question, or a pasted address of Palui's callback from someone
+        with a sign-in under way."""
+        if self._questions.owns(inbound):
+            return True
         return (
             not inbound.callback_query_id
             and inbound.command is None
@@ -105,6 +112,8 @@ class RemoteSignIns:
         )
 
     async def handle(self, inbound: Inbound) -> bool:
+        if self._questions.owns(inbound):
+            return await self._questions.handle(inbound)
         query = _callback_query(inbound.text) or {}
         refused = self._sign_ins.complete(query, user_id=inbound.user.id)
         await self._store.inbox.mark_done([inbound.update_id])
@@ -117,6 +126,8 @@ class RemoteSignIns:
 
     async def lapsed(self, connector_id: str) -> None:
         """A grant stopped working: tell its person, once."""
+        if self._grants is None:
+            return
         owner = await self._grants.lapse(connector_id, self._now())
         if owner is None:
             return

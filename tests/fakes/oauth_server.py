@@ -27,6 +27,7 @@ from aiohttp import web
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from pydantic import BaseModel, Field
 
 
@@ -196,11 +197,18 @@ def tracker_server(auth: AuthServer, url: str) -> MCPServer:
         return "1: login broken"
 
     @server.tool()
-    async def file_issue(title: str, ctx: Context) -> str:
-        """File an issue in a project the person picks."""
-        answer = await ctx.elicit(f"Which project should “{title}” go to?", Project)
-        if answer.action == "accept":
-            return f"filed “{title}” in {answer.data.project}"
+    async def file_issue(title: str, ctx: Context) -> str | InputRequiredResult:
+        """File an issue in a project the person picks (a question in the 2026 protocol's
+        input-required round trip)."""
+        answer = (ctx.input_responses or {}).get("project")
+        if not isinstance(answer, ElicitResult):
+            ask = ElicitRequestFormParams(
+                message=f"Which project should “{title}” go to?",
+                requested_schema=Project.model_json_schema(),
+            )
+            return InputRequiredResult(input_requests={"project": ElicitRequest(params=ask)})
+        if answer.action == "accept" and answer.content:
+            return f"filed “{title}” in {answer.content['project']}"
         return f"not filed: {answer.action}"
 
     return server
