@@ -55,6 +55,19 @@ class WatchedChannel(MemoryChannel):
         self._arrived.set()
         return message_id
 
+    async def answer_callback(self, callback_query_id: str, text: str) -> None:
+        await super().answer_callback(callback_query_id, text)
+        self._arrived.set()
+
+    async def wait_for_toast(self, callback_query_id: str) -> str:
+        async with asyncio.timeout(BOUND_S):
+            while True:
+                found = [toast for cb, toast in self.answers if cb == callback_query_id]
+                if found:
+                    return found[-1]
+                self._arrived.clear()
+                await self._arrived.wait()
+
     async def wait_for_card(self, wanted: Callable[[Card], bool]) -> Card:
         async with asyncio.timeout(BOUND_S):
             while True:
@@ -340,23 +353,30 @@ async def test_a_servers_question_is_asked_in_the_chat_and_answered_by_a_tap(
     database_url: str, tmp_path: Path, tapped: str, result: str
 ) -> None:
     model = ScriptedModel([call("mcp-tracker__file_issue", {"title": "login"}), answer("Done.")])
-    async with palui_with_tracker(database_url, tmp_path, model=model, trust="trusted") as t:
+    allowed = frozenset({MemoryChannel.user_id, 4242})  # 4242: someone else allowed
+    async with palui_with_tracker(
+        database_url, tmp_path, model=model, trust="trusted", allowed_users=allowed
+    ) as t:
         await signed_in_tracker(t)
         await t.chat.send("file an issue about login")
         approval = await t.chat.wait_for_card(lambda c: "file_issue" in c.text)
         turn = asyncio.create_task(t.chat.tap(button(approval, "✅ Approve")))
         card = await t.chat.wait_for_card(asks)
+        # A tap is answered only once the chat is idle, and the turn waits for the answer: the
+        # taps go in as tasks, the stranger's first.
         stranger = t.chat.inbound(callback_data=button(card, "alpha"), user_id=4242)
-        await t.chat.push(stranger)
-        await t.chat.tap(button(card, tapped))
+        refused = asyncio.create_task(t.chat.push(stranger))
+        await t.chat.wait_for_toast(f"cb{stranger.update_id}")
+        answered = asyncio.create_task(t.chat.tap(button(card, tapped)))
         async with asyncio.timeout(BOUND_S):
-            await turn
+            await asyncio.gather(turn, refused, answered)
         async with t.app.db.session() as s:
             tainted = (await s.execute(text("SELECT tainted, taint_source FROM turns"))).all()
 
-    assert card.text == (
-        "❓ mcp-tracker asks (the server's words, not Palui's):\nWhich project should “login” go to?"
-    )
+    assert card.text.splitlines() == [
+        "❓ mcp-tracker asks (the server's words, not Palui's):",
+        "Which project should “login” go to?",
+    ]
     labels = [b.label for row in card.keyboard for b in row]
     assert labels == ["alpha", "beta", "Decline", "Cancel"]
     assert ("cb" + str(stranger.update_id), "Only the person this turn is for can answer.") in (
