@@ -255,25 +255,41 @@ class GrantAuth(OAuthClientProvider):
             if not self._initialized:
                 await self._initialize()
             if self._due() and self.context.can_refresh_token():
-                refresh = self._leased_refresh(request)
-                response: httpx2.Response | None = None
-                while True:
-                    try:
-                        step = await refresh.asend(response) if response else await anext(refresh)
-                    except StopAsyncIteration:
-                        break
-                    response = yield step
+                sub, answer = self._leased_refresh(request, None), None
+                while (step := await _next(sub, answer)) is not None:
+                    answer = yield step
+        # A 401 to a request that carried a token that was not due: the server dropped it
+        # early (or another process rotated it). Refresh once under the lease, retry, and only
+        # then let the SDK's flow see the answer (a second 401 ends in `SignInNeeded`).
         flow = super()._auth_flow(request)
-        response = None
+        response: httpx2.Response | None = None
+        retried = False
         while True:
             try:
                 step = await flow.asend(response) if response is not None else await anext(flow)
             except StopAsyncIteration:
                 return
             response = yield step
+            sent = step.headers.get("authorization", "")
+            if step is request and response.status_code == 401 and sent and not retried:
+                retried = True
+                if self.context.can_refresh_token():
+                    rejected = sent.removeprefix("Bearer ")
+                    async with self.context.lock:
+                        sub, answer = self._leased_refresh(request, rejected), None
+                        while (refresh := await _next(sub, answer)) is not None:
+                            answer = yield refresh
+                    if self.context.is_token_valid():
+                        self._add_auth_header(request)
+                        response = yield request
+
+    def _stale(self, rejected: str | None) -> bool:
+        tokens = self.context.current_tokens
+        held = tokens.access_token if tokens is not None else None
+        return self._due() or (rejected is not None and held == rejected)
 
     async def _leased_refresh(
-        self, request: httpx2.Request
+        self, request: httpx2.Request, rejected: str | None
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Refresh once across processes: with the lease, unless another process already did."""
         grants, holder, cid = self._setup.grants, self._setup.holder, self.connector_id
@@ -283,11 +299,11 @@ class GrantAuth(OAuthClientProvider):
                 return  # the holder is stuck: the request goes out as it is
             await asyncio.sleep(REFRESH_LOOK_S)
             await self._reload()
-            if not self._due():
+            if not self._stale(rejected):
                 return
         try:
             await self._reload()  # what the last holder stored
-            if not self._due() or not self.context.can_refresh_token():
+            if not self._stale(rejected) or not self.context.can_refresh_token():
                 return
             self.context.protocol_version = request.headers.get("mcp-protocol-version")
             response = yield await self._refresh_token()
@@ -304,6 +320,16 @@ class GrantAuth(OAuthClientProvider):
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+async def _next(
+    flow: AsyncGenerator[httpx2.Request, httpx2.Response], answer: httpx2.Response | None
+) -> httpx2.Request | None:
+    """A sub-flow's next request, given the answer to its last one; None once it is done."""
+    try:
+        return await flow.asend(answer) if answer is not None else await anext(flow)
+    except StopAsyncIteration:
+        return None
 
 
 async def revoke_grant(connector_id: str, settings: McpServerSettings, setup: OAuthSetup) -> bool:
