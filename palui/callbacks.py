@@ -7,6 +7,7 @@
     cx:<op>:<key>                      the connector sheet (`/connectors`)
     jb:<op>:<job token>                the job sheet (`/jobs`)
     sk:<op>:<digest prefix>            the skills sheet (`/skills`): `t` trusts what was shown
+    el:<question token>:<n> | d | c    a server's question: the n-th choice, Decline, Cancel
 
 The wire format is kept exactly: cards already posted in a chat must still work after an
 upgrade. Telegram allows 64 bytes of callback data; a builder refuses anything longer.
@@ -29,6 +30,7 @@ EDIT_QUESTION = "ae"
 CONNECTOR = "cx"
 JOB = "jb"
 SKILL = "sk"
+QUESTION = "el"
 EDIT = "e"  # the action of an approval card's ✏️ Edit button
 
 
@@ -87,8 +89,22 @@ class SkillButton:
     key: str  # the first 16 hex digits of the skill's digest as its card showed it
 
 
+@dataclass(frozen=True, slots=True)
+class QuestionButton:
+    """An answer to an MCP server's question (elicitation): a choice's index, "d" or "c"."""
+
+    token: str
+    choice: str
+
+
 Callback = (
-    ApprovalButton | CardEditButton | EditQuestionButton | ConnectorButton | JobButton | SkillButton
+    ApprovalButton
+    | CardEditButton
+    | EditQuestionButton
+    | ConnectorButton
+    | JobButton
+    | SkillButton
+    | QuestionButton
 )
 
 
@@ -123,6 +139,10 @@ def skill(op: str, key: str) -> str:
     return _checked(f"{SKILL}:{op}:{key}")
 
 
+def question(token: str, choice: str) -> str:
+    return _checked(f"{QUESTION}:{token}:{choice}")
+
+
 def parse(data: str | None) -> Callback | None:
     """The button a callback's data names; None for data that is none of Palui's formats."""
     parts = (data or "").split(":")
@@ -144,4 +164,6 @@ def parse(data: str | None) -> Callback | None:
         return JobButton(parts[1], parts[2])
     if kind == SKILL and len(parts) == 3:
         return SkillButton(parts[1], parts[2])
+    if kind == QUESTION and len(parts) == 3 and (parts[2] in {"d", "c"} or parts[2].isdecimal()):
+        return QuestionButton(parts[1], parts[2])
     return None

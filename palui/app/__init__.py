@@ -34,6 +34,7 @@ from palui.app.parts import (
     utc_now,
     web_base,
 )
+from palui.app.remote import build_remote, close_remote, oauth_routes, remote_commands
 from palui.app.running import Running
 from palui.app.warmup import WarmUp, first_turn
 from palui.approvals.decisions import Approvals
@@ -106,7 +107,8 @@ class Palui:
         self.model = model or build_model(settings)
         self.skills = SkillLibrary(settings.resolved_skills_dir, self.store)
         self.kinds = load_kinds(settings)
-        self.connectors = build_connectors(settings, self._tools_changed)
+        self.remote = build_remote(settings, self.db, self._web_base)  # OAuth sign-ins
+        self.connectors = build_connectors(settings, self._tools_changed, self.remote)
         self.builtins = BuiltinTools(
             self.store, allowed_users=settings.allowed_users, timezone=settings.timezone,
             min_interval_s=settings.min_job_interval_s, job_token_cap=settings.job_daily_token_cap,
@@ -117,9 +119,8 @@ class Palui:
         self.catalog = build_catalog(settings, self.kinds, {}, self.registry)
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
-        # First-use costs paid in the background as the app starts (the model's import and
-        # rehearsal first); Telegram is polled once they are done, so the first answer costs
-        # no more than later ones.
+        # First-use costs paid in the background as the app starts (the model's import and its
+        # rehearsal first); Telegram is polled once they're done: the first answer costs no more.
         self.warm_up = WarmUp()
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
@@ -139,6 +140,7 @@ class Palui:
     async def __aexit__(self, *exc: object) -> None:
         self.warm_up.cancel()
         await self.connectors.stop()
+        await close_remote(self.remote)
         await self.db.close()
 
     async def _tools_changed(self, connector_id: str) -> None:
@@ -211,6 +213,7 @@ class Palui:
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
+            remote=remote_commands(self.remote, store, channel, self.connectors, wakeups, now),
             web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
             skills=skill_sheet,
         )  # fmt: skip
@@ -337,6 +340,7 @@ class Palui:
             connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
             console=console_app(running.web), trusted_proxies=s.http_trusted_proxies,
+            oauth=oauth_routes(self.remote),
         )  # fmt: skip
 
     async def chat_console(

@@ -7,6 +7,7 @@ import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from palui.app.remote import Remote
 from palui.config import Settings
 from palui.connectors import ConnectorManager, ToolsChanged
 from palui.connectors.recall import recall_server_settings
@@ -97,14 +98,23 @@ RECALL_START_ON = frozenset({f"{RECALL_ID}__add_memory", f"{RECALL_ID}__forget_m
 def build_connectors(
     settings: Settings,
     on_tools_changed: ToolsChanged | None = None,
+    remote: Remote | None = None,
     *,
     recall_db: str | None = None,
 ) -> ConnectorManager:
-    """Every `[mcp.*]` server, and recall unless memory is off (`palui kinds` uses it too)."""
+    """Every `[mcp.*]` server, and recall unless memory is off (`palui kinds` uses it too);
+    with `remote`, those that sign in with OAuth keep their grants in the database."""
     return ConnectorManager(
         settings.mcp, on_tools_changed=on_tools_changed,
         recall=recall_server_settings(settings, recall_db),
+        oauth=remote.setup if remote is not None else None,
+        on_lapsed=remote.lapsed if remote is not None else None,
     )  # fmt: skip
+
+
+def hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
+    """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
+    return paused.is_paused(connector_id) or not memory.offers_tools(connector_id)
 
 
 def build_catalog(
@@ -149,11 +159,6 @@ def memory_config(settings: Settings) -> MemoryConfig:
 
 def retention_days(settings: Settings) -> RetentionDays:
     return RetentionDays(**settings.retention.model_dump())
-
-
-def hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
-    """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
-    return paused.is_paused(connector_id) or not memory.offers_tools(connector_id)
 
 
 def utc_now() -> datetime:

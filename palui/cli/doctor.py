@@ -132,48 +132,62 @@ Listed = list[tuple[str, RemoteTool]]  # the tools of the connected connectors
 
 
 async def _connectors(settings: Settings) -> tuple[list[Check], Listed]:
+    from palui.app.parts import web_base
+    from palui.app.remote import build_remote
     from palui.connectors import ConnectorManager
     from palui.connectors.recall import recall_server_settings
+    from palui.db import Database
     from palui.domain import RECALL_ID, ConnectorState
 
     recall = recall_server_settings(settings)
     if not settings.mcp and recall is None:
         return [], []
     checks = []
-    async with ConnectorManager(settings.mcp, recall=recall) as manager:
-        listed = [
-            (connector.id, tool)
-            for connector in manager.connectors()
-            if connector.status().state == ConnectorState.CONNECTED
-            for tool in connector.tools()
-        ]
-        for status in manager.statuses():
-            if status.state == ConnectorState.CONNECTED:
-                checks.append(Check(status.id, True, f"connected, {status.tool_count} tools"))
-            elif status.state == ConnectorState.PAUSED:
-                checks.append(Check(status.id, True, "paused in palui.toml"))
-            elif status.id == RECALL_ID:
-                where = "the url in [recall]" if settings.recall.url else "[recall] in palui.toml"
-                checks.append(
-                    Check(
-                        status.id,
-                        False,
-                        f"memory not connected: {status.error or status.state}",
-                        f"Check {where}, or set `enabled = false` under [recall] to run without "
-                        "long-term memory.",
-                    )
+    db = Database(settings.resolved_database_url)  # where signed-in connectors' grants are
+    remote = build_remote(settings, db, lambda: web_base(settings, None))
+    oauth = remote.setup if remote is not None else None
+    try:
+        async with ConnectorManager(settings.mcp, recall=recall, oauth=oauth) as manager:
+            statuses = manager.statuses()
+            listed = [
+                (connector.id, tool)
+                for connector in manager.connectors()
+                if connector.status().state == ConnectorState.CONNECTED
+                for tool in connector.tools()
+            ]
+    finally:
+        await db.close()
+    for status in statuses:
+        if status.state == ConnectorState.CONNECTED:
+            checks.append(Check(status.id, True, f"connected, {status.tool_count} tools"))
+        elif status.state == ConnectorState.PAUSED:
+            checks.append(Check(status.id, True, "paused in palui.toml"))
+        elif status.state == ConnectorState.NEEDS_SIGN_IN:
+            slug = status.id.removeprefix("mcp-")
+            fix = f"Send /connect {slug} to Palui in your private chat, and follow the link."
+            checks.append(Check(status.id, False, "needs sign-in", fix))
+        elif status.id == RECALL_ID:
+            where = "the url in [recall]" if settings.recall.url else "[recall] in palui.toml"
+            checks.append(
+                Check(
+                    status.id,
+                    False,
+                    f"memory not connected: {status.error or status.state}",
+                    f"Check {where}, or set `enabled = false` under [recall] to run without "
+                    "long-term memory.",
                 )
-            else:
-                slug = status.id.removeprefix("mcp-")
-                checks.append(
-                    Check(
-                        status.id,
-                        False,
-                        f"not connected: {status.error or status.state}",
-                        f"Check [mcp.{slug}] in palui.toml (command, args, url) and that the "
-                        "server runs on its own.",
-                    )
+            )
+        else:
+            slug = status.id.removeprefix("mcp-")
+            checks.append(
+                Check(
+                    status.id,
+                    False,
+                    f"not connected: {status.error or status.state}",
+                    f"Check [mcp.{slug}] in palui.toml (command, args, url) and that the "
+                    "server runs on its own.",
                 )
+            )
     return checks, listed
 
 

@@ -34,6 +34,12 @@ class McpServerSettings(BaseModel):
     cwd: Path | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    # How Palui signs in to a url server: "oauth" (a person signs in with /connect), "headers"
+    # (only the fixed headers), or unset: OAuth when the server answers with an OAuth challenge
+    # and no Authorization header is configured.
+    auth: Literal["oauth", "headers"] | None = None
+    client_id: str | None = None  # an OAuth client registered by hand at the server
+    scopes: str | None = None  # the OAuth scopes to ask for; unset: what the server advertises
     trust: Literal["trusted", "untrusted"] = "untrusted"
     timeout_s: float = Field(default=30, gt=0)
     paused: bool = False
@@ -50,7 +56,17 @@ class McpServerSettings(BaseModel):
             raise ValueError("set either command (stdio) or url (streamable HTTP), not both")
         if self.url and not self.url.startswith(("http://", "https://")):
             raise ValueError("url must start with http:// or https://")
+        if self.command and (self.auth == "oauth" or self.client_id):
+            raise ValueError("OAuth sign-in (auth, client_id) needs a url server")
         return self
+
+    @property
+    def may_sign_in(self) -> bool:
+        """Whether a person may sign this server in with OAuth (`/connect`)."""
+        if not self.url or self.auth == "headers":
+            return False
+        has_authorization = any(name.lower() == "authorization" for name in self.headers)
+        return self.auth == "oauth" or not has_authorization
 
 
 HOOK_PATH_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")

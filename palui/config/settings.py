@@ -109,6 +109,8 @@ class Settings(BaseSettings):
         tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...], NoDecode
     ] = ()
     web_url: str | None = None  # the public base of the console's sign-in links
+    # Encrypts connectors' OAuth tokens at rest; unset: a 0600 key file in the data dir.
+    secret_key: SecretStr | None = None
     log_format: Literal["console", "json"] = "console"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     timezone: str = "UTC"  # the person's: jobs' schedules are read in it

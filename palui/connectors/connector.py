@@ -11,6 +11,7 @@ sends the server a `notifications/cancelled` and leaves the session usable.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import time
 from collections.abc import Awaitable, Callable
@@ -27,9 +28,12 @@ from pydantic import ValidationError
 from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
 from palui.connectors.content import ORIGIN_META, outcome_text
+from palui.connectors.elicitation import CALL_CLOCK, CallClock, Questions
 from palui.connectors.listing import can_listen_for_tool_changes, list_all_tools
+from palui.connectors.oauth import GrantAuth, OAuthSetup, SignInNeeded
 from palui.connectors.transport import (
     OpenTransport,
+    ServerTarget,
     client_info,
     describe_failure,
     open_transport,
@@ -40,6 +44,7 @@ from palui.logs import bound, get_logger
 log = get_logger(__name__)
 
 ToolsChanged = Callable[[str], Awaitable[None] | None]
+Lapsed = Callable[[str], Awaitable[None]]
 
 CONNECT_TIMEOUT_S = 15.0  # per request while connecting: the SDK waits forever on a mute server
 # The SDK's stdio shutdown escalates stdin close -> SIGTERM -> SIGKILL within about 6 s.
@@ -65,6 +70,9 @@ class McpConnector:
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         connector_id: str | None = None,
         transport: OpenTransport = open_transport,
+        oauth: OAuthSetup | None = None,
+        on_lapsed: Lapsed | None = None,
+        questions: Questions | None = None,
     ) -> None:
         self.id = connector_id or f"mcp-{slug}"
         self.settings = settings
@@ -73,6 +81,13 @@ class McpConnector:
         self._on_tools_changed = on_tools_changed
         self._connect_timeout_s = connect_timeout_s
         self._open_transport = transport
+        # An OAuth server's grant (`/connect`), when a person may sign this one in.
+        self._oauth = oauth if oauth is not None and settings.may_sign_in else None
+        self._on_lapsed = on_lapsed
+        self._questions = questions  # a server's questions during a call, asked in the chat
+        self._auth: GrantAuth | None = None
+        self._sign_in: SignInNeeded | None = None
+        self._retry = asyncio.Event()  # set by `retry_now`: a sign-in finished
         self._state = ConnectorState.PAUSED if settings.paused else ConnectorState.CONNECTING
         self._error: str | None = None
         self._retry_at: float | None = None
@@ -94,6 +109,18 @@ class McpConnector:
     @property
     def state(self) -> ConnectorState:
         return self._state
+
+    @property
+    def oauth(self) -> OAuthSetup | None:
+        """How this connector signs in with OAuth; None: it does not."""
+        return self._oauth
+
+    def retry_now(self) -> None:
+        """Connect again at once, with the grant as stored now (after a sign-in or sign-out)."""
+        self._auth = None
+        self._retry.set()  # each attempt clears it: one made after this call reads the grant
+        if self._state is ConnectorState.CONNECTED:
+            self._mark_lost("signed in again")
 
     def tools(self) -> list[RemoteTool]:
         return list(self._tools) if self._state is ConnectorState.CONNECTED else []
@@ -168,10 +195,14 @@ class McpConnector:
         limit = timeout_s if timeout_s is not None else self.settings.timeout_s
         late = f"{self.id}__{tool} gave no answer within {limit:g} s"
         try:
-            async with asyncio.timeout(limit):
-                result = await client.call_tool(
-                    tool, arguments, read_timeout_seconds=limit, meta=meta
-                )
+            async with asyncio.timeout(limit) as timeout:
+                reset = CALL_CLOCK.set(clock := CallClock(timeout))
+                try:
+                    result = await client.call_tool(
+                        tool, arguments, read_timeout_seconds=limit, meta=meta
+                    )
+                finally:
+                    CALL_CLOCK.reset(reset)
         except TimeoutError as exc:
             raise TimeoutError(late) from exc
         except MCPError as exc:
@@ -186,7 +217,10 @@ class McpConnector:
         except Exception as exc:  # the server's answer broke the SDK's rules; report, don't crash
             log.warning("connector_call_failed", connector=self.id, tool=tool, error=repr(exc))
             return ToolOutcome(f"{self.id}__{tool} failed: {type(exc).__name__}: {exc}", True)
-        return outcome_text(result)
+        outcome = outcome_text(result)
+        if clock.asked.is_set():
+            return dataclasses.replace(outcome, untrusted=True)  # it carries the server's words
+        return outcome
 
     async def call_with_origin(
         self, tool: str, arguments: dict[str, Any], origin: str
@@ -210,6 +244,9 @@ class McpConnector:
             while True:
                 reason = await self._connect_once()
                 was_connected = self._state is ConnectorState.CONNECTED
+                if self._sign_in is not None:
+                    await self._wait_for_sign_in(was_connected)
+                    continue
                 self._failures += 1
                 delay = self._backoff.delay(self._failures)
                 self._retry_at = time.monotonic() + delay
@@ -222,12 +259,44 @@ class McpConnector:
                 await anyio.sleep(delay)
                 self._set_state(ConnectorState.CONNECTING, self._error)
 
+    async def _wait_for_sign_in(self, was_connected: bool) -> None:
+        """No retries: only a person signing in (`retry_now`) can change the server's answer."""
+        needed, self._sign_in = self._sign_in, None
+        self._tools, self._retry_at, self._failures = (), None, 0
+        self._set_state(ConnectorState.NEEDS_SIGN_IN, "needs sign-in")
+        self._settled.set()
+        log.info("connector_needs_sign_in", connector=self.id)
+        if was_connected:
+            await self._publish_tools()
+        if needed is not None and needed.lapsed and self._on_lapsed is not None:
+            try:
+                await self._on_lapsed(self.id)
+            except Exception as exc:
+                log.error("connector_lapse_notice_failed", connector=self.id, error=repr(exc))
+        self._auth = None  # a fresh provider reads the grant anew
+        await self._retry.wait()
+        self._set_state(ConnectorState.CONNECTING, None)
+
+    def _needs_sign_in(self, needed: SignInNeeded) -> None:
+        self._sign_in = needed
+        self._mark_lost("needs sign-in")
+
+    def _target(self, on_closed: Callable[[], None]) -> ServerTarget:
+        if self._oauth is None:
+            return self._open_transport(self.settings, on_closed)
+        if self._auth is None:
+            self._auth = GrantAuth(self.id, self.settings, self._oauth)
+            self._auth.on_needed = self._needs_sign_in
+        return open_transport(self.settings, on_closed, auth=self._auth)
+
     async def _connect_once(self) -> str:
         """One connection from open to loss; returns why it ended."""
         self._lost, self._lost_reason = asyncio.Event(), None
         self._refresh_wanted, self._bad_messages = asyncio.Event(), 0
+        self._sign_in = None
+        self._retry.clear()
         closed_reason = "server exited" if self.settings.command else "connection closed"
-        target = self._open_transport(self.settings, lambda: self._mark_lost(closed_reason))
+        target = self._target(lambda: self._mark_lost(closed_reason))
         client = Client(
             target,
             mode="auto",  # the 2026 protocol when the server speaks it, else the handshake
@@ -235,6 +304,7 @@ class McpConnector:
             read_timeout_seconds=self._connect_timeout_s,
             message_handler=self._on_message,
             client_info=client_info(),
+            elicitation_callback=self._questions.asker(self.id) if self._questions else None,
         )
         try:
             async with client:

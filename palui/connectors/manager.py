@@ -8,7 +8,9 @@ from types import TracebackType
 
 from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
-from palui.connectors.connector import CONNECT_TIMEOUT_S, McpConnector, ToolsChanged
+from palui.connectors.connector import CONNECT_TIMEOUT_S, Lapsed, McpConnector, ToolsChanged
+from palui.connectors.elicitation import Questions
+from palui.connectors.oauth import OAuthSetup
 from palui.connectors.recall import RECALL_ID
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.logs import get_logger
@@ -30,8 +32,11 @@ class ConnectorManager:
         start_timeout_s: float = START_TIMEOUT_S,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         recall: McpServerSettings | None = None,
+        oauth: OAuthSetup | None = None,
+        on_lapsed: Lapsed | None = None,
     ) -> None:
         self._start_timeout_s = start_timeout_s
+        self.questions = Questions()  # servers' questions during calls; bound to the chat
         self._connectors: dict[str, McpConnector] = {
             c.id: c
             for c in (
@@ -41,6 +46,9 @@ class ConnectorManager:
                     backoff=backoff,
                     on_tools_changed=on_tools_changed,
                     connect_timeout_s=connect_timeout_s,
+                    oauth=oauth,
+                    on_lapsed=on_lapsed,
+                    questions=self.questions,
                 )
                 for slug, settings in settings_mcp.items()
             )

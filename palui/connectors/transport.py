@@ -78,12 +78,15 @@ def stdio_parameters(settings: McpServerSettings) -> StdioServerParameters:
 
 @asynccontextmanager
 async def open_transport(
-    settings: McpServerSettings, on_closed: Callable[[], None]
+    settings: McpServerSettings, on_closed: Callable[[], None], *, auth: httpx2.Auth | None = None
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """The server's streams; `on_closed` runs once the server side has closed its stream."""
+    """The server's streams; `on_closed` runs once the server side has closed its stream.
+    `auth` signs an HTTP server's requests (OAuth: palui/connectors/oauth.py)."""
     if settings.url:
         async with (
-            httpx2.AsyncClient(headers=dict(settings.headers), timeout=HTTP_TIMEOUT) as http,
+            httpx2.AsyncClient(
+                headers=dict(settings.headers), timeout=HTTP_TIMEOUT, auth=auth
+            ) as http,
             streamable_http_client(settings.url, http_client=http) as (read, write),
         ):
             yield ClosingWatch(read, on_closed), write

@@ -210,6 +210,7 @@ class ConnectorState(StrEnum):
     CONNECTED = "connected"
     ERRORED = "errored"
     PAUSED = "paused"
+    NEEDS_SIGN_IN = "needs sign-in"  # an OAuth server: a person signs in with /connect
 
 
 @dataclass(frozen=True, slots=True)

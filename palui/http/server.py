@@ -37,6 +37,7 @@ from palui.db.webhooks import Replayed
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.errors import ConfigError, PaluiError
 from palui.http.clients import FORWARDED_FOR, Network, client_address
+from palui.http.oauth import OAuthRoutes
 from palui.http.throttle import FailureThrottle
 from palui.logs import get_logger
 from palui.webhooks.auth import Authentication, authenticate, same_secret
@@ -158,8 +159,10 @@ class HttpServer:
         throttle: FailureThrottle | None = None,
         console: web.Application | None = None,
         trusted_proxies: Sequence[Network] = (),
+        oauth: OAuthRoutes | None = None,
     ) -> None:
         self._store = store
+        self._oauth = oauth  # remote connectors' sign-in callback and client document
         self._host = host
         self._port = port
         self._webhooks = dict(webhooks)
@@ -186,6 +189,8 @@ class HttpServer:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_post("/webhooks/{name}", self._webhook)
         app.router.add_post("/telegram", self._telegram_update)
+        if self._oauth is not None:
+            self._oauth.add_to(app.router)
         if self._console is not None:
             app.router.add_get("/ui", _to_console)
             app.add_subapp("/ui", self._console)

@@ -11,6 +11,7 @@ from palui.approvals.edits import EditFlow
 from palui.chat.groups import palui_command
 from palui.db import Store
 from palui.domain import Inbound
+from palui.interact.connect import RemoteSignIns
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.interact.skill_sheet import SkillSheet
@@ -78,6 +79,7 @@ class Commands:
         holder: str,
         web: WebLinks | None = None,
         skills: SkillSheet | None = None,
+        remote: RemoteSignIns | None = None,
     ) -> None:
         self._store = store
         self._turns = turns
@@ -90,6 +92,7 @@ class Commands:
         self._holder = holder  # this process, as /stop names it to the one running the turn
         self._web = web
         self._skills = skills
+        self._remote = remote
         self.table = (
             Command("start", "What Palui is", None, self._start, shows_only=True),
             Command("new", "Start a fresh conversation", "start a fresh conversation", self._new),
@@ -115,6 +118,13 @@ class Commands:
                 self._sheet,
                 shows_only=True,
             ),
+            Command(
+                "connect",
+                "Sign in to a remote connector",
+                "sign in to a remote connector (/disconnect <name> signs out)",
+                self._connect,
+            ),
+            Command("disconnect", "Sign out of a remote connector", None, self._disconnect),
             Command(
                 "jobs",
                 "Scheduled jobs: pause or delete them",
@@ -156,11 +166,16 @@ class Commands:
         return "\n".join([INTRO, "", "Commands:", *lines])
 
     def owns(self, inbound: Inbound) -> bool:
+        """Commands, and the address of a sign-in a person pastes (`/connect`'s last step)."""
+        if self._remote is not None and self._remote.owns(inbound):
+            return True
         return not inbound.callback_query_id and (
             inbound.command is not None or inbound.addressed_elsewhere is not None
         )
 
     async def handle(self, inbound: Inbound) -> bool:
+        if self._remote is not None and self._remote.owns(inbound):
+            return await self._remote.handle(inbound)
         elsewhere = inbound.addressed_elsewhere
         if elsewhere is not None:
             log.info("command_for_another_bot", bot=elsewhere)
@@ -228,6 +243,16 @@ class Commands:
         if self._skills is None:
             return "Skills are not served here."
         return await self._skills.post(inbound)
+
+    async def _connect(self, inbound: Inbound) -> str:
+        if self._remote is None:
+            return "Remote connectors sign in with `palui run`."
+        return await self._remote.connect(inbound)
+
+    async def _disconnect(self, inbound: Inbound) -> str:
+        if self._remote is None:
+            return "Remote connectors sign in with `palui run`."
+        return await self._remote.disconnect(inbound)
 
     async def _web_link(self, inbound: Inbound) -> str:
         if self._web is None:

@@ -77,6 +77,8 @@ class ConnectorSheet:
             state = "⏸ paused"
         elif status.state == ConnectorState.CONNECTED:
             state = "✅ on"
+        elif status.state == ConnectorState.NEEDS_SIGN_IN:
+            state = f"🔑 needs sign-in (/connect {toolset.id.removeprefix('mcp-')})"
         else:
             state = f"⚠️ {status.error or status.state}"
         lines = [f"{toolset.id.removeprefix('mcp-')}  ·  {state}  ·  {toolset.trust}"]

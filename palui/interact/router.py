@@ -41,8 +41,9 @@ class Router:
         self._channel = channel
 
     def owns(self, inbound: Inbound) -> bool:
-        """Commands and taps are answered here; everything else is for a turn."""
-        return not for_a_turn(inbound)
+        """Commands and taps are answered here, and a message a handler takes (a pasted
+        sign-in address); everything else is for a turn."""
+        return not for_a_turn(inbound) or any(h.owns(inbound) for h in self._handlers)
 
     async def handle(self, inbound: Inbound) -> bool:
         owners = [handler for handler in self._handlers if handler.owns(inbound)]

@@ -103,5 +103,7 @@ def connector_line(status: ConnectorStatus, memory_state: str | None = None) -> 
         return f"⏸ {name} — paused"
     if status.state == ConnectorState.CONNECTING:
         return f"⏳ {name} — connecting"
+    if status.state == ConnectorState.NEEDS_SIGN_IN:
+        return f"🔑 {name} — needs sign-in: send /connect {name} in our private chat"
     retry = f" (retrying in {status.retry_in_s:.0f} s)" if status.retry_in_s is not None else ""
     return f'⚠️ {name} — not connected: "{status.error or "unknown error"}"{retry}'

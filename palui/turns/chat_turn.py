@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
+from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
 from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
@@ -62,9 +63,12 @@ async def run_chat_turn(
         if unrecorded is not None:
             left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})
+        # A server's question during one of this turn's calls goes to this chat and person.
+        asking = ASKING.set(Asking(chat_id, latest.user.id))
         try:
             return await _run(parts, drive, chat_id, batch, started, riders)
         finally:
+            ASKING.reset(asking)
             if riders:  # the turn stopped before any write could carry them (a shutdown)
                 await asyncio.shield(store.turns.write_riders(riders))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from palui.agent.snapshot import load_snapshot
 from palui.agent.turn import resume_turn
+from palui.connectors.elicitation import ASKING, Asking
 from palui.domain import Fence
 from palui.logs import bound, get_logger
 from palui.turns import words
@@ -44,4 +45,11 @@ async def resume(
         job_id = await parts.store.jobs.job_of_turn(turn_id)
         if job_id is not None:
             loop = headed(loop, job_heading(job_id))
-        await drive(chat_id, turn_id, loop, tools, [], None, fence)
+        # A server's question during a resumed call goes to the person whose message started
+        # the turn (a job's run has none: its questions are declined).
+        requester = await parts.store.turns.requester(turn_id)
+        asking = ASKING.set(Asking(chat_id, requester) if requester is not None else None)
+        try:
+            await drive(chat_id, turn_id, loop, tools, [], None, fence)
+        finally:
+            ASKING.reset(asking)

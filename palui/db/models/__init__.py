@@ -9,6 +9,7 @@ from palui.db.models.jobs import JobRow, JobRun
 from palui.db.models.leases import ChatLease, DeliveryLease, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
 from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
+from palui.db.models.oauth import OAuthGrant
 from palui.db.models.tools import (
     ActionRow,
     ConnectorSetting,
@@ -41,6 +42,7 @@ __all__ = [
     "MessageRow",
     "ModelCall",
     "ModelStandIn",
+    "OAuthGrant",
     "OutboxMessage",
     "PausedTurn",
     "RecallCheck",

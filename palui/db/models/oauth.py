@@ -1,0 +1,27 @@
+"""A remote connector's OAuth grant: its tokens and client registration, sealed with a key that
+is not in the database (palui/db/sealing.py), and the lease under which one process refreshes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from palui.db.models.base import Base, UTCDateTime, utcnow
+
+
+class OAuthGrant(Base):
+    """One row per connector signed in (or being signed in) with OAuth."""
+
+    __tablename__ = "oauth_grants"
+
+    connector_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    tokens: Mapped[str | None] = mapped_column(Text)  # sealed JSON of the token response
+    client: Mapped[str | None] = mapped_column(Text)  # sealed JSON of the client registration
+    user_id: Mapped[int | None] = mapped_column(BigInteger)  # who signed in: told when it lapses
+    chat_id: Mapped[int | None] = mapped_column(BigInteger)
+    lapsed_told: Mapped[bool] = mapped_column(Boolean, default=False)
+    refresh_holder: Mapped[str | None] = mapped_column(String(128))
+    refresh_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

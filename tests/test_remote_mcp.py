@@ -1,0 +1,388 @@
+"""Remote MCP servers that ask a person to sign in: a protected streamable-HTTP server and its
+authorization server on loopback (tests/fakes/oauth_server.py), Palui in this process; the test
+plays the person's browser with aiohttp."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import aiohttp
+import pytest
+from sqlalchemy import text
+
+from palui.cli.doctor import run_doctor
+from palui.connectors import McpConnector
+from palui.connectors.oauth import OAuthSetup
+from palui.db import Database
+from palui.db.oauth import OAuthGrantRepo
+from palui.db.sealing import SecretBox
+from palui.domain import Card, ConnectorState
+from tests.fakes.memory_channel import (
+    MemoryChannel,
+    button,
+    in_memory_settings,
+    running_palui,
+    switch_on,
+)
+from tests.fakes.oauth_server import AuthServer, oauth_servers
+from tests.toolkit import ScriptedModel, answer, call
+
+BOUND_S = 20
+SECRET = "a passphrase for the tests"
+
+
+@dataclass
+class WatchedChannel(MemoryChannel):
+    """A memory channel a test can await a message on."""
+
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
+        await super().send_part(chat_id, part, reply_to=reply_to)
+        self._arrived.set()
+
+    async def send_card(self, chat_id: int, card: Card) -> int:
+        message_id = await super().send_card(chat_id, card)
+        self._arrived.set()
+        return message_id
+
+    async def answer_callback(self, callback_query_id: str, text: str) -> None:
+        await super().answer_callback(callback_query_id, text)
+        self._arrived.set()
+
+    async def wait_for_toast(self, callback_query_id: str) -> str:
+        async with asyncio.timeout(BOUND_S):
+            while True:
+                found = [toast for cb, toast in self.answers if cb == callback_query_id]
+                if found:
+                    return found[-1]
+                self._arrived.clear()
+                await self._arrived.wait()
+
+    async def wait_for_card(self, wanted: Callable[[Card], bool]) -> Card:
+        async with asyncio.timeout(BOUND_S):
+            while True:
+                found = [c for c in self.cards if wanted(c)]
+                if found:
+                    return found[-1]
+                self._arrived.clear()
+                await self._arrived.wait()
+
+    async def wait_for(self, wanted: Callable[[str], bool]) -> str:
+        async with asyncio.timeout(BOUND_S):
+            while True:
+                found = [t for t in self.texts() if wanted(t)]
+                if found:
+                    return found[-1]
+                self._arrived.clear()
+                await self._arrived.wait()
+
+
+@dataclass
+class Setup:
+    app: Any
+    chat: WatchedChannel
+    auth: AuthServer
+    url: str
+
+
+@asynccontextmanager
+async def palui_with_tracker(
+    database_url: str,
+    tmp_path: Path,
+    *,
+    documents: bool = False,
+    model: ScriptedModel | None = None,
+    trust: str = "untrusted",
+    **fields: Any,
+) -> AsyncIterator[Setup]:
+    async with oauth_servers(metadata_documents=documents) as (auth, url):
+        settings = in_memory_settings(
+            database_url, str(tmp_path / "data"), mcp={"tracker": {"url": url, "trust": trust}},
+            secret_key=SECRET, **fields,
+        )  # fmt: skip
+        chat = WatchedChannel()
+        async with running_palui(settings, model or ScriptedModel([]), chat) as (app, _):
+            yield Setup(app, chat, auth, url)
+
+
+def tracker(app: Any) -> McpConnector:
+    connector = app.connectors.get("mcp-tracker")
+    assert connector is not None
+    return connector
+
+
+async def connect_link(chat: WatchedChannel) -> str:
+    await chat.command("connect", "tracker")
+    reply = await chat.wait_for(lambda t: t.startswith("Sign in to mcp-tracker"))
+    return next(word for word in reply.split() if "/authorize?" in word)
+
+
+async def follow(link: str, *, redirects: bool = True) -> aiohttp.ClientResponse:
+    async with aiohttp.ClientSession() as browser:
+        response = await browser.get(link, allow_redirects=redirects)
+        await response.read()
+        return response
+
+
+def connected(text: str) -> bool:
+    return text.startswith("✅ mcp-tracker connected")
+
+
+async def test_protected_server_needs_sign_in_until_the_link_is_followed(
+    database_url: str, tmp_path: Path
+) -> None:
+    async with palui_with_tracker(database_url, tmp_path) as t:
+        app, chat, auth, url = t.app, t.chat, t.auth, t.url
+        async with asyncio.timeout(BOUND_S):
+            await tracker(app).wait_settled()
+        before = tracker(app).status()
+        await chat.command("status")
+        status = chat.texts()[-1]
+
+        link = await connect_link(chat)
+        asked = {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()}
+        page = await follow(link)
+        done = await chat.wait_for(connected)
+        result = await tracker(app).call("list_issues", {})
+
+    assert before.state is ConnectorState.NEEDS_SIGN_IN
+    assert "🔑 tracker — needs sign-in" in status and "not connected" not in status
+    assert asked["code_challenge_method"] == "S256" and asked["resource"] == url
+    assert asked["redirect_uri"] == f"{app.http.url}/oauth/callback"
+    assert page.status == 200
+    assert done == (
+        "✅ mcp-tracker connected: 2 tools (registered dynamically; PALUI_WEB_URL is not https, "
+        "so no client metadata document)."
+    )
+    assert result.text == "1: login broken"
+    assert auth.bearers_seen and set(auth.bearers_seen) <= set(auth.access)
+
+
+async def test_a_used_or_unknown_state_is_refused(database_url: str, tmp_path: Path) -> None:
+    async with palui_with_tracker(database_url, tmp_path) as t:
+        chat = t.chat
+        link = await connect_link(chat)
+        landed = await follow(link, redirects=False)
+        callback = landed.headers["Location"]
+        forged = await follow(callback.replace("state=", "state=forged"))
+        first = await follow(callback)
+        again = await follow(callback)
+        await chat.wait_for(connected)
+
+    assert forged.status == 400 and first.status == 200 and again.status == 400
+
+
+async def test_tokens_are_sealed_in_the_database(database_url: str, tmp_path: Path) -> None:
+    async with palui_with_tracker(database_url, tmp_path) as t:
+        app, chat, auth = t.app, t.chat, t.auth
+        await follow(await connect_link(chat))
+        await chat.wait_for(connected)
+        async with app.db.session() as s:
+            rows = (await s.execute(text("SELECT tokens, client FROM oauth_grants"))).all()
+
+    tokens = [*auth.access, *auth.refresh]
+    stored = " ".join(f"{row.tokens} {row.client}" for row in rows)
+    assert tokens and rows
+    assert not any(token in stored for token in tokens)
+    if database_url.startswith("sqlite"):
+        assert not any(token.encode() in sqlite_bytes(tmp_path / "data") for token in tokens)
+
+
+def sqlite_bytes(data_dir: Path) -> bytes:
+    """Every byte of the database files, the write-ahead log's too."""
+    return b"".join(path.read_bytes() for path in data_dir.glob("palui.db*"))
+
+
+async def test_paste_the_address_when_the_browser_cannot_reach_palui(
+    database_url: str, tmp_path: Path
+) -> None:
+    web_url = "https://palui.example"
+    async with palui_with_tracker(database_url, tmp_path, documents=True, web_url=web_url) as t:
+        app, chat, auth = t.app, t.chat, t.auth
+        link = await connect_link(chat)
+        landed = await follow(link, redirects=False)  # the browser ends on an unreachable page
+        address = landed.headers["Location"]
+        await chat.send(address)
+        done = await chat.wait_for(connected)
+        async with aiohttp.ClientSession() as browser:
+            document = await (await browser.get(f"{app.http.url}/oauth/client.json")).json()
+
+    assert address.startswith(f"{web_url}/oauth/callback?")
+    assert auth.authorize_requests[-1]["client_id"] == f"{web_url}/oauth/client.json"
+    assert document["client_id"] == f"{web_url}/oauth/client.json"
+    assert document["redirect_uris"] == [f"{web_url}/oauth/callback"]
+    assert done == "✅ mcp-tracker connected: 2 tools (as Palui's client metadata document)."
+    assert "Got it, signing in…" in chat.texts()
+
+
+async def seal_expired(app: Any) -> None:
+    """The stored access token as if it had expired (the server's too)."""
+    grants: OAuthGrantRepo = app.remote.grants
+    stored = json.loads(await grants.tokens("mcp-tracker") or "{}")
+    stored["expires_at"] = time.time() - 1
+    await grants.save_tokens("mcp-tracker", json.dumps(stored), app._now())
+
+
+def other_process(app: Any, holder: str) -> McpConnector:
+    """The tracker's connector as another Palui process on the same database builds it."""
+    grants = OAuthGrantRepo(app.db, SecretBox.from_passphrase(SECRET))
+    setup = OAuthSetup(grants, lambda: app.http.url, holder=holder)
+    return McpConnector("tracker", tracker(app).settings, oauth=setup)
+
+
+async def test_an_expired_token_is_refreshed_once_across_two_processes(
+    database_url: str, tmp_path: Path
+) -> None:
+    async with palui_with_tracker(database_url, tmp_path) as t:
+        app, chat, auth = t.app, t.chat, t.auth
+        await follow(await connect_link(chat))
+        await chat.wait_for(connected)
+        await seal_expired(app)
+        auth.expire_access_tokens()
+        others = [other_process(app, holder) for holder in ("process 1", "process 2")]
+        try:
+            await asyncio.gather(*(c.start() for c in others))
+            async with asyncio.timeout(BOUND_S):
+                states = await asyncio.gather(
+                    *(c.wait_for_state(ConnectorState.CONNECTED) for c in others)
+                )
+            results = [await c.call("list_issues", {}) for c in others]
+        finally:
+            await asyncio.gather(*(c.stop() for c in others))
+
+    assert states == [ConnectorState.CONNECTED] * 2
+    assert auth.refreshes == 1
+    assert [r.text for r in results] == ["1: login broken"] * 2
+
+
+async def test_a_revoked_refresh_token_asks_for_sign_in_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    async with palui_with_tracker(database_url, tmp_path) as t:
+        app, chat, auth = t.app, t.chat, t.auth
+        await follow(await connect_link(chat))
+        await chat.wait_for(connected)
+        await seal_expired(app)
+        auth.expire_access_tokens()
+        auth.revoke_refresh_tokens()
+        connector = tracker(app)
+        connector.retry_now()
+        async with asyncio.timeout(BOUND_S):
+            await connector.wait_for_state(ConnectorState.NEEDS_SIGN_IN)
+        told = await chat.wait_for(lambda t: "sign in again" in t)
+        connector.retry_now()
+        async with asyncio.timeout(BOUND_S):
+            await connector.wait_for_state(ConnectorState.CONNECTING)
+            await connector.wait_for_state(ConnectorState.NEEDS_SIGN_IN)
+        await chat.command("status")
+
+    assert told == "⚠️ mcp-tracker needs you to sign in again: send /connect tracker"
+    assert sum("sign in again" in t for t in chat.texts()) == 1
+
+
+async def test_disconnect_revokes_and_forgets_the_tokens(
+    database_url: str, tmp_path: Path, capsys: Any
+) -> None:
+    async with palui_with_tracker(database_url, tmp_path) as t:
+        await follow(await connect_link(t.chat))
+        await t.chat.wait_for(connected)
+        issued = [*t.auth.access, *t.auth.refresh]
+        await t.chat.command("disconnect", "tracker")
+        async with asyncio.timeout(BOUND_S):
+            await tracker(t.app).wait_for_state(ConnectorState.NEEDS_SIGN_IN)
+        left = await t.app.remote.grants.tokens("mcp-tracker")
+        await t.chat.command("status")
+    logged = capsys.readouterr()
+
+    assert "Signed out of mcp-tracker: its tokens are forgotten and revoked at the server." in (
+        t.chat.texts()
+    )
+    assert left is None and set(t.auth.revoked) == set(issued)
+    assert "🔑 tracker — needs sign-in" in t.chat.texts()[-1]
+    assert not any(token in logged.out + logged.err for token in issued)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_doctor_says_a_protected_server_needs_sign_in(
+    settings_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = Database(settings_env["PALUI_DATABASE_URL"])
+    await db.migrate()
+    await db.close()
+    async with oauth_servers() as (_auth, url):
+        config = tmp_path / "palui.toml"
+        config.write_text(f'[mcp.tracker]\nurl = "{url}"\n')
+        monkeypatch.setenv("PALUI_CONFIG", str(config))
+        out = io.StringIO()
+        await run_doctor(None, out)
+    report = out.getvalue()
+
+    assert "❌ mcp-tracker: needs sign-in" in report, report
+    assert "Send /connect tracker to Palui in your private chat" in report
+
+
+def asks(card: Card) -> bool:
+    return card.text.startswith("❓ mcp-tracker asks")
+
+
+async def signed_in_tracker(t: Setup) -> None:
+    await follow(await connect_link(t.chat))
+    await t.chat.wait_for(connected)
+    await switch_on(t.app, "mcp-tracker", "file_issue")
+
+
+@pytest.mark.parametrize(
+    ("tapped", "result"),
+    [
+        ("beta", "filed “login” in beta"),
+        ("Decline", "not filed: decline"),
+        ("Cancel", "not filed: cancel"),
+    ],
+)
+async def test_a_servers_question_is_asked_in_the_chat_and_answered_by_a_tap(
+    database_url: str, tmp_path: Path, tapped: str, result: str
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__file_issue", {"title": "login"}), answer("Done.")])
+    allowed = frozenset({MemoryChannel.user_id, 4242})  # 4242: someone else allowed
+    async with palui_with_tracker(
+        database_url, tmp_path, model=model, trust="trusted", allowed_users=allowed
+    ) as t:
+        await signed_in_tracker(t)
+        await t.chat.send("file an issue about login")
+        approval = await t.chat.wait_for_card(lambda c: "file_issue" in c.text)
+        turn = asyncio.create_task(t.chat.tap(button(approval, "✅ Approve")))
+        card = await t.chat.wait_for_card(asks)
+        # A tap is answered only once the chat is idle, and the turn waits for the answer: the
+        # taps go in as tasks, the stranger's first.
+        stranger = t.chat.inbound(callback_data=button(card, "alpha"), user_id=4242)
+        refused = asyncio.create_task(t.chat.push(stranger))
+        await t.chat.wait_for_toast(f"cb{stranger.update_id}")
+        answered = asyncio.create_task(t.chat.tap(button(card, tapped)))
+        async with asyncio.timeout(BOUND_S):
+            await asyncio.gather(turn, refused, answered)
+        async with t.app.db.session() as s:
+            tainted = (await s.execute(text("SELECT tainted, taint_source FROM turns"))).all()
+
+    assert card.text.splitlines() == [
+        "❓ mcp-tracker asks (the server's words, not Palui's):",
+        "Which project should “login” go to?",
+    ]
+    labels = [b.label for row in card.keyboard for b in row]
+    assert labels == ["alpha", "beta", "Decline", "Cancel"]
+    assert ("cb" + str(stranger.update_id), "Only the person this turn is for can answer.") in (
+        t.chat.answers
+    )
+    tool_result = model.calls[-1][0][-1]
+    assert result in str(tool_result.content)
+    assert t.chat.texts()[-1] == "Done."
+    assert any(row.tainted and "mcp-tracker" in (row.taint_source or "") for row in tainted)
