@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TextIO
 
+from palui.app.leasing import leasing
 from palui.app.parts import (
     build_catalog,
     build_connectors,
@@ -43,10 +44,8 @@ from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
 from palui.chat.chats import Chats
 from palui.chat.inbox import Inbox
-from palui.chat.leases import ChatLeases
 from palui.chat.outbox import Outbox
 from palui.chat.pauses import CapPauses
-from palui.chat.recovery import SWEEP_EVERY_S, Recovery
 from palui.chat.sweepers import sweep_retention
 from palui.chat.wakeups import Wakeups
 from palui.chat.workers import ChatWorkers
@@ -183,14 +182,7 @@ class Palui:
         )
         memory.follow(board)  # its switches are the board's: no read of their own per turn
         background = Background()
-        leases = ChatLeases(store.leases, ttl_s=s.lease_ttl_s)
-        # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
-        senders = leases.sibling(store.delivery_leases, "delivery")
-        # Orphaned chats are looked for at least twice per lapse.
-        sweep_every_s = min(SWEEP_EVERY_S, s.lease_ttl_s / 2)
-        recovery = Recovery(
-            store.recovery, leases, senders, scope=scope, sweep_every_s=sweep_every_s
-        )
+        leases, senders, recovery = leasing(store, s.lease_ttl_s, scope)
         outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases)
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,

@@ -12,7 +12,10 @@ happens only by a process that holds the chat's lease (`palui.db.recovery`):
 - whenever a chat's worker takes the lease, it settles that chat first (a previous holder that
   died, e.g. on another host, after its lease lapsed);
 - a sweep every little while kicks the chats with work in flight that nobody holds, so a chat
-  whose process died is recovered even if no new message arrives.
+  whose process died is recovered even if no new message arrives;
+- each heartbeat (`palui.chat.heartbeat`, every second) kicks the chats and outboxes whose
+  leases a process whose heartbeat stopped still holds: a `kill -9` elsewhere is taken over in
+  seconds, its leases not waited out.
 
 Delivery leases (who sends a chat's outbox) of dead processes on this host are cleared likewise,
 so a restart delivers a reply its predecessor was sending without waiting for the lease to lapse.
@@ -28,6 +31,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from palui.chat.heartbeat import Heartbeat
 from palui.chat.leases import ChatLeases
 from palui.db.recovery import Recovered, RecoveryRepo
 from palui.domain import EVERY_CHAT, ChatScope
@@ -48,8 +52,10 @@ class Recovery:
         *,
         scope: ChatScope = EVERY_CHAT,
         sweep_every_s: float = SWEEP_EVERY_S,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self._repo = repo
+        self._heartbeat = heartbeat
         self._sweep_every_s = sweep_every_s
         self._scope = scope  # chats outside it are left to the process that serves them
         self._leases = leases
@@ -62,6 +68,8 @@ class Recovery:
 
     async def at_start(self) -> Recovered:
         """Settle every chat whose work a dead process left in flight; skip those held live."""
+        if self._heartbeat is not None:
+            await self._heartbeat.beat()  # alive before taking anything
         await self._clear_dead()
         total = Recovered()
         for chat_id in filter(self._scope.serves, await self._repo.unfinished_chats()):
@@ -85,6 +93,23 @@ class Recovery:
         await self._clear_dead()
         unfinished = filter(self._scope.serves, await self._repo.unfinished_chats())
         return await self._repo.unheld(list(unfinished))
+
+    async def watch(self, kick: Callable[[int], None], deliver: Callable[[int], None]) -> None:
+        """Forever, with each heartbeat: kick the chats (`kick`) and outboxes (`deliver`) held
+        by processes whose heartbeat stopped, so they are taken over now."""
+        if self._heartbeat is None:
+            return
+
+        def orphan(chat_id: int, is_delivery: bool) -> None:
+            if self._scope.serves(chat_id):
+                (deliver if is_delivery else kick)(chat_id)
+
+        await self._heartbeat.run(orphan)
+
+    async def close(self) -> None:
+        """After this process's leases were released: its heartbeat row goes."""
+        if self._heartbeat is not None:
+            await self._heartbeat.stop()
 
     async def sweep(self, kick: Callable[[int], None], every_s: float | None = None) -> None:
         """Forever: kick each orphaned chat; its worker takes the lease and recovers it."""
