@@ -19,12 +19,14 @@ from palui.db.heartbeats import HeartbeatRepo
 from palui.db.models import ProcessHeartbeat
 from palui.domain import TurnStatus
 from palui.errors import DatabaseError, LeaseLost
+from tests import test_fenced_processes
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.test_fenced_leases import count, running_turn, turn_status
-from tests.test_fenced_processes import daemons  # noqa: F401 (a fixture)
 from tests.test_process_recovery import needs_postgres
 from tests.test_turns import CHAT
+
+daemons = test_fenced_processes.daemons  # the fixture: real `palui run` processes
 
 
 class Clocks:
@@ -194,7 +196,7 @@ async def test_a_process_stopped_mid_turn_is_taken_over_in_seconds_and_its_late_
     database_url,
     daemons,
     fake_telegram,
-    fake_model,  # noqa: F811
+    fake_model,
 ) -> None:
     needs_postgres(database_url)
     asked, release = asyncio.Event(), asyncio.Event()

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TextIO
 
 from palui.app.leasing import leasing
+from palui.app.observing import app_metrics, secret
 from palui.app.parts import (
     build_catalog,
     build_connectors,
@@ -129,6 +130,7 @@ class Palui:
             if settings.run_code.enabled else None,
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), *toolsets, self.builtins])
+        self.metrics = app_metrics(self.registry)  # GET /metrics; each part counts its own
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
@@ -167,10 +169,12 @@ class Palui:
         """Every part that talks to a chat, built in dependency order for one channel; the
         senders, workers, recovery and jobs only for the chats of `scope`."""
         s, store, now, registry = self.settings, self.store, self._now, self.registry
+        m = self.metrics
         turn_limits = limits(s, self.tool_rules)
         approvals = Approvals(
-            store, channel, ttl_s=s.approval_ttl_s, now=now, approver=s.groups.approver
-        )
+            store, channel, ttl_s=s.approval_ttl_s, now=now, approver=s.groups.approver,
+            metrics=m,
+        )  # fmt: skip
         edits = EditFlow(store, channel, approvals, registry, self.tool_rules, now=now)
         paused = PausedConnectors(store.tool_settings)
         memory = Memory(store, self.model, registry, memory_config(s), is_paused=paused.is_paused)
@@ -182,20 +186,21 @@ class Palui:
         )
         memory.follow(board)  # its switches are the board's: no read of their own per turn
         background = Background()
-        leases, senders, recovery = leasing(store, s.lease_ttl_s, scope)
-        outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases)
+        leases, senders, recovery = leasing(store, s.lease_ttl_s, scope, m)
+        outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases,
+                        metrics=m)  # fmt: skip
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
-            memory=memory, board=board, fences=leases,
+            memory=memory, board=board, fences=leases, metrics=m,
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
-            now=now,
+            now=now, metrics=m,
         )  # fmt: skip
         workers = ChatWorkers(
             store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
-            scope=scope, media=media_intake(s, channel, self.model.name), board=board,
+            scope=scope, media=media_intake(s, channel, self.model.name), board=board, metrics=m,
         )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(
@@ -278,6 +283,7 @@ class Palui:
             self.settings.telegram_token.get_secret_value(),
             self.settings.telegram_api_url,
             stream_replies=self.settings.stream_replies,
+            metrics=self.metrics,
         )
 
     async def serve_telegram(self, stop: asyncio.Event) -> None:
@@ -340,6 +346,7 @@ class Palui:
             connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
             console=console_app(running.web), trusted_proxies=s.http_trusted_proxies,
+            metrics=self.metrics, metrics_token=secret(s.http.metrics_token),
         )  # fmt: skip
 
     async def chat_console(

@@ -10,6 +10,7 @@ from palui.chat.leases import ChatLeases, process_holder
 from palui.chat.recovery import SWEEP_EVERY_S, Recovery
 from palui.db import Store
 from palui.domain import ChatScope
+from palui.observe import Metrics
 
 
 class Leasing(NamedTuple):
@@ -18,7 +19,7 @@ class Leasing(NamedTuple):
     recovery: Recovery
 
 
-def leasing(store: Store, lease_ttl_s: float, scope: ChatScope) -> Leasing:
+def leasing(store: Store, lease_ttl_s: float, scope: ChatScope, metrics: Metrics) -> Leasing:
     holder = process_holder()
     heartbeat = Heartbeat(store.heartbeats, holder)
     leases = ChatLeases(store.leases, ttl_s=lease_ttl_s, holder=holder, heartbeat=heartbeat)
@@ -28,6 +29,6 @@ def leasing(store: Store, lease_ttl_s: float, scope: ChatScope) -> Leasing:
     sweep_every_s = min(SWEEP_EVERY_S, lease_ttl_s / 2)
     recovery = Recovery(
         store.recovery, leases, senders, scope=scope, sweep_every_s=sweep_every_s,
-        heartbeat=heartbeat,
+        heartbeat=heartbeat, metrics=metrics,
     )  # fmt: skip
     return Leasing(leases, senders, recovery)

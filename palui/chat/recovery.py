@@ -36,6 +36,7 @@ from palui.chat.leases import ChatLeases
 from palui.db.recovery import Recovered, RecoveryRepo
 from palui.domain import EVERY_CHAT, ChatScope
 from palui.logs import get_logger
+from palui.observe import Metrics
 
 log = get_logger("palui.chat.recovery")
 
@@ -53,7 +54,9 @@ class Recovery:
         scope: ChatScope = EVERY_CHAT,
         sweep_every_s: float = SWEEP_EVERY_S,
         heartbeat: Heartbeat | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics()
         self._repo = repo
         self._heartbeat = heartbeat
         self._sweep_every_s = sweep_every_s
@@ -82,6 +85,7 @@ class Recovery:
         """The chat's lease was just taken, and none of its turns runs here: settle leftovers."""
         recovered = await self._repo.recover_chat(chat_id, REASON)
         if recovered:
+            self._metrics.lease_taken_over("chat")
             log.warning(
                 "chat_recovered", chat_id=chat_id, turns=recovered.turns, calls=recovered.calls,
                 actions=recovered.actions, claims=recovered.claims,

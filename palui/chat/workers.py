@@ -43,6 +43,7 @@ from palui.jobs.runs import admit_run
 from palui.logs import get_logger
 from palui.media import MediaIntake
 from palui.memory import Memory
+from palui.observe import Metrics
 from palui.tools.switchboard import Switchboard
 from palui.turns.foreign import said
 from palui.turns.runner import TurnRunner
@@ -83,7 +84,9 @@ class ChatWorkers:
         idle_grace_s: float = IDLE_GRACE_S,
         media: MediaIntake | None = None,
         board: Switchboard | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics()
         self._store = store
         self._media = media  # None: files get UNREADABLE_NOTE (palui.chat.media_step)
         self._board = board  # told the settings version each look reads along
@@ -225,6 +228,7 @@ class ChatWorkers:
             await self._leases.confirm(fence)
             # Every queue in one query (palui.db.queues); a kind's details only when it has any.
             waiting = await self._store.queues.waiting(chat_id)
+            self._metrics.inbox_waits(chat_id, len(waiting.inbox))
             if self._board is not None:
                 await self._board.observe(waiting.settings_version)  # the switches, fresh
             # A session past `compact_after` is compacted (and saved) before the next turn
@@ -292,6 +296,7 @@ class ChatWorkers:
         worker = self._worker(chat_id)
         worker.answering = True  # from the files' download on: a message now waits (👀)
         ready: Ready | None = None
+        readable: list[Inbound] = []
         try:
             # Files first: each becomes the text its turn reads, or a reply and no turn.
             media = await read_media(self._store, self._media, chat_id, batch)
@@ -315,3 +320,6 @@ class ChatWorkers:
         finally:
             worker.answering = False
         await self._outbox.deliver(chat_id, fence, ready)
+        stamped = [i.received_at for i in readable if i.received_at is not None]
+        if stamped and self._outbox.delivered(chat_id):
+            self._metrics.answered((self._now() - min(stamped)).total_seconds())

@@ -46,6 +46,7 @@ FILE_SECTIONS = (
     "groups",
     "web",
     "media",
+    "http",
 )
 
 

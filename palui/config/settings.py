@@ -17,6 +17,7 @@ from palui.config.secrets import configured_secrets
 from palui.config.sections import (
     GroupsSettings,
     HooksSettings,
+    HttpSettings,
     McpServerSettings,
     MediaSettings,
     RecallSettings,
@@ -142,6 +143,7 @@ class Settings(BaseSettings):
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     groups: GroupsSettings = Field(default_factory=GroupsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)  # [http] in palui.toml
 
     media: MediaSettings = Field(default_factory=MediaSettings)
 

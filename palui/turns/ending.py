@@ -76,6 +76,7 @@ async def pause(
         )  # fmt: skip
         return
     log.info("turn_paused", held=[call.name for call in paused.held])
+    parts.metrics.cards_opened(len(approvals))
     descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
     off = {name for name, t in tools.offer.tools.items() if off_site(t.toolset.id, t.remote)}
     try:
@@ -107,6 +108,8 @@ async def fail(
     was run" only when no call that changes the world (a write, a destructive call, anything
     that sends out) went out in this drive; it leaves no history."""
     ran = changed_the_world(tools)
+    if isinstance(exc, ModelError):
+        parts.metrics.model_called(parts.model.name, "failed")
     if isinstance(exc, ModelUnavailable):
         log.warning("model_unavailable", error=str(exc))
         text = unavailable_text(exc, ran)

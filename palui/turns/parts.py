@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from palui.agent.turn import TurnDeps
@@ -13,6 +13,7 @@ from palui.db import Store
 from palui.db.riders import Riders
 from palui.domain import Completion, Fence, Taint, TurnKind
 from palui.memory import Memory
+from palui.observe import Metrics
 from palui.policy.named import NamedDestinations
 from palui.ports import Channel, ChatModel, Fences
 from palui.tools.catalog import ToolCatalog
@@ -41,6 +42,7 @@ class TurnParts:
     memory: Memory | None = None
     gate: CallGate | None = None  # refuses a call whose tool was switched off meanwhile
     fences: Fences | None = None  # the chat leases this process holds (turns run under one)
+    metrics: Metrics = field(default_factory=Metrics)
 
     async def tools(
         self,
@@ -77,7 +79,7 @@ class TurnParts:
             taint=taint, result_limit=self.limits.tool_result_chars,
             ledger=self.store.actions.fenced(fence), chat_id=chat_id,
             rules=self.limits.tool_rules, notify=self.store.outbox.add, now=self.now,
-            named=named, resumed=resumed, riders=riders, lazy=lazy,
+            named=named, resumed=resumed, riders=riders, lazy=lazy, metrics=self.metrics,
         )  # fmt: skip
 
     def deps(
@@ -86,6 +88,10 @@ class TurnParts:
         async def record_usage(completion: Completion, latency_s: float) -> None:
             # Written with the turn's next transaction: a call's record, or the turn's end.
             tools.riders.model_call(turn_id, chat_id, completion, latency_s)
+            usage = completion.usage
+            self.metrics.model_called(
+                completion.model, "ok", usage.prompt_tokens, usage.completion_tokens
+            )
 
         return TurnDeps(
             model=self.model,
