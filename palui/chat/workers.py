@@ -46,6 +46,7 @@ from palui.memory import Memory
 from palui.observe import Metrics
 from palui.tools.switchboard import Switchboard
 from palui.turns.foreign import said
+from palui.turns.outage import TOLD as MODEL_DOWN
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
@@ -161,12 +162,14 @@ class ChatWorkers:
             del self._workers[chat_id]
 
     def close(self) -> list[asyncio.Task[None]]:
-        """Stop kicking; the running workers, for the caller to cancel."""
+        """Stop kicking; the running workers (and the model's probe), for the caller to cancel."""
         self._closed = True
         for worker in self._workers.values():
             if worker.wake is not None:
                 worker.wake.cancel()
-        return [w.task for w in self._workers.values() if w.task is not None]
+        probe = self._turns.outage.probe()
+        tasks = [w.task for w in self._workers.values() if w.task is not None]
+        return tasks if probe is None else [*tasks, probe]
 
     def _wake_in(self, chat_id: int, delay_s: float) -> None:
         worker = self._worker(chat_id)
@@ -272,12 +275,14 @@ class ChatWorkers:
             batch = one_persons(batch)
             others_wait = len(batch) < waits
             runs = any(said(i) or (i.attachment and not i.edited) for i in batch)
-            if runs and await self._paused(chat_id):
-                return  # the messages stay in the inbox; a timer wakes the chat when it lifts
+            if runs and (await self._paused(chat_id) or await self._model_down(chat_id)):
+                return  # the messages stay in the inbox; the chat is woken when it lifts
             # A message an earlier turn took (and was interrupted on) may have left a preview.
             claimed = {item.update_id for item in inbox if item.turn_id is not None}
             rerun = any(inbound.update_id in claimed for inbound in batch)
             await self._answer(chat_id, batch, fence, rerun=rerun)
+            if await self._model_down(chat_id):
+                return  # its messages were kept (`palui.turns.outage`)
             if not worker.rekick and not others_wait:
                 # Nothing came here meanwhile (a message here kicks): no second look now. What
                 # reached another process is seen by the look the idle grace ends with.
@@ -288,6 +293,17 @@ class ChatWorkers:
         if lifts_at is None:
             return False
         self._wake_in(chat_id, max((lifts_at - self._now()).total_seconds(), 0) + 1)
+        return True
+
+    async def _model_down(self, chat_id: int) -> bool:
+        """The model stopped answering: the chat waits (told once), woken when the model's
+        probe gets an answer."""
+        outage = self._turns.outage
+        if not outage.down:
+            return False
+        outage.wake_when_back(chat_id, self.kick)
+        if outage.first_word(chat_id):
+            await self._outbox.add(chat_id, MODEL_DOWN)
         return True
 
     async def _answer(

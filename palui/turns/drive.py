@@ -123,7 +123,8 @@ class Drive:
             raise
         except Exception as exc:
             await _leave(stream, None)
-            return "failed", await ending.fail(parts, turn_id, update_ids, tools, exc, fence)
+            stored = await ending.fail(parts, turn_id, update_ids, tools, exc, fence, chat_id)
+            return "failed", stored
         finally:
             typing.cancel()
             if watcher is not None:

@@ -9,15 +9,17 @@ from typing import Any
 from palui.agent.snapshot import dump_snapshot
 from palui.agent.turn import NeedsApproval
 from palui.db.turns import Ended
-from palui.domain import Fence, TurnContext, TurnStatus
+from palui.domain import Fence, TurnContext, TurnKind, TurnStatus
 from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.ports import ReplyStream
 from palui.tools.catalog import off_site
 from palui.tools.runner import TurnTools
+from palui.turns.outage import TOLD
 from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
+CHAT = TurnKind.CHAT
 
 PAUSE_FAILED = (
     "Something went wrong while I was asking for your approval, so I stopped this request. "
@@ -103,6 +105,7 @@ async def fail(
     tools: TurnTools,
     exc: Exception,
     fence: Fence | None = None,
+    chat_id: int | None = None,
 ) -> Ended | None:
     """A turn that could not answer: the person is told why, and truthfully what ran — "Nothing
     was run" only when no call that changes the world (a write, a destructive call, anything
@@ -110,6 +113,16 @@ async def fail(
     ran = changed_the_world(tools)
     if isinstance(exc, ModelError):
         parts.metrics.model_called(parts.model.name, "failed")
+    outage = parts.outage
+    unreachable = isinstance(exc, ModelUnavailable) and outage is not None
+    if unreachable and chat_id is not None and not ran and update_ids and tools.kind is CHAT:
+        assert outage is not None
+        # The messages stay waiting (`palui.turns.outage`): answered once the model is back.
+        log.warning("model_unavailable_kept", error=str(exc), messages=len(update_ids))
+        return await end(
+            parts, turn_id, TurnStatus.FAILED, [], tools, remember=False, fence=fence,
+            reply=TOLD if outage.went_down(chat_id) else None, error=str(exc),
+        )  # fmt: skip
     if isinstance(exc, ModelUnavailable):
         log.warning("model_unavailable", error=str(exc))
         text = unavailable_text(exc, ran)

@@ -24,6 +24,7 @@ from palui.tools.switchboard import CallGate
 from palui.turns.held import TurnCalls
 from palui.turns.limits import Limits
 from palui.turns.offer import Offers
+from palui.turns.outage import ModelOutage
 
 IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-approved call
 
@@ -43,6 +44,7 @@ class TurnParts:
     gate: CallGate | None = None  # refuses a call whose tool was switched off meanwhile
     fences: Fences | None = None  # the chat leases this process holds (turns run under one)
     metrics: Metrics = field(default_factory=Metrics)
+    outage: ModelOutage | None = None  # chat turns wait for a model that stopped answering
 
     async def tools(
         self,

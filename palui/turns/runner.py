@@ -29,6 +29,7 @@ from palui.turns.drive import Drive
 from palui.turns.job_turn import run_job_turn
 from palui.turns.limits import Limits
 from palui.turns.offer import Offers
+from palui.turns.outage import ModelOutage
 from palui.turns.parts import TurnParts
 from palui.turns.resume import resume
 from palui.turns.stop import RunningTurn, RunningTurns, StopRequests
@@ -59,9 +60,10 @@ class TurnRunner:
         # The switches, true to the database (`board`): synced before each offer and each call.
         self._offers = Offers(registry, catalog, limits, is_paused, board)
         gate = CallGate(board, catalog, is_paused) if board is not None else None
+        self.outage = ModelOutage(model)  # one probe of the model however many chats wait
         self._parts = TurnParts(
             store, model, channel, catalog, approvals, limits, self._offers, now,
-            delivery_lock, memory, gate, fences, metrics or Metrics(),
+            delivery_lock, memory, gate, fences, metrics or Metrics(), self.outage,
         )  # fmt: skip
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.
