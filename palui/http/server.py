@@ -244,6 +244,9 @@ class HttpServer:
         ok = bool(database["reachable"])
         body = {
             "ok": ok,
+            # Degraded: up, but its database can't be reached; what arrives meanwhile waits
+            # (Telegram keeps updates until they are stored) and is answered once it is back.
+            "status": "ok" if ok else "degraded",
             "database": database,
             "connectors": {"up": up, "down": down, "paused": paused},
             "telegram": "webhook" if self._telegram else "polling",
