@@ -28,6 +28,7 @@ from palui.app.parts import (
     build_catalog,
     build_connectors,
     build_model,
+    hidden,
     limits,
     load_kinds,
     media_intake,
@@ -67,6 +68,7 @@ from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
 from palui.memory import Memory
+from palui.observe import Tracing
 from palui.ports import Channel, ChatModel, Toolset
 from palui.sandbox import RunCode
 from palui.tools.builtins import BuiltinTools
@@ -83,11 +85,6 @@ log = get_logger("palui.app")
 
 CONSOLE_CHAT_ID = 0  # never a Telegram chat id
 CONSOLE_USER = ChatUser(id=0, username="console")
-
-
-def _hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
-    """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
-    return paused.is_paused(connector_id) or not memory.offers_tools(connector_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +128,7 @@ class Palui:
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), *toolsets, self.builtins])
         self.metrics = app_metrics(self.registry)  # GET /metrics; each part counts its own
+        self.tracing = Tracing.to(settings.otel_endpoint)  # off (nothing built) when unset
         self.catalog = build_catalog(settings, self.kinds, {})
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
@@ -157,6 +155,7 @@ class Palui:
         self.warm_up.cancel()
         await self.connectors.stop()
         await self.db.close()
+        await asyncio.to_thread(self.tracing.shutdown)  # the spans still buffered go out
 
     async def _tools_changed(self, connector_id: str) -> None:
         toolset = self.connectors.get(connector_id)
@@ -169,7 +168,7 @@ class Palui:
         """Every part that talks to a chat, built in dependency order for one channel; the
         senders, workers, recovery and jobs only for the chats of `scope`."""
         s, store, now, registry = self.settings, self.store, self._now, self.registry
-        m = self.metrics
+        m, t = self.metrics, self.tracing
         turn_limits = limits(s, self.tool_rules)
         approvals = Approvals(
             store, channel, ttl_s=s.approval_ttl_s, now=now, approver=s.groups.approver,
@@ -188,11 +187,11 @@ class Palui:
         background = Background()
         leases, senders, recovery = leasing(store, s.lease_ttl_s, scope, m)
         outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases,
-                        metrics=m)  # fmt: skip
+                        metrics=m, tracing=t)  # fmt: skip
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
-            delivery_lock=outbox.lock, is_paused=functools.partial(_hidden, paused, memory),
-            memory=memory, board=board, fences=leases, metrics=m,
+            delivery_lock=outbox.lock, is_paused=functools.partial(hidden, paused, memory),
+            memory=memory, board=board, fences=leases, metrics=m, tracing=t,
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
@@ -201,6 +200,7 @@ class Palui:
         workers = ChatWorkers(
             store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
             scope=scope, media=media_intake(s, channel, self.model.name), board=board, metrics=m,
+            tracing=t,
         )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(

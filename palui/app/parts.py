@@ -12,10 +12,11 @@ from palui.connectors.recall import recall_server_settings
 from palui.db.retention import RetentionDays
 from palui.domain import RECALL_ID
 from palui.errors import ConfigError
+from palui.interact.paused import PausedConnectors
 from palui.llm import LiteLLMModel
 from palui.llm.transcription import LiteLLMTranscriber, model_sees_images
 from palui.media import MediaIntake, MediaLimits
-from palui.memory import MemoryConfig
+from palui.memory import Memory, MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
 from palui.ports import Channel
@@ -140,3 +141,8 @@ def web_base(settings: Settings, http_url: str | None) -> str:
         return http_url
     host = settings.http_host
     return f"http://{f'[{host}]' if ':' in host else host}:{settings.http_port}"
+
+
+def hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
+    """A connector whose tools a turn is not offered: paused, or memory tools switched off."""
+    return paused.is_paused(connector_id) or not memory.offers_tools(connector_id)

@@ -43,7 +43,7 @@ from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
 from palui.domain.sealed import spent, unsealed
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
-from palui.observe import Metrics
+from palui.observe import Metrics, Tracing
 from palui.ports import Channel
 
 log = get_logger("palui.chat.outbox")
@@ -64,7 +64,9 @@ class Outbox:
         scope: ChatScope = EVERY_CHAT,
         chat_leases: ChatLeases | None = None,
         metrics: Metrics | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
+        self._tracing = tracing or Tracing()
         self._metrics = metrics or Metrics()  # the replies it could not send yet
         self._stuck: set[int] = set()  # chats whose last delivery stopped on a failed send
         self._store = store
@@ -197,7 +199,8 @@ class Outbox:
                 try:
                     for index in range(item.parts_sent, len(parts)):
                         await leases.confirm(fence)
-                        sent = await self._send(item, index, parts[index])
+                        with self._tracing.span("palui.send", **{"palui.part": index}):
+                            sent = await self._send(item, index, parts[index])
                         done = index + 1 == len(parts)
                         await recorded(index + 1, done=done, message_id=sent)
                         if done:

@@ -43,7 +43,7 @@ from palui.jobs.runs import admit_run
 from palui.logs import get_logger
 from palui.media import MediaIntake
 from palui.memory import Memory
-from palui.observe import Metrics
+from palui.observe import Metrics, Tracing
 from palui.tools.switchboard import Switchboard
 from palui.turns.foreign import said
 from palui.turns.outage import TOLD as MODEL_DOWN
@@ -86,8 +86,10 @@ class ChatWorkers:
         media: MediaIntake | None = None,
         board: Switchboard | None = None,
         metrics: Metrics | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         self._metrics = metrics or Metrics()
+        self._tracing = tracing or Tracing()
         self._store = store
         self._media = media  # None: files get UNREADABLE_NOTE (palui.chat.media_step)
         self._board = board  # told the settings version each look reads along
@@ -240,22 +242,25 @@ class ChatWorkers:
             await self._memory.maintain(chat_id, waiting.memory)
             if waiting.paused:
                 for turn_id in await self._store.approvals.resumable(chat_id):
-                    await self._turns.resume(chat_id, turn_id, fence)
-                    await self._outbox.deliver(chat_id, fence)
+                    with self._tracing.turn("resumed", chat_id):
+                        await self._turns.resume(chat_id, turn_id, fence)
+                        await self._outbox.deliver(chat_id, fence)
             if waiting.webhooks:
                 for delivery in await self._store.webhooks.pending(chat_id):
                     if await self._paused(chat_id):
                         return  # the delivery stays stored; a timer wakes the chat when it lifts
-                    await self._turns.run_webhook_turn(delivery, fence)
-                    await self._outbox.deliver(chat_id, fence)
+                    with self._tracing.turn("webhook", chat_id):
+                        await self._turns.run_webhook_turn(delivery, fence)
+                        await self._outbox.deliver(chat_id, fence)
             if waiting.jobs:
                 for run in await self._store.jobs.queued(chat_id):
                     if await self._paused(chat_id):
                         return  # the run stays queued; a timer wakes the chat when the cap lifts
                     job = await admit_run(self._store, run, self._now())
-                    if job is not None:
-                        await self._turns.run_job_turn(run, job, fence)
-                    await self._outbox.deliver(chat_id, fence)
+                    with self._tracing.turn("scheduled", chat_id):
+                        if job is not None:
+                            await self._turns.run_job_turn(run, job, fence)
+                        await self._outbox.deliver(chat_id, fence)
             inbox = waiting.inbox
             if waiting.paused or waiting.webhooks or waiting.jobs:
                 inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
@@ -280,7 +285,8 @@ class ChatWorkers:
             # A message an earlier turn took (and was interrupted on) may have left a preview.
             claimed = {item.update_id for item in inbox if item.turn_id is not None}
             rerun = any(inbound.update_id in claimed for inbound in batch)
-            await self._answer(chat_id, batch, fence, rerun=rerun)
+            with self._tracing.turn("chat", chat_id):  # the turn and its reply's delivery
+                await self._answer(chat_id, batch, fence, rerun=rerun)
             if await self._model_down(chat_id):
                 return  # its messages were kept (`palui.turns.outage`)
             if not worker.rekick and not others_wait:

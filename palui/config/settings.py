@@ -108,6 +108,7 @@ class Settings(BaseSettings):
         tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...], NoDecode
     ] = ()
     web_url: str | None = None  # the public base of the console's sign-in links
+    otel_endpoint: str | None = None  # OTLP/HTTP traces go there (e.g. …:4318/v1/traces)
     log_format: Literal["console", "json"] = "console"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     timezone: str = "UTC"  # the person's: jobs' schedules are read in it

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from palui.db.riders import Riders
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, ToolCallRequest
-from palui.observe import Metrics
+from palui.observe import Metrics, event
 
 # A card's outcome for a held call that never ran (not "unknown": that one is still running
 # elsewhere, nor "ran_before": it ran before a restart).
@@ -117,6 +117,7 @@ class CallRecord:
         """The policy's decision (held: the call waits for a person's approval card)."""
         if self._metrics is not None:
             self._metrics.tool_called(tool_class, decision)
+        event("palui.decision", decision=decision, tool_class=tool_class, held=held)
         detail = {"decision_id": decision_id, "class": tool_class}
         if held:
             detail = {"arguments": call.arguments, "decision_id": decision_id}

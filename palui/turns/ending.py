@@ -12,6 +12,7 @@ from palui.db.turns import Ended
 from palui.domain import Fence, TurnContext, TurnKind, TurnStatus
 from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
+from palui.observe import event
 from palui.ports import ReplyStream
 from palui.tools.catalog import off_site
 from palui.tools.runner import TurnTools
@@ -79,6 +80,7 @@ async def pause(
         return
     log.info("turn_paused", held=[call.name for call in paused.held])
     parts.metrics.cards_opened(len(approvals))
+    event("palui.card_wait", tools=[call.name for call in paused.held])
     descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
     off = {name for name, t in tools.offer.tools.items() if off_site(t.toolset.id, t.remote)}
     try:

@@ -29,6 +29,7 @@ from palui.domain import (
     ToolOutcome,
     Verdict,
 )
+from palui.observe import Tracing, event
 from palui.ports import Fences
 from palui.tools.runner import TurnTools
 from palui.tools.switchboard import CallGate
@@ -73,6 +74,7 @@ class TurnCalls:
     gate: CallGate | None = None
     fence: Fence | None = None
     fences: Fences | None = None
+    tracing: Tracing = field(default_factory=Tracing)
     # Calls whose switches `prepare` synced: their run right after needs no second lookup.
     _synced: set[str] = field(default_factory=set)
 
@@ -93,11 +95,12 @@ class TurnCalls:
         return self.tools.needs_approval(call)
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
-        await self._confirm()
-        refused = await self._switched_off(call, step)
-        outcome = refused or await self.tools.run(call, step)
-        await self._confirm()  # e.g. stalled during the call: the next step must not go on
-        return outcome
+        with self.tracing.span("palui.tool", **{"palui.tool": call.name}):
+            await self._confirm()
+            refused = await self._switched_off(call, step)
+            outcome = refused or await self.tools.run(call, step)
+            await self._confirm()  # e.g. stalled during the call: the next step must not go on
+            return outcome
 
     async def _switched_off(self, call: ToolCallRequest, step: int) -> ToolOutcome | None:
         tool = self.tools.offer.tools.get(call.name)
@@ -113,6 +116,11 @@ class TurnCalls:
         return ToolOutcome(f"Error: {call.name} was not run: {reason}.", is_error=True)
 
     async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
+        with self.tracing.span("palui.tool", **{"palui.tool": decision.call.name}):
+            event("palui.card_decided", verdict=str(decision.verdict))
+            return await self._run_held(decision, step)
+
+    async def _run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
         if decision.verdict is Verdict.APPROVED:
             if await self.approvals.claim_execution(decision, self.fence):
                 outcome = await self._run_approved(decision, step)

@@ -13,7 +13,7 @@ from palui.db import Store
 from palui.db.riders import Riders
 from palui.domain import Completion, Fence, Taint, TurnKind
 from palui.memory import Memory
-from palui.observe import Metrics
+from palui.observe import Metrics, Tracing, traced_model
 from palui.policy.named import NamedDestinations
 from palui.ports import Channel, ChatModel, Fences
 from palui.tools.catalog import ToolCatalog
@@ -45,6 +45,7 @@ class TurnParts:
     fences: Fences | None = None  # the chat leases this process holds (turns run under one)
     metrics: Metrics = field(default_factory=Metrics)
     outage: ModelOutage | None = None  # chat turns wait for a model that stopped answering
+    tracing: Tracing = field(default_factory=Tracing)
 
     async def tools(
         self,
@@ -96,10 +97,10 @@ class TurnParts:
             )
 
         return TurnDeps(
-            model=self.model,
+            model=traced_model(self.model, self.tracing),
             record_usage=record_usage,
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,
             tools=tools.offer.specs,
-            runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences),
+            runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences, self.tracing),
         )

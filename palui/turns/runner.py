@@ -19,7 +19,7 @@ from palui.db.turns import Ended
 from palui.db.webhooks import Delivery
 from palui.domain import Fence, Inbound, Message, TurnKind
 from palui.memory import Memory
-from palui.observe import Metrics
+from palui.observe import Metrics, Tracing
 from palui.ports import Channel, ChatModel, Fences
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer, ToolRegistry
@@ -56,6 +56,7 @@ class TurnRunner:
         board: Switchboard | None = None,
         fences: Fences | None = None,
         metrics: Metrics | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         # The switches, true to the database (`board`): synced before each offer and each call.
         self._offers = Offers(registry, catalog, limits, is_paused, board)
@@ -64,6 +65,7 @@ class TurnRunner:
         self._parts = TurnParts(
             store, model, channel, catalog, approvals, limits, self._offers, now,
             delivery_lock, memory, gate, fences, metrics or Metrics(), self.outage,
+            tracing or Tracing(),
         )  # fmt: skip
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.
