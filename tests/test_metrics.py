@@ -130,6 +130,15 @@ async def test_without_a_token_only_a_loopback_client_gets_metrics(
     assert (await scrape(base, {"X-Forwarded-For": "203.0.113.7"}))[0] == 403
 
 
+async def test_a_request_relayed_by_a_local_proxy_is_not_a_loopback_client(
+    start_palui, fake_telegram
+) -> None:
+    _, base = await started(start_palui, fake_telegram)  # no trusted proxies
+    assert (await scrape(base))[0] == 200
+    assert (await scrape(base, {"X-Forwarded-For": "203.0.113.7"}))[0] == 403
+    assert (await scrape(base, {"Forwarded": "for=203.0.113.7"}))[0] == 403
+
+
 def test_two_apps_count_apart() -> None:
     one, two = Metrics(), Metrics()
     one.turn_ended("chat", "done", 1.0)

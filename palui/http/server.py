@@ -18,8 +18,9 @@ Rules it keeps (DESIGN §1.9, §3):
 - in Telegram webhook mode an update is answered 200 only once it is in the inbox (a 5xx makes
   Telegram deliver it again; a redelivered update_id is dropped by the inbox);
 - secrets are compared in constant time and never logged or echoed;
-- `/metrics` answers a loopback client, or with `[http] metrics_token` set only a request that
-  carries it as a bearer token (from anywhere), failures throttled as above.
+- `/metrics` answers a loopback client (not one relayed by a proxy on this host), or with
+  `[http] metrics_token` set only a request that carries it as a bearer token (from anywhere),
+  failures throttled as above.
 """
 
 from __future__ import annotations
@@ -258,7 +259,9 @@ class HttpServer:
     async def _metrics_page(self, request: web.Request) -> web.Response:
         assert self._metrics is not None
         if self._metrics_token is None:
-            if not _loopback(request.remote):
+            # A forwarding header means a proxy on this host relayed it: not a local client.
+            relayed = FORWARDED_FOR in request.headers or "Forwarded" in request.headers
+            if relayed or not _loopback(request.remote):
                 return _error(403, "metrics are served to loopback only; set [http] metrics_token")
         else:
             given = request.headers.get("Authorization", "").removeprefix("Bearer ")
