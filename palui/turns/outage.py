@@ -22,7 +22,9 @@ from palui.ports import ChatModel
 
 log = get_logger("palui.turns.outage")
 
-BACK_OFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # then every 30 s
+# Then every 5 s: a ping costs one token, and a chat waits at most this long after the model is
+# back.
+BACK_OFF_S = (1.0, 2.0, 3.0, 5.0)
 TOLD = "The model isn't answering right now; I'll answer your message when it's back."
 
 Wake = Callable[[int], None]
