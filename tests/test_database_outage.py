@@ -4,6 +4,7 @@ back; `palui doctor` explains a degraded daemon."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,9 +12,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import pytest
+import structlog
+from structlog.testing import LogCapture
 
 from palui.cli.doctor import run_doctor
 from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.model_server import ModelRequest, Script
 from tests.fakes.tcp_cut import CuttableRelay
 from tests.test_jobs import wait_until
 from tests.test_webhooks import started
@@ -74,3 +78,37 @@ async def test_healthz_is_degraded_while_the_database_is_unreachable_and_ok_afte
     assert reply["text"] == "got it"
     status, body = await health(base)
     assert (status, body["status"]) == (200, "ok")
+
+
+async def test_a_turn_cut_off_by_the_database_is_answered_once_it_is_back_not_at_the_lapse(
+    database_url, relay, start_palui, fake_telegram, fake_model, request
+) -> None:
+    asked, release = asyncio.Event(), asyncio.Event()
+
+    async def brain(request: ModelRequest) -> Script:
+        if not asked.is_set():
+            asked.set()
+            await release.wait()  # the turn is in flight when the database goes
+        return Script(text="got it")
+
+    fake_model.brain = brain
+    await started(
+        start_palui, fake_telegram, PALUI_DATABASE_URL=through(database_url, relay),
+        PALUI_LEASE_TTL_S="600",  # its lease can't be what hands the chat back
+    )  # fmt: skip
+    records = LogCapture()
+    before = structlog.get_config()
+    structlog.configure(processors=[records])
+    request.addfinalizer(lambda: structlog.configure(**before))
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "are you there?")
+    await asked.wait()
+    relay.cut()
+    release.set()  # the turn's end can't be written: the database is away
+
+    def worker_failed() -> bool:  # its turn's end could not be written
+        return any(line["event"] == "chat_worker_failed" for line in records.entries)
+
+    await wait_until(worker_failed)
+    relay.restore()
+    [reply] = await fake_telegram.wait_for_messages(OWNER_CHAT, 1, timeout=60)
+    assert reply["text"] == "got it"

@@ -9,6 +9,8 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
+import structlog
+from structlog.testing import LogCapture
 
 from palui.observe import Tracing
 from tests.conftest import OWNER_CHAT, OWNER_ID
@@ -33,7 +35,7 @@ def one(spans: list[Span], name: str) -> Span:
 
 
 async def test_a_turn_is_one_trace_with_its_model_tool_and_send_spans(
-    collector, with_notes, start_palui, fake_telegram, fake_model, capsys
+    collector, with_notes, start_palui, fake_telegram, fake_model, request
 ) -> None:
     def brain(request: ModelRequest) -> Script:
         if not [m for m in request.messages if m["role"] == "tool"]:
@@ -43,6 +45,10 @@ async def test_a_turn_is_one_trace_with_its_model_tool_and_send_spans(
 
     fake_model.brain = brain
     await start_palui(PALUI_OTEL_ENDPOINT=collector.url)
+    records = LogCapture()  # every line's fields, with those bound from context
+    before = structlog.get_config()
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, records])
+    request.addfinalizer(lambda: structlog.configure(**before))
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "note the rent")
     await fake_telegram.wait_for_text(OWNER_CHAT, "Noted.")
     await collector.wait_for(lambda spans: any(s.name == "palui.turn" for s in spans))
@@ -63,8 +69,8 @@ async def test_a_turn_is_one_trace_with_its_model_tool_and_send_spans(
     everything = json.dumps([vars(s) for s in collector.spans])
     assert "IBAN" not in everything and "note the rent" not in everything
 
-    logged = capsys.readouterr().out
-    assert f"trace_id={turn.trace_id}" in logged
+    done = [line for line in records.entries if line.get("event") == "turn_done"]
+    assert [line.get("trace_id") for line in done] == [turn.trace_id]
 
 
 def test_without_an_endpoint_nothing_is_traced() -> None:

@@ -198,6 +198,11 @@ class ChatWorkers:
             except LeaseLost:
                 log.warning("chat_given_up", chat_id=chat_id)  # its new holder goes on
                 break
+            except Exception as exc:
+                # E.g. the database went away mid-turn: look again soon, not when something
+                # else wakes the chat; the next take recovers what was in flight.
+                log.warning("chat_worker_failed", chat_id=chat_id, error=repr(exc))
+                break
             if fence is None:
                 break
             if not worker.rekick:
