@@ -236,3 +236,13 @@ async def test_a_process_stopped_mid_turn_is_taken_over_in_seconds_and_its_late_
     await fake_telegram.wait_for_text(OWNER_CHAT, "You're welcome.", timeout=60)
     texts = [m["text"] for m in fake_telegram.sent_messages(OWNER_CHAT)]
     assert texts == ["B's answer", "You're welcome."]
+
+
+async def test_a_message_stored_by_a_process_that_died_before_taking_its_chat_is_swept(
+    store: Store,
+) -> None:
+    await store.inbox.add(1, CHAT, 1, {"update_id": 1, "text": "hi"})
+    recovery = Recovery(store.recovery, ChatLeases(store.leases))
+    assert await recovery.orphaned() == [CHAT]  # nobody holds it: the sweep kicks it
+    assert await store.leases.acquire(CHAT, "another-host:1:cafe", ttl_s=600)
+    assert await recovery.orphaned() == []  # held by a live process: its own to answer

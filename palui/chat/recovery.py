@@ -11,8 +11,8 @@ happens only by a process that holds the chat's lease (`palui.db.recovery`):
   business and is left alone (its turn goes on, its claim stays);
 - whenever a chat's worker takes the lease, it settles that chat first (a previous holder that
   died, e.g. on another host, after its lease lapsed);
-- a sweep every little while kicks the chats with work in flight that nobody holds, so a chat
-  whose process died is recovered even if no new message arrives;
+- a sweep every few seconds kicks the chats with work in flight or a message waiting that nobody
+  holds, so a chat whose process died is recovered even if no new message arrives;
 - each heartbeat (`palui.chat.heartbeat`, every second) kicks the chats and outboxes whose
   leases a process whose heartbeat stopped still holds: a `kill -9` elsewhere is taken over in
   seconds, its leases not waited out.
@@ -41,7 +41,7 @@ from palui.observe import Metrics
 log = get_logger("palui.chat.recovery")
 
 REASON = "interrupted: the Palui process running it stopped"
-SWEEP_EVERY_S = 30.0
+SWEEP_EVERY_S = 5.0  # a few reads: how long a message a dead process stored may wait
 
 
 class Recovery:
@@ -93,10 +93,11 @@ class Recovery:
         return recovered
 
     async def orphaned(self) -> list[int]:
-        """Chats with work in flight that no live process holds."""
+        """Chats with work in flight, or a message waiting, that no live process holds (a
+        process that died right after storing a message never took its chat)."""
         await self._clear_dead()
-        unfinished = filter(self._scope.serves, await self._repo.unfinished_chats())
-        return await self._repo.unheld(list(unfinished))
+        found = {*await self._repo.unfinished_chats(), *await self._repo.waiting_chats()}
+        return await self._repo.unheld(sorted(filter(self._scope.serves, found)))
 
     async def watch(self, kick: Callable[[int], None], deliver: Callable[[int], None]) -> None:
         """Forever, with each heartbeat: kick the chats (`kick`) and outboxes (`deliver`) held
