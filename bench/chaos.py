@@ -61,6 +61,7 @@ class Result:
     told: int = 0
     recovery_s: float = float("nan")
     takeovers: tuple[float, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def through(url: str, port: int) -> str:
@@ -169,6 +170,7 @@ def tally(result: Result, fake_tg: Any, workdir: Path) -> None:
     kt.count(counted, fake_tg, workdir)
     result.lost, result.repeated, result.failed = counted.lost, counted.repeated, counted.failed
     result.twice = counted.twice - result.told  # count() sees the notice as an extra message
+    result.notes = tuple(note for note in counted.notes if TOLD not in note)
 
 
 def percentile(values: tuple[float, ...], q: float) -> float:
@@ -199,6 +201,8 @@ async def main_async(args: argparse.Namespace) -> int:
                 p50, p95 = percentile(r.takeovers, 50), percentile(r.takeovers, 95)
                 line += f"; takeover p50 {p50:.1f} s p95 {p95:.1f} s"
             print(f"{line}  [{time.monotonic() - started:.0f} s]", flush=True)
+            for note in r.notes[:6]:
+                print(f"    {note}", flush=True)
             bad += bool(r.lost or r.twice or r.repeated or r.failed)
     return 1 if bad else 0
 

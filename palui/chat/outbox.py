@@ -202,7 +202,13 @@ class Outbox:
                         with self._tracing.span("palui.send", **{"palui.part": index}):
                             sent = await self._send(item, index, parts[index])
                         done = index + 1 == len(parts)
-                        await recorded(index + 1, done=done, message_id=sent)
+                        try:
+                            await recorded(index + 1, done=done, message_id=sent)
+                        except Exception:
+                            # In the chat but not on record (e.g. the database went away): the
+                            # next delivery looks for it before sending it again.
+                            self._doubt.add(item.id)
+                            raise
                         if done:
                             self._settled(item.id)
                 except ChannelError as exc:
