@@ -235,25 +235,6 @@ async def test_a_streamed_answer_grows_in_one_message_and_ends_formatted(
     assert len(fake_telegram.sent_messages(OWNER_CHAT)) == 1  # one message, edited in place
 
 
-async def test_an_unreachable_model_is_reported_and_nothing_runs(
-    start_palui, fake_telegram, fake_model
-) -> None:
-    fake_model.queue(
-        Script(status=503, error="overloaded"),
-        Script(status=503, error="overloaded"),
-        Script(text="back again"),
-    )
-    await start_palui(PALUI_FALLBACK_MODELS="openai/backup-model")
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hi")
-    reply = (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]["text"]
-    assert reply.startswith("The model could not be reached (openai/fake-model")
-    assert "I tried the fallback too." in reply
-    assert [r.model for r in fake_model.requests] == ["fake-model", "backup-model"]
-
-    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and now?")
-    assert (await fake_telegram.wait_for_messages(OWNER_CHAT, 2))[1]["text"] == "back again"
-
-
 async def test_the_fallback_model_answers_when_the_primary_fails(
     start_palui, fake_telegram, fake_model
 ) -> None:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TextIO
 
+from palui.app.leasing import leasing
+from palui.app.observing import app_metrics, secret
 from palui.app.parts import (
     build_catalog,
     build_connectors,
@@ -45,10 +47,8 @@ from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
 from palui.chat.chats import Chats
 from palui.chat.inbox import Inbox
-from palui.chat.leases import ChatLeases
 from palui.chat.outbox import Outbox
 from palui.chat.pauses import CapPauses
-from palui.chat.recovery import SWEEP_EVERY_S, Recovery
 from palui.chat.sweepers import sweep_retention
 from palui.chat.wakeups import Wakeups
 from palui.chat.workers import ChatWorkers
@@ -70,6 +70,7 @@ from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
 from palui.memory import Memory
+from palui.observe import Tracing
 from palui.ports import Channel, ChatModel, Toolset
 from palui.sandbox import RunCode
 from palui.skills import SkillLibrary, SkillTools
@@ -116,6 +117,8 @@ class Palui:
             if settings.run_code.enabled else None, skills=SkillTools(self.skills),
         )  # fmt: skip
         self.registry = ToolRegistry([*self.connectors.connectors(), *toolsets, self.builtins])
+        self.metrics = app_metrics(self.registry)  # GET /metrics; each part counts its own
+        self.tracing = Tracing.to(settings.otel_endpoint)  # off (nothing built) when unset
         self.catalog = build_catalog(settings, self.kinds, {}, self.registry)
         self.tool_rules = ToolRules.from_settings(settings)  # imports the hooks: fails early
         self._watch: ToolWatch | None = None
@@ -142,6 +145,7 @@ class Palui:
         await self.connectors.stop()
         await close_remote(self.remote)
         await self.db.close()
+        await asyncio.to_thread(self.tracing.shutdown)  # the spans still buffered go out
 
     async def _tools_changed(self, connector_id: str) -> None:
         toolset = self.connectors.get(connector_id)
@@ -154,10 +158,12 @@ class Palui:
         """Every part that talks to a chat, built in dependency order for one channel; the
         senders, workers, recovery and jobs only for the chats of `scope`."""
         s, store, now, registry = self.settings, self.store, self._now, self.registry
+        m, t = self.metrics, self.tracing
         turn_limits = limits(s, self.tool_rules)
         approvals = Approvals(
-            store, channel, ttl_s=s.approval_ttl_s, now=now, approver=s.groups.approver
-        )
+            store, channel, ttl_s=s.approval_ttl_s, now=now, approver=s.groups.approver,
+            metrics=m,
+        )  # fmt: skip
         edits = EditFlow(store, channel, approvals, registry, self.tool_rules, now=now)
         paused = PausedConnectors(store.tool_settings)
         memory = Memory(store, self.model, registry, memory_config(s), is_paused=paused.is_paused)
@@ -169,27 +175,23 @@ class Palui:
         )
         memory.follow(board)  # its switches are the board's: no read of their own per turn
         background = Background()
-        leases = ChatLeases(store.leases, ttl_s=s.lease_ttl_s)
-        # Who sends a chat's outbox: one process at a time, so no reply part goes out twice.
-        senders = leases.sibling(store.delivery_leases, "delivery")
-        # Orphaned chats are looked for at least twice per lapse.
-        sweep_every_s = min(SWEEP_EVERY_S, s.lease_ttl_s / 2)
-        recovery = Recovery(
-            store.recovery, leases, senders, scope=scope, sweep_every_s=sweep_every_s
-        )
-        outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases)
+        leases, senders, recovery = leasing(store, s.lease_ttl_s, scope, m)
+        outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases,
+                        metrics=m, tracing=t)  # fmt: skip
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(hidden, paused, memory),
-            memory=memory, board=board, fences=leases, skills=self.skills,
+            memory=memory, board=board, fences=leases, skills=self.skills, metrics=m,
+            tracing=t,
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
-            now=now,
+            now=now, metrics=m,
         )  # fmt: skip
         workers = ChatWorkers(
             store, turns, outbox, pauses, leases, recovery, edits=edits, memory=memory, now=now,
-            scope=scope, media=media_intake(s, channel, self.model.name), board=board,
+            scope=scope, media=media_intake(s, channel, self.model.name), board=board, metrics=m,
+            tracing=t,
         )  # fmt: skip
         wakeups = Wakeups(workers, outbox)
         scheduler = JobScheduler(
@@ -278,6 +280,7 @@ class Palui:
             self.settings.telegram_token.get_secret_value(),
             self.settings.telegram_api_url,
             stream_replies=self.settings.stream_replies,
+            metrics=self.metrics,
         )
 
     async def serve_telegram(self, stop: asyncio.Event) -> None:
@@ -341,6 +344,7 @@ class Palui:
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
             console=console_app(running.web), trusted_proxies=s.http_trusted_proxies,
             oauth=oauth_routes(self.remote),
+            metrics=self.metrics, metrics_token=secret(s.http.metrics_token),
         )  # fmt: skip
 
     async def chat_console(

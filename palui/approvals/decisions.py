@@ -37,6 +37,7 @@ from palui.domain import (
     Verdict,
 )
 from palui.logs import get_logger
+from palui.observe import Metrics
 from palui.policy.classify import definition_hash
 from palui.ports import Channel
 from palui.tools.digest import call_digest, canonical
@@ -76,7 +77,9 @@ class Approvals:
         ttl_s: int,
         now: Callable[[], datetime],
         approver: str = "allowed",
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics()  # cards waiting: opened (the turn's pause) − settled
         self._store = store
         self._channel = channel
         self._ttl = timedelta(seconds=ttl_s)
@@ -225,6 +228,7 @@ class Approvals:
         log.info(
             "approval_decided", tool=record.tool, approved=approve, chat_id=record.chat_id, on=on
         )
+        self._metrics.card_settled()
         decided = await self._store.approvals.by_token(record.token)  # with its card's id
         if decided is not None:
             await self._close(decided, outcome_line(decided))
@@ -251,6 +255,7 @@ class Approvals:
         """Expire overdue approvals, edit their cards; the chats whose turns can now resume."""
         expired = await self._store.approvals.expire_due(self._now())
         for record in expired:
+            self._metrics.card_settled()
             await self._close(record, outcome_line(record))
         return {record.chat_id for record in expired}
 

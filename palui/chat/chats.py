@@ -83,10 +83,13 @@ class Chats:
             spawn(sweep_approvals(self._approvals, kick))
         spawn(sweep_outbox(self._store, self._outbox))
         spawn(self._recovery.sweep(kick))  # chats whose process died elsewhere
+        # The heartbeat: also takes over what a process whose heartbeat stopped held.
+        spawn(self._recovery.watch(kick, self._deliver_soon))
 
     async def close(self) -> None:
         """Stop all work; whatever was unfinished stays in the database for the next start."""
         await self._background.close(self._workers.close())
+        await self._recovery.close()
 
     async def accept(self, inbound: Inbound) -> bool:
         return await self.inbox.accept(inbound)
@@ -101,6 +104,9 @@ class Chats:
                 return
             waiting = asyncio.ensure_future(idle.wait())
             await asyncio.wait([waiting, *busy])
+
+    def _deliver_soon(self, chat_id: int) -> None:
+        self._background.spawn(self._outbox.deliver(chat_id))
 
     async def notify_owners(self, text: str) -> None:
         """Tell every allowed user (in their private chat with the bot)."""

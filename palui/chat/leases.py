@@ -11,8 +11,9 @@ taken the lease over (`LeaseLost`). A renewal that finds the lease taken over ca
 the chat's running turn is cancelled before its next side effect. Between renewals the holder
 trusts its lease only for half a lapse after its last confirmed renewal (a monotonic clock, so a
 process stopped with SIGSTOP or a long pause sees the gap): `confirm`, called before a side
-effect, asks the database again only when that is past. The same class, over its own table, is
-the outbox's delivery lease.
+effect, asks the database again only when that is past — or when this process's heartbeat is
+no longer fresh (`palui.chat.heartbeat`): another process may then take its leases over without
+waiting for their lapse. The same class, over its own table, is the outbox's delivery lease.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from palui.db.leases import LeaseRepo
+from palui.chat.heartbeat import Heartbeat
+from palui.db.leases import NOBODY_DEAD, LeaseRepo
 from palui.domain import Fence
 from palui.errors import LeaseLost
 from palui.logs import get_logger
@@ -57,19 +59,24 @@ class ChatLeases:
         what: str = "chat",
         clock: Callable[[], float] = time.monotonic,
         holder: str | None = None,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self._repo = repo
+        self._heartbeat = heartbeat
         self._ttl_s = ttl_s
         self._what = what  # "chat" or "delivery", for the logs and errors
         self._clock = clock
         self._held: dict[int, _Held] = {}  # the leases this process holds now, by chat
         # This process, as the lease rows name it (its chat and delivery leases share it).
-        self.holder = holder or f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.holder = holder or process_holder()
 
     def sibling(self, repo: LeaseRepo, what: str) -> ChatLeases:
         """This process's other lease of each chat (the delivery lease), under the same holder
         name: a chat lease held here does not keep this process's own deliveries out."""
-        return ChatLeases(repo, ttl_s=self._ttl_s, what=what, clock=self._clock, holder=self.holder)
+        return ChatLeases(
+            repo, ttl_s=self._ttl_s, what=what, clock=self._clock, holder=self.holder,
+            heartbeat=self._heartbeat,
+        )  # fmt: skip
 
     @property
     def ttl_s(self) -> float:
@@ -100,7 +107,8 @@ class ChatLeases:
             return
         started = self._clock()
         try:
-            fence = await self._repo.take(chat_id, self.holder, self._ttl_s)
+            dead_before = NOBODY_DEAD if self._heartbeat is None else self._heartbeat.dead_before()
+            fence = await self._repo.take(chat_id, self.holder, self._ttl_s, dead_before)
         except asyncio.CancelledError:
             # Cancelled (e.g. shutdown) after the upsert may have committed: without this the
             # lease would stay ours until it lapses, and a restart here would wait for it.
@@ -137,7 +145,8 @@ class ChatLeases:
         held = self._held.get(fence.chat_id)
         if held is None or held.fence != fence or held.lost:
             raise LeaseLost(fence.chat_id, self._what)
-        if self._clock() - held.confirmed_at < self._ttl_s / 2:
+        beating = self._heartbeat is None or self._heartbeat.fresh()
+        if beating and self._clock() - held.confirmed_at < self._ttl_s / 2:
             return
         await self._renew_once(held)
 
@@ -166,6 +175,11 @@ class ChatLeases:
             except Exception as exc:
                 log.warning(f"{self._what}_lease_not_renewed", chat_id=held.fence.chat_id,
                             error=str(exc))  # fmt: skip
+
+
+def process_holder() -> str:
+    """This process, as its lease rows and its heartbeat name it: host, pid, and a nonce."""
+    return f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def _alive(pid: int) -> bool:

@@ -43,6 +43,7 @@ from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
 from palui.domain.sealed import spent, unsealed
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
+from palui.observe import Metrics, Tracing
 from palui.ports import Channel
 
 log = get_logger("palui.chat.outbox")
@@ -62,7 +63,12 @@ class Outbox:
         *,
         scope: ChatScope = EVERY_CHAT,
         chat_leases: ChatLeases | None = None,
+        metrics: Metrics | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
+        self._tracing = tracing or Tracing()
+        self._metrics = metrics or Metrics()  # the replies it could not send yet
+        self._stuck: set[int] = set()  # chats whose last delivery stopped on a failed send
         self._store = store
         self._chat_leases = chat_leases  # the chats' workers' leases: they send under them
         self._scope = scope  # a chat outside it is another process's to send
@@ -101,6 +107,11 @@ class Outbox:
         """Something new is in the chat's outbox (e.g. from palui__send_message)."""
         if not self._background.closed:
             self._background.spawn(self.deliver(chat_id))
+
+    def delivered(self, chat_id: int) -> bool:
+        """Whether the chat's last delivery here sent everything it found (none stopped on a
+        failed send since)."""
+        return chat_id not in self._stuck
 
     def mark(self, chat_id: int) -> int:
         """Where this process's deliveries to the chat stand, for `deliver(ready=…)`."""
@@ -160,6 +171,7 @@ class Outbox:
             # Taken over while sending (this process stalled past the lease): the new
             # holder sends from what is recorded; this one sends nothing more.
             log.warning("delivery_lease_lost", chat_id=chat_id)
+            self._metrics.stale_write_refused("delivery")
 
     async def _deliver_held(
         self, chat_id: int, fence: Fence, leases: ChatLeases, known: OutboxItem | None = None
@@ -180,16 +192,23 @@ class Outbox:
         pending = self._store.outbox.pending
         while items := [known] if known is not None else await pending(chat_id):
             known = None
-            for item in items:
+            for position, item in enumerate(items):
                 parts = self._channel.render(unsealed(item.text))
                 # Once the reply is out (or dropped), its row keeps the text without secrets.
                 recorded = functools.partial(record, item.id, fence=fence, kept=spent(item.text))
                 try:
                     for index in range(item.parts_sent, len(parts)):
                         await leases.confirm(fence)
-                        sent = await self._send(item, index, parts[index])
+                        with self._tracing.span("palui.send", **{"palui.part": index}):
+                            sent = await self._send(item, index, parts[index])
                         done = index + 1 == len(parts)
-                        await recorded(index + 1, done=done, message_id=sent)
+                        try:
+                            await recorded(index + 1, done=done, message_id=sent)
+                        except Exception:
+                            # In the chat but not on record (e.g. the database went away): the
+                            # next delivery looks for it before sending it again.
+                            self._doubt.add(item.id)
+                            raise
                         if done:
                             self._settled(item.id)
                 except ChannelError as exc:
@@ -199,7 +218,11 @@ class Outbox:
                         self._settled(item.id)
                         continue
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
+                    self._stuck.add(chat_id)
+                    self._metrics.outbox_waits(chat_id, len(items) - position, item.created_at)
                     return  # the sweeper tries again; order is kept by stopping here
+            self._stuck.discard(chat_id)
+            self._metrics.outbox_waits(chat_id, 0, None)
             if under_chat:
                 return
 

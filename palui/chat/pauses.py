@@ -14,6 +14,7 @@ from palui.chat.outbox import Outbox
 from palui.db import Store
 from palui.domain.windows import day_start, hour_ago
 from palui.logs import get_logger
+from palui.observe import Metrics
 
 log = get_logger("palui.chat.pauses")
 
@@ -27,7 +28,9 @@ class CapPauses:
         daily_token_cap: int,
         runs_per_hour: int,
         now: Callable[[], datetime],
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics()
         self._store = store
         self._outbox = outbox
         self._caps = Caps(daily_token_cap, runs_per_hour)
@@ -44,6 +47,7 @@ class CapPauses:
         if self._told.get(chat_id) != hit.lifts_at:
             log.info("turns_paused", chat_id=chat_id, cap=hit.cap, until=hit.lifts_at.isoformat())
             self._told[chat_id] = hit.lifts_at
+            self._metrics.cap_hit(hit.cap)
             await self._outbox.add(chat_id, hit.message)
         return hit.lifts_at
 

@@ -44,8 +44,10 @@ from palui.jobs.runs import admit_run
 from palui.logs import get_logger
 from palui.media import MediaIntake
 from palui.memory import Memory
+from palui.observe import Metrics, Tracing
 from palui.tools.switchboard import Switchboard
 from palui.turns.foreign import said
+from palui.turns.outage import TOLD as MODEL_DOWN
 from palui.turns.runner import TurnRunner
 
 EDITED_NOTE = "I saw your edit, but I don't re-run edited messages. Send it as a new message."
@@ -84,7 +86,11 @@ class ChatWorkers:
         idle_grace_s: float = IDLE_GRACE_S,
         media: MediaIntake | None = None,
         board: Switchboard | None = None,
+        metrics: Metrics | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics()
+        self._tracing = tracing or Tracing()
         self._store = store
         self._media = media  # None: files get UNREADABLE_NOTE (palui.chat.media_step)
         self._board = board  # told the settings version each look reads along
@@ -159,12 +165,14 @@ class ChatWorkers:
             del self._workers[chat_id]
 
     def close(self) -> list[asyncio.Task[None]]:
-        """Stop kicking; the running workers, for the caller to cancel."""
+        """Stop kicking; the running workers (and the model's probe), for the caller to cancel."""
         self._closed = True
         for worker in self._workers.values():
             if worker.wake is not None:
                 worker.wake.cancel()
-        return [w.task for w in self._workers.values() if w.task is not None]
+        probe = self._turns.outage.probe()
+        tasks = [w.task for w in self._workers.values() if w.task is not None]
+        return tasks if probe is None else [*tasks, probe]
 
     def _wake_in(self, chat_id: int, delay_s: float) -> None:
         worker = self._worker(chat_id)
@@ -190,6 +198,11 @@ class ChatWorkers:
                         await self._drain_while_busy(chat_id, fence)
             except LeaseLost:
                 log.warning("chat_given_up", chat_id=chat_id)  # its new holder goes on
+                break
+            except Exception as exc:
+                # E.g. the database went away mid-turn: look again soon, not when something
+                # else wakes the chat; the next take recovers what was in flight.
+                log.warning("chat_worker_failed", chat_id=chat_id, error=repr(exc))
                 break
             if fence is None:
                 break
@@ -226,6 +239,7 @@ class ChatWorkers:
             await self._leases.confirm(fence)
             # Every queue in one query (palui.db.queues); a kind's details only when it has any.
             waiting = await self._store.queues.waiting(chat_id)
+            self._metrics.inbox_waits(chat_id, len(waiting.inbox))
             if self._board is not None:
                 await self._board.observe(waiting.settings_version)  # the switches, fresh
             # A session past `compact_after` is compacted (and saved) before the next turn
@@ -234,22 +248,25 @@ class ChatWorkers:
             await self._memory.maintain(chat_id, waiting.memory)
             if waiting.paused:
                 for turn_id in await self._store.approvals.resumable(chat_id):
-                    await self._turns.resume(chat_id, turn_id, fence)
-                    await self._outbox.deliver(chat_id, fence)
+                    with self._tracing.turn("resumed", chat_id):
+                        await self._turns.resume(chat_id, turn_id, fence)
+                        await self._outbox.deliver(chat_id, fence)
             if waiting.webhooks:
                 for delivery in await self._store.webhooks.pending(chat_id):
                     if await self._paused(chat_id):
                         return  # the delivery stays stored; a timer wakes the chat when it lifts
-                    await self._turns.run_webhook_turn(delivery, fence)
-                    await self._outbox.deliver(chat_id, fence)
+                    with self._tracing.turn("webhook", chat_id):
+                        await self._turns.run_webhook_turn(delivery, fence)
+                        await self._outbox.deliver(chat_id, fence)
             if waiting.jobs:
                 for run in await self._store.jobs.queued(chat_id):
                     if await self._paused(chat_id):
                         return  # the run stays queued; a timer wakes the chat when the cap lifts
                     job = await admit_run(self._store, run, self._now())
-                    if job is not None:
-                        await self._turns.run_job_turn(run, job, fence)
-                    await self._outbox.deliver(chat_id, fence)
+                    with self._tracing.turn("scheduled", chat_id):
+                        if job is not None:
+                            await self._turns.run_job_turn(run, job, fence)
+                        await self._outbox.deliver(chat_id, fence)
             inbox = waiting.inbox
             if waiting.paused or waiting.webhooks or waiting.jobs:
                 inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
@@ -273,12 +290,15 @@ class ChatWorkers:
             batch = one_persons(batch)
             others_wait = len(batch) < waits
             runs = any(said(i) or (i.attachment and not i.edited) for i in batch)
-            if runs and await self._paused(chat_id):
-                return  # the messages stay in the inbox; a timer wakes the chat when it lifts
+            if runs and (await self._paused(chat_id) or await self._model_down(chat_id)):
+                return  # the messages stay in the inbox; the chat is woken when it lifts
             # A message an earlier turn took (and was interrupted on) may have left a preview.
             claimed = {item.update_id for item in inbox if item.turn_id is not None}
             rerun = any(inbound.update_id in claimed for inbound in batch)
-            await self._answer(chat_id, batch, fence, rerun=rerun)
+            with self._tracing.turn("chat", chat_id):  # the turn and its reply's delivery
+                await self._answer(chat_id, batch, fence, rerun=rerun)
+            if await self._model_down(chat_id):
+                return  # its messages were kept (`palui.turns.outage`)
             if not worker.rekick and not others_wait:
                 # Nothing came here meanwhile (a message here kicks): no second look now. What
                 # reached another process is seen by the look the idle grace ends with.
@@ -291,12 +311,24 @@ class ChatWorkers:
         self._wake_in(chat_id, max((lifts_at - self._now()).total_seconds(), 0) + 1)
         return True
 
+    async def _model_down(self, chat_id: int) -> bool:
+        """The model stopped answering: the chat waits (told once), woken when the model's
+        probe gets an answer."""
+        outage = self._turns.outage
+        if not outage.down:
+            return False
+        outage.wake_when_back(chat_id, self.kick)
+        if outage.first_word(chat_id):
+            await self._outbox.add(chat_id, MODEL_DOWN)
+        return True
+
     async def _answer(
         self, chat_id: int, batch: Sequence[Inbound], fence: Fence, *, rerun: bool = True
     ) -> None:
         worker = self._worker(chat_id)
         worker.answering = True  # from the files' download on: a message now waits (👀)
         ready: Ready | None = None
+        readable: list[Inbound] = []
         try:
             # Files first: each becomes the text its turn reads, or a reply and no turn.
             media = await read_media(self._store, self._media, chat_id, batch)
@@ -324,3 +356,6 @@ class ChatWorkers:
         finally:
             worker.answering = False
         await self._outbox.deliver(chat_id, fence, ready)
+        stamped = [i.received_at for i in readable if i.received_at is not None]
+        if stamped and self._outbox.delivered(chat_id):
+            self._metrics.answered((self._now() - min(stamped)).total_seconds())

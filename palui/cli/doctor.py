@@ -128,6 +128,32 @@ def _http(settings: Settings) -> Check:
     )
 
 
+async def _running(settings: Settings) -> Check | None:
+    """What a `palui run` answering on the HTTP port says of itself: a degraded one (its
+    database unreachable) explained; none answering is no problem of the configuration."""
+    import aiohttp
+
+    host = "127.0.0.1" if settings.http_host in ("0.0.0.0", "::", "") else settings.http_host
+    url = f"http://{host}:{settings.http_port}/healthz"
+    try:
+        timeout = aiohttp.ClientTimeout(total=3)
+        async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as reply:
+            health = await reply.json()
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return None
+    if not isinstance(health, dict) or "status" not in health:
+        return None
+    if health["status"] != "degraded":
+        return Check("running", True, f"palui run answers on {url}: {health['status']}")
+    return Check(
+        "running", False,
+        f"palui run on {url} is degraded: it can't reach its database",
+        "Messages wait meanwhile (Telegram keeps them until they are stored; replies stay in "
+        "the outbox) and are answered once the database is back. Start the database or fix "
+        "the network to it; the database line above says what this machine sees.",
+    )  # fmt: skip
+
+
 Listed = list[tuple[str, RemoteTool]]  # the tools of the connected connectors
 
 
@@ -265,6 +291,8 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
     checks.append(_http(settings))
     checks.append(_file_modes(settings))
     checks.append(await _database(settings))
+    if (running := await _running(settings)) is not None:
+        checks.append(running)
     if settings.model:
         checks.append(await _model(settings))
     if settings.telegram_token:

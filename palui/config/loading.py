@@ -47,6 +47,7 @@ FILE_SECTIONS = (
     "groups",
     "web",
     "media",
+    "http",
 )
 
 

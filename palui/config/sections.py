@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 
 class McpToolSettings(BaseModel):
@@ -248,6 +248,15 @@ class WebSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     session_days: int = Field(default=7, ge=1, le=365)
+
+
+class HttpSettings(BaseModel):
+    """`[http]`: Palui's HTTP server's options read from the file. `metrics_token`: `GET /metrics`
+    answers a request carrying it as a bearer token from anywhere (unset: loopback only)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metrics_token: SecretStr | None = None
 
 
 TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024  # the Bot API's getFile: larger files can't be fetched

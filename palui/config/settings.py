@@ -17,6 +17,7 @@ from palui.config.secrets import configured_secrets
 from palui.config.sections import (
     GroupsSettings,
     HooksSettings,
+    HttpSettings,
     McpServerSettings,
     MediaSettings,
     RecallSettings,
@@ -111,6 +112,7 @@ class Settings(BaseSettings):
     web_url: str | None = None  # the public base of the console's sign-in links
     # Encrypts connectors' OAuth tokens at rest; unset: a 0600 key file in the data dir.
     secret_key: SecretStr | None = None
+    otel_endpoint: str | None = None  # OTLP/HTTP traces go there (e.g. …:4318/v1/traces)
     log_format: Literal["console", "json"] = "console"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     timezone: str = "UTC"  # the person's: jobs' schedules are read in it
@@ -148,6 +150,7 @@ class Settings(BaseSettings):
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     groups: GroupsSettings = Field(default_factory=GroupsSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)  # [http] in palui.toml
 
     media: MediaSettings = Field(default_factory=MediaSettings)
 

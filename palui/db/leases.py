@@ -10,18 +10,23 @@ being the row's (`held_by`, folded into the write's own statement, or `check` in
 transaction), so a holder that stalled past its lapse while another process took over finds its
 late writes refused (`LeaseLost`) instead of overwriting what the new holder recovered. Rows are
 never deleted (a release clears the holder), so the generation only ever goes up.
+
+A holder whose process heartbeat stopped (`palui.db.heartbeats`) counts as gone: a take given a
+`dead_before` takes its lease over without waiting for the lapse, and its other lease of the
+chat no longer keeps this one out. The fence guards that case as any other take-over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import String, bindparam, exists, func, insert, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
+from palui.db.heartbeats import DEAD_BEFORE, dead_before_param, stopped
 from palui.db.models import ChatLease, DeliveryLease, utcnow
 from palui.db.repo import DIALECTS, Repo, insert_for
 from palui.domain import Fence
@@ -29,6 +34,8 @@ from palui.errors import LeaseLost
 
 Table = type[ChatLease] | type[DeliveryLease]
 RELEASED = ""  # the holder of a released row: anyone may take it
+# No heartbeat is older than this: a take given it judges holders by their leases' lapse alone.
+NOBODY_DEAD = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def held_by(fence: Fence, table: Table = ChatLease) -> Any:
@@ -99,18 +106,23 @@ async def check(s: AsyncSession, fence: Fence | None, table: Table = ChatLease) 
         raise LeaseLost(fence.chat_id, "delivery" if table is DeliveryLease else "chat")
 
 
-def _other_held(table: Table, chat_id: Any, holder: Any, now: Any) -> Any:
+def _other_held(table: Table, chat_id: Any, holder: Any, now: Any, dead_before: Any) -> Any:
     """SQL true while another process holds the chat's other lease, which excludes this one.
 
     A chat's worker sends its own replies under its chat lease (`palui.chat.outbox`), so no
     other process may send that chat's outbox meanwhile: the delivery lease can't be taken
     while another holder has the chat lease, lapsed or not (a holder that stalled may still
     renew it; a new holder's take ends that). Nor can the chat lease be taken while another
-    process is sending under a live delivery lease. (Values or bind parameters.)"""
+    process is sending under a live delivery lease. A holder whose heartbeat stopped holds
+    nothing. (Values or bind parameters.)"""
     other = (DeliveryLease if table is ChatLease else ChatLease).__table__.c
     held = other.expires_at >= now if table is ChatLease else true()
     return exists().where(
-        other.chat_id == chat_id, other.holder != RELEASED, other.holder != holder, held
+        other.chat_id == chat_id,
+        other.holder != RELEASED,
+        other.holder != holder,
+        held,
+        ~stopped(other.holder, dead_before),
     )
 
 
@@ -129,12 +141,13 @@ def _take(table: Table, is_sqlite: bool) -> Any:
     chat_id = bindparam(TAKE_CHAT, type_=c.chat_id.type)
     holder = bindparam(TAKE_HOLDER, type_=c.holder.type)
     now = bindparam(TAKE_NOW, type_=c.expires_at.type)
+    dead_before = dead_before_param()
     row = select(
         chat_id.label("chat_id"),
         holder.label("holder"),
         bindparam(TAKE_EXPIRES, type_=c.expires_at.type).label("expires_at"),
         literal(1, c.generation.type).label("generation"),
-    ).where(~_other_held(table, chat_id, holder, now))
+    ).where(~_other_held(table, chat_id, holder, now, dead_before))
     stmt = insert_for(is_sqlite)(table.__table__).from_select(
         ["chat_id", "holder", "expires_at", "generation"], row
     )
@@ -145,7 +158,10 @@ def _take(table: Table, is_sqlite: bool) -> Any:
             "expires_at": stmt.excluded.expires_at,
             "generation": c.generation + 1,
         },
-        where=(c.holder == holder) | (c.holder == RELEASED) | (c.expires_at < now),
+        where=(c.holder == holder)
+        | (c.holder == RELEASED)
+        | (c.expires_at < now)
+        | stopped(c.holder, dead_before),
     )
     # RETURNING, not rowcount: asyncpg reports no reliable rowcount for an upsert.
     return stmt.returning(c.generation)
@@ -188,14 +204,17 @@ _RELEASES = {
 class LeaseRepo(Repo):
     table: Table = ChatLease
 
-    async def take(self, chat_id: int, holder: str, ttl_s: float) -> Fence | None:
+    async def take(
+        self, chat_id: int, holder: str, ttl_s: float, dead_before: datetime = NOBODY_DEAD
+    ) -> Fence | None:
         """Take the chat's lease for `ttl_s` seconds under a new generation; None when another
-        holds it, or holds the chat's other lease (see `_other_held`)."""
+        holds it, or holds the chat's other lease (see `_other_held`). A holder whose heartbeat
+        is older than `dead_before` holds neither."""
         now = utcnow()
         stmt = _TAKES[self.table, self._db.is_sqlite]
         params = {
             TAKE_CHAT: chat_id, TAKE_HOLDER: holder, TAKE_NOW: now,
-            TAKE_EXPIRES: now + timedelta(seconds=ttl_s),
+            TAKE_EXPIRES: now + timedelta(seconds=ttl_s), DEAD_BEFORE: dead_before,
         }  # fmt: skip
         async with self._db.session() as s, s.begin():
             if not self._db.is_sqlite:

@@ -17,9 +17,17 @@ from typing import Any
 from sqlalchemy import bindparam, func, select, union, update
 
 from palui.db.calls import settle_interrupted
-from palui.db.models import ActionRow, CallRecordRow, ChatLease, PausedTurn, Turn, utcnow
+from palui.db.models import (
+    ActionRow,
+    CallRecordRow,
+    ChatLease,
+    InboxUpdate,
+    PausedTurn,
+    Turn,
+    utcnow,
+)
 from palui.db.repo import Repo
-from palui.domain import ActionState, CallStatus, TurnStatus
+from palui.domain import ActionState, CallStatus, InboxStatus, TurnStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +77,15 @@ class RecoveryRepo(Repo):
         )
         async with self._db.session() as s:
             return sorted(int(chat_id) for chat_id in await s.scalars(query))
+
+    async def waiting_chats(self) -> list[int]:
+        """Chats with a message stored and not yet answered (its process may have died before
+        its worker took the chat)."""
+        query = select(InboxUpdate.chat_id).where(
+            InboxUpdate.status == InboxStatus.PENDING, InboxUpdate.chat_id.is_not(None)
+        )
+        async with self._db.session() as s:
+            return sorted({int(c) for c in await s.scalars(query.distinct()) if c is not None})
 
     async def unheld(self, chat_ids: list[int]) -> list[int]:
         """Of these chats, those whose lease is free or lapsed (no live process works on them)."""

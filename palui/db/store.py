@@ -12,6 +12,7 @@ from palui.db.approvals import ApprovalRepo
 from palui.db.calls import CallRecordRepo
 from palui.db.delivery_leases import DeliveryLeaseRepo
 from palui.db.engine import Database
+from palui.db.heartbeats import HeartbeatRepo
 from palui.db.inbox import InboxRepo
 from palui.db.jobs import JobRepo
 from palui.db.leases import LeaseRepo
@@ -73,6 +74,7 @@ class Store:
         self.leases = LeaseRepo(db)
         self.recovery = RecoveryRepo(db)
         self.delivery_leases = DeliveryLeaseRepo(db)
+        self.heartbeats = HeartbeatRepo(db)  # which lease holders still run
         self.jobs = JobRepo(db)
         self.stop_requests = StopRequestRepo(db)
         self.retention = RetentionRepo(db)  # the daily prune (chat.sweepers)

@@ -1,5 +1,5 @@
-"""Palui's own HTTP server (aiohttp): `GET /healthz`, `POST /webhooks/<name>`, `POST /telegram`,
-and the web console (palui.web) mounted at `/ui` when one is given.
+"""Palui's own HTTP server (aiohttp): `GET /healthz`, `GET /metrics`, `POST /webhooks/<name>`,
+`POST /telegram`, and the web console (palui.web) mounted at `/ui` when one is given.
 
 Rules it keeps (DESIGN §1.9, §3):
 - a webhook delivery is answered 202 only once it is stored; every refusal (401, 404, 413, 400,
@@ -17,12 +17,16 @@ Rules it keeps (DESIGN §1.9, §3):
 - no body is read past its limit;
 - in Telegram webhook mode an update is answered 200 only once it is in the inbox (a 5xx makes
   Telegram deliver it again; a redelivered update_id is dropped by the inbox);
-- secrets are compared in constant time and never logged or echoed.
+- secrets are compared in constant time and never logged or echoed;
+- `/metrics` answers a loopback client (not one relayed by a proxy on this host), or with
+  `[http] metrics_token` set only a request that carries it as a bearer token (from anywhere),
+  failures throttled as above.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -40,6 +44,7 @@ from palui.http.clients import FORWARDED_FOR, Network, client_address
 from palui.http.oauth import OAuthRoutes
 from palui.http.throttle import FailureThrottle
 from palui.logs import get_logger
+from palui.observe import Metrics
 from palui.webhooks.auth import Authentication, authenticate, same_secret
 from palui.webhooks.specs import WebhookSpec
 
@@ -51,6 +56,13 @@ HEALTH_DB_TIMEOUT_S = 3.0
 JSON_TYPES = ("application/json",)
 
 TelegramFeed = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def _loopback(address: str | None) -> bool:
+    try:
+        return address is not None and ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 class BadPayload(ValueError):
@@ -160,7 +172,11 @@ class HttpServer:
         console: web.Application | None = None,
         trusted_proxies: Sequence[Network] = (),
         oauth: OAuthRoutes | None = None,
+        metrics: Metrics | None = None,
+        metrics_token: str | None = None,
     ) -> None:
+        self._metrics = metrics
+        self._metrics_token = metrics_token
         self._store = store
         self._oauth = oauth  # remote connectors' sign-in callback and client document
         self._host = host
@@ -187,6 +203,8 @@ class HttpServer:
     async def start(self) -> None:
         app = web.Application(middlewares=[_clients(self._trusted_proxies), _json_errors])
         app.router.add_get("/healthz", self._healthz)
+        if self._metrics is not None:
+            app.router.add_get("/metrics", self._metrics_page)
         app.router.add_post("/webhooks/{name}", self._webhook)
         app.router.add_post("/telegram", self._telegram_update)
         if self._oauth is not None:
@@ -232,11 +250,33 @@ class HttpServer:
         ok = bool(database["reachable"])
         body = {
             "ok": ok,
+            # Degraded: up, but its database can't be reached; what arrives meanwhile waits
+            # (Telegram keeps updates until they are stored) and is answered once it is back.
+            "status": "ok" if ok else "degraded",
             "database": database,
             "connectors": {"up": up, "down": down, "paused": paused},
             "telegram": "webhook" if self._telegram else "polling",
         }
         return web.json_response(body, status=200 if ok else 503)
+
+    # -- GET /metrics -----------------------------------------------------------------------------
+
+    async def _metrics_page(self, request: web.Request) -> web.Response:
+        assert self._metrics is not None
+        if self._metrics_token is None:
+            # A forwarding header means a proxy on this host relayed it: not a local client.
+            relayed = FORWARDED_FOR in request.headers or "Forwarded" in request.headers
+            if relayed or not _loopback(request.remote):
+                return _error(403, "metrics are served to loopback only; set [http] metrics_token")
+        else:
+            given = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            if not same_secret(given, self._metrics_token):
+                if (throttled := self._throttled_failure(request, "metrics")) is not None:
+                    return throttled
+                log.warning("metrics_refused", remote=request.remote)
+                return _error(401, "unauthorized")
+        body = self._metrics.render()
+        return web.Response(body=body, headers={"Content-Type": self._metrics.content_type})
 
     # -- POST /webhooks/<name> --------------------------------------------------------------------
 

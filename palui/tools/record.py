@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from palui.db.riders import Riders
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, ToolCallRequest
+from palui.observe import Metrics, event
 
 # A card's outcome for a held call that never ran (not "unknown": that one is still running
 # elsewhere, nor "ran_before": it ran before a restart).
@@ -76,8 +77,10 @@ class CallRecord:
         *,
         resumed: bool = False,
         riders: Riders | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
+        self._metrics = metrics
         self._turn_id = turn_id
         self._chat_id = chat_id
         self._resumed = resumed
@@ -114,6 +117,9 @@ class CallRecord:
     ) -> None:
         """The policy's decision (held: the call waits for a person's approval card). `basis`:
         what it rested on (`TurnPolicy.basis`), kept with the stage for `palui runs explain`."""
+        if self._metrics is not None:
+            self._metrics.tool_called(tool_class, decision)
+        event("palui.decision", decision=decision, tool_class=tool_class, held=held)
         detail: dict[str, Any] = {"decision_id": decision_id, "class": tool_class}
         if held:
             detail = {"arguments": call.arguments, "decision_id": decision_id}

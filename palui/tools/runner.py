@@ -30,6 +30,7 @@ from palui.domain import (
     TurnScope,
 )
 from palui.logs import get_logger
+from palui.observe import Metrics
 from palui.policy.classes import Classification
 from palui.policy.matrix import Decision
 from palui.policy.named import NamedDestinations
@@ -78,12 +79,15 @@ class TurnTools:
         resumed: bool = False,
         riders: Riders | None = None,
         lazy: LazyInputs | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.offer = offer
         self.rules = rules or ToolRules()
         # What the turn owes the database besides (token usage...): its next write carries it.
         self.riders = riders if riders is not None else Riders()
-        self.record = CallRecord(store, turn_id, chat_id, resumed=resumed, riders=self.riders)
+        self.record = CallRecord(
+            store, turn_id, chat_id, resumed=resumed, riders=self.riders, metrics=metrics
+        )
         self._notify = notify
         self._now = now
         # Calls that went through the hooks and guards, by call id: run() doesn't repeat them.

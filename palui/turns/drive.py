@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from collections.abc import Awaitable
 
 from palui.agent.turn import NeedsApproval
@@ -68,9 +69,16 @@ class Drive:
         end is written only while that lease holds. A turn whose lease was taken over ends
         without writing or sending anything and raises `LeaseLost` to its worker. Returns the
         reply its end stored (None: none, or it paused), for the worker to deliver."""
+        started, metrics = time.monotonic(), self._parts.metrics
         try:
-            return await self._drive(chat_id, turn_id, loop, tools, update_ids, stream, fence)
+            outcome, stored = await self._drive(
+                chat_id, turn_id, loop, tools, update_ids, stream, fence
+            )
+            metrics.turn_ended(tools.kind, outcome, time.monotonic() - started)
+            return stored
         except LeaseLost:
+            metrics.stale_write_refused("chat")
+            metrics.turn_ended(tools.kind, "taken_over", time.monotonic() - started)
             log.warning("chat_lease_lost", turn_id=turn_id, chat_id=chat_id)
             if stream is not None:
                 await stream.close()  # no more previews; the preview shown stays as it is
@@ -88,7 +96,8 @@ class Drive:
         update_ids: list[int],
         stream: ReplyStream | None,
         fence: Fence | None,
-    ) -> Ended | None:
+    ) -> tuple[str, Ended | None]:
+        """The turn's outcome (done, paused, stopped, failed) and the reply its end stored."""
         parts = self._parts
         task: asyncio.Task[Reply | NeedsApproval] = asyncio.ensure_future(loop)
         running = self._running.by_chat[chat_id] = RunningTurn(turn_id, task, tools)
@@ -106,7 +115,7 @@ class Drive:
             log.info("turn_stopped")
             await _leave(stream, "(stopped — this answer is incomplete)")
             told = running.stopped_text  # None: the /stop's own reply already said it
-            return await ending.end(
+            return "stopped", await ending.end(
                 parts, turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped",
                 reply=told, remember=False, fence=fence,
             )  # fmt: skip
@@ -114,7 +123,8 @@ class Drive:
             raise
         except Exception as exc:
             await _leave(stream, None)
-            return await ending.fail(parts, turn_id, update_ids, tools, exc, fence)
+            stored = await ending.fail(parts, turn_id, update_ids, tools, exc, fence, chat_id)
+            return "failed", stored
         finally:
             typing.cancel()
             if watcher is not None:
@@ -123,7 +133,7 @@ class Drive:
         if isinstance(result, NeedsApproval):
             await _leave(stream, "(waiting for your approval below)")
             await ending.pause(parts, chat_id, turn_id, result, tools, update_ids, fence)
-            return None
+            return "paused", None
         text = result.text.strip() or "(The model returned an empty answer.)"
         # Previews stop before the end is committed, so the reply's outbox row names the
         # preview its first part replaces (delivered by the outbox, as an edit).
@@ -133,7 +143,7 @@ class Drive:
             budget_hit=result.budget_hit, preview_message_id=preview, fence=fence,
         )  # fmt: skip
         log.info("turn_done", steps=result.steps, tokens=result.usage.total_tokens)
-        return stored
+        return "done", stored
 
     async def _keep_typing(self, chat_id: int) -> None:
         await asyncio.sleep(TYPING_AFTER_S)

@@ -11,15 +11,18 @@ from palui.agent.snapshot import dump_snapshot
 from palui.agent.subturn import task_of
 from palui.agent.turn import NeedsApproval, TurnSnapshot
 from palui.db.turns import Ended
-from palui.domain import Fence, NewApproval, TurnContext, TurnStatus
+from palui.domain import Fence, NewApproval, TurnContext, TurnKind, TurnStatus
 from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
+from palui.observe import event
 from palui.ports import ReplyStream
 from palui.tools.catalog import off_site
 from palui.tools.runner import TurnTools
+from palui.turns.outage import TOLD
 from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
+CHAT = TurnKind.CHAT
 
 SUB_TASK_SHOWN = 120  # characters of a sub-task a card names
 
@@ -83,6 +86,8 @@ async def pause(
         )  # fmt: skip
         return
     log.info("turn_paused", held=[call.name for call in paused.held])
+    parts.metrics.cards_opened(len(approvals))
+    event("palui.card_wait", tools=[call.name for call in paused.held])
     descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
     off = {name for name, t in tools.offer.tools.items() if off_site(t.toolset.id, t.remote)}
     forms = {c.name for c in paused.held if tools.policy.form(c.name) or c.id in tools.form_calls}
@@ -123,11 +128,24 @@ async def fail(
     tools: TurnTools,
     exc: Exception,
     fence: Fence | None = None,
+    chat_id: int | None = None,
 ) -> Ended | None:
     """A turn that could not answer: the person is told why, and truthfully what ran — "Nothing
     was run" only when no call that changes the world (a write, a destructive call, anything
     that sends out) went out in this drive; it leaves no history."""
     ran = changed_the_world(tools)
+    if isinstance(exc, ModelError):
+        parts.metrics.model_called(parts.model.name, "failed")
+    outage = parts.outage
+    unreachable = isinstance(exc, ModelUnavailable) and outage is not None
+    if unreachable and chat_id is not None and not ran and update_ids and tools.kind is CHAT:
+        assert outage is not None
+        # The messages stay waiting (`palui.turns.outage`): answered once the model is back.
+        log.warning("model_unavailable_kept", error=str(exc), messages=len(update_ids))
+        return await end(
+            parts, turn_id, TurnStatus.FAILED, [], tools, remember=False, fence=fence,
+            reply=TOLD if outage.went_down(chat_id) else None, error=str(exc),
+        )  # fmt: skip
     if isinstance(exc, ModelUnavailable):
         log.warning("model_unavailable", error=str(exc))
         text = unavailable_text(exc, ran)

@@ -30,6 +30,7 @@ from palui.domain import (
     ToolOutcome,
     Verdict,
 )
+from palui.observe import Tracing, event
 from palui.ports import Fences
 from palui.tools import delegation
 from palui.tools.runner import TurnTools
@@ -75,6 +76,7 @@ class TurnCalls:
     gate: CallGate | None = None
     fence: Fence | None = None
     fences: Fences | None = None
+    tracing: Tracing = field(default_factory=Tracing)
     # Calls whose switches `prepare` synced: their run right after needs no second lookup.
     _synced: set[str] = field(default_factory=set)
     _delegations: dict[str, float] = field(default_factory=dict)  # call id -> when it began
@@ -96,11 +98,12 @@ class TurnCalls:
         return self.tools.needs_approval(call)
 
     async def run(self, call: ToolCallRequest, step: int) -> ToolOutcome:
-        await self._confirm()
-        refused = await self._switched_off(call, step)
-        outcome = refused or await self.tools.run(call, step)
-        await self._confirm()  # e.g. stalled during the call: the next step must not go on
-        return outcome
+        with self.tracing.span("palui.tool", **{"palui.tool": call.name}):
+            await self._confirm()
+            refused = await self._switched_off(call, step)
+            outcome = refused or await self.tools.run(call, step)
+            await self._confirm()  # e.g. stalled during the call: the next step must not go on
+            return outcome
 
     async def _switched_off(self, call: ToolCallRequest, step: int) -> ToolOutcome | None:
         tool = self.tools.offer.tools.get(call.name)
@@ -138,6 +141,11 @@ class TurnCalls:
             await self._confirm()
 
     async def run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
+        with self.tracing.span("palui.tool", **{"palui.tool": decision.call.name}):
+            event("palui.card_decided", verdict=str(decision.verdict))
+            return await self._run_held(decision, step)
+
+    async def _run_held(self, decision: HeldDecision, step: int) -> ToolOutcome:
         if decision.verdict is Verdict.APPROVED:
             if await self.approvals.claim_execution(decision, self.fence):
                 outcome = await self._run_approved(decision, step)

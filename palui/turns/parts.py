@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from palui.agent.turn import TurnDeps
@@ -13,6 +13,7 @@ from palui.db import Store
 from palui.db.riders import Riders
 from palui.domain import Completion, Fence, Taint, TurnKind
 from palui.memory import Memory
+from palui.observe import Metrics, Tracing, traced_model
 from palui.policy.named import NamedDestinations
 from palui.ports import Channel, ChatModel, Fences
 from palui.skills import SkillLibrary, skills_prompt
@@ -25,6 +26,7 @@ from palui.tools.switchboard import CallGate
 from palui.turns.held import TurnCalls
 from palui.turns.limits import Limits
 from palui.turns.offer import Offers
+from palui.turns.outage import ModelOutage
 from palui.turns.stand_in import tell_stand_in
 
 IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-approved call
@@ -45,6 +47,9 @@ class TurnParts:
     gate: CallGate | None = None  # refuses a call whose tool was switched off meanwhile
     fences: Fences | None = None  # the chat leases this process holds (turns run under one)
     skills: SkillLibrary | None = None  # PALUI_SKILLS_DIR's skills, trusted by digest
+    metrics: Metrics = field(default_factory=Metrics)
+    outage: ModelOutage | None = None  # chat turns wait for a model that stopped answering
+    tracing: Tracing = field(default_factory=Tracing)
 
     async def skills_prompt(self, message: str) -> str:
         """The trusted skills' names and descriptions for a turn's system message, the most
@@ -90,7 +95,7 @@ class TurnParts:
             taint=taint, result_limit=self.limits.tool_result_chars,
             ledger=self.store.actions.fenced(fence), chat_id=chat_id,
             rules=self.limits.tool_rules, notify=self.store.outbox.add, now=self.now,
-            named=named, resumed=resumed, riders=riders, lazy=lazy,
+            named=named, resumed=resumed, riders=riders, lazy=lazy, metrics=self.metrics,
         )  # fmt: skip
 
     def deps(
@@ -101,14 +106,18 @@ class TurnParts:
             tools.riders.model_call(turn_id, chat_id, completion, latency_s)
             if completion.stood_in is not None:
                 await tell_stand_in(self.store, chat_id, completion.stood_in, self.now())
+            usage = completion.usage
+            self.metrics.model_called(
+                completion.model, "ok", usage.prompt_tokens, usage.completion_tokens
+            )
 
         return TurnDeps(
-            model=self.model,
+            model=traced_model(self.model, self.tracing),
             record_usage=record_usage,
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,
             tools=tools.offer.specs,
             offered=lambda: tools.offer.specs,
-            runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences),
+            runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences, self.tracing),
             delegate=delegation.NAME if delegation.NAME in tools.offer.tools else None,
         )

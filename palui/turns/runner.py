@@ -19,6 +19,7 @@ from palui.db.turns import Ended
 from palui.db.webhooks import Delivery
 from palui.domain import Fence, Inbound, Message, TurnKind
 from palui.memory import Memory
+from palui.observe import Metrics, Tracing
 from palui.ports import Channel, ChatModel, Fences
 from palui.skills import SkillLibrary
 from palui.tools.catalog import ToolCatalog
@@ -29,6 +30,7 @@ from palui.turns.drive import Drive
 from palui.turns.job_turn import run_job_turn
 from palui.turns.limits import Limits
 from palui.turns.offer import Offers
+from palui.turns.outage import ModelOutage
 from palui.turns.parts import TurnParts
 from palui.turns.resume import resume
 from palui.turns.stop import RunningTurn, RunningTurns, StopRequests
@@ -55,13 +57,17 @@ class TurnRunner:
         board: Switchboard | None = None,
         fences: Fences | None = None,
         skills: SkillLibrary | None = None,
+        metrics: Metrics | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         # The switches, true to the database (`board`): synced before each offer and each call.
         self._offers = Offers(registry, catalog, limits, is_paused, board)
         gate = CallGate(board, catalog, is_paused) if board is not None else None
+        self.outage = ModelOutage(model)  # one probe of the model however many chats wait
         self._parts = TurnParts(
             store, model, channel, catalog, approvals, limits, self._offers, now,
-            delivery_lock, memory, gate, fences, skills,
+            delivery_lock, memory, gate, fences, skills, metrics or Metrics(), self.outage,
+            tracing or Tracing(),
         )  # fmt: skip
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.

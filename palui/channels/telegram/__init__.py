@@ -41,6 +41,7 @@ from palui.channels.telegram.pacing import PermanentChannelError, paced, retry_s
 from palui.domain import Card
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
+from palui.observe import Metrics
 from palui.ports import InboundSink, ReplyStream
 
 log = get_logger("palui.telegram")
@@ -71,7 +72,9 @@ class TelegramChannel:
         drafts: bool = True,
         first_preview_after_s: float | None = None,
         read_timeout_s: float = 15.0,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics
         request = HTTPXRequest(
             connection_pool_size=16, read_timeout=read_timeout_s, connect_timeout=10
         )
@@ -370,4 +373,7 @@ class TelegramChannel:
     async def _call(
         self, chat_id: int, method: Any, *args: Any, again_on_timeout: bool = True
     ) -> Any:
-        return await paced(self._limiter, chat_id, method, *args, again_on_timeout=again_on_timeout)
+        return await paced(
+            self._limiter, chat_id, method, *args, again_on_timeout=again_on_timeout,
+            metrics=self._metrics,
+        )  # fmt: skip

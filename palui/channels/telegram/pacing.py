@@ -13,6 +13,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Time
 from palui.channels.ratelimit import SendRateLimiter
 from palui.errors import ChannelError
 from palui.logs import get_logger
+from palui.observe import Metrics
 
 log = get_logger("palui.telegram")
 
@@ -36,6 +37,7 @@ async def paced(
     method: Any,
     *args: Any,
     again_on_timeout: bool = True,
+    metrics: Metrics | None = None,
 ) -> Any:
     """`method(*args)` within the chat's and the bot's send rates.
 
@@ -51,6 +53,8 @@ async def paced(
             seconds = retry_seconds(exc)
             log.warning("telegram_flood_wait", chat_id=chat_id, retry_after_s=seconds)
             limiter.pause_chat(chat_id, seconds)
+            if metrics is not None:
+                metrics.send_paced()
         except Forbidden as exc:
             raise PermanentChannelError(f"Telegram refused: {exc.message}") from exc
         except TimedOut as exc:
@@ -59,11 +63,15 @@ async def paced(
             log.warning("telegram_timed_out", chat_id=chat_id, attempt=attempt)
             if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
                 raise ChannelError(f"Telegram timed out: {exc.message}") from exc
+            if metrics is not None:
+                metrics.send_retried()
         except NetworkError as exc:
             if isinstance(exc, BadRequest):
                 raise
             if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
                 raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
+            if metrics is not None:
+                metrics.send_retried()
             await asyncio.sleep(min(2**attempt, 30))
         else:
             limiter.answered(chat_id)

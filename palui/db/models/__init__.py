@@ -6,7 +6,7 @@ from palui.db.models.base import NAMING, Base, UTCDateTime, utcnow
 from palui.db.models.calls import CallRecordRow, TurnOfferRow
 from palui.db.models.chats import Chat, ChatSession, MessageRow, ModelCall, ModelStandIn, Turn
 from palui.db.models.jobs import JobRow, JobRun
-from palui.db.models.leases import ChatLease, DeliveryLease, StopRequest
+from palui.db.models.leases import ChatLease, DeliveryLease, ProcessHeartbeat, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
 from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
 from palui.db.models.oauth import OAuthGrant
@@ -45,6 +45,7 @@ __all__ = [
     "OAuthGrant",
     "OutboxMessage",
     "PausedTurn",
+    "ProcessHeartbeat",
     "RecallCheck",
     "SendCapNotice",
     "SettingsVersion",

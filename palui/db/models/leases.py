@@ -33,6 +33,18 @@ class DeliveryLease(Base):
     generation: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
+class ProcessHeartbeat(Base):
+    """A running process's pulse, renewed every second or so: a holder whose beats stopped is
+    taken over in seconds, not when its leases lapse (palui.chat.heartbeat). A holder with no
+    row (an older process, a test's stand-in) is judged by its leases' lapse alone."""
+
+    __tablename__ = "process_heartbeats"
+
+    holder: Mapped[str] = mapped_column(String(96), primary_key=True)
+    beat_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class StopRequest(Base):
     """A /stop that reached a process not running the chat's turn; the process running it polls
     for its turn's row (palui.turns.stop). Keyed by turn, so it never stops a later turn."""
