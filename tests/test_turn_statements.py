@@ -14,8 +14,8 @@ counted apart (as the benchmark does, `bench/turn_overhead.py --statements`). Tw
 
 Left out, by name: only the background timers (the heartbeat every second, the outbox retry and
 recovery sweeps every 5 s, the approval expiry sweep every 30 s), which run on a clock whatever
-the turns do; the daily retention prune is taken before the app starts, so it does not run. The caps are
-off, as in the benchmark (with them on, two more reads a turn).
+the turns do; the daily retention prune is taken before the app starts, so it does not run. The
+caps are off, as in the benchmark (with them on, two more reads a turn).
 
 Issue 14's target is 15 statements and 5 commits: what this asserts is what the code does
 today, 15 statements and 5 commits in a conversation (the benchmark adds the auto-recall check:
