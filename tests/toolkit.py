@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from palui.domain import (
@@ -22,6 +23,12 @@ from palui.domain import (
     ToolSpec,
     Usage,
 )
+
+# Where the tests' own files are, wherever a test module sits under tests/.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SERVERS = TESTS / "servers"
+DATA = TESTS / "data"
 
 Step = Completion | Callable[[list[Message]], Awaitable[Completion]]
 

@@ -1,6 +1,6 @@
 """The repository of tool call records (one row per call, `CallRecordRow`): the writes that
 `palui.tools.record` makes, the daily send count, and settling calls a dead process left in
-flight. Nothing else writes the table (tests/test_call_record.py checks)."""
+flight. Nothing else writes the table (tests/db/test_call_record.py checks)."""
 
 from __future__ import annotations
 
