@@ -14,8 +14,7 @@ from sqlalchemy import select
 from palui.db.models import MemorySlice
 from palui.domain import Completion, Message, Role
 from tests.fakes.memory_channel import CHAT_ID, in_memory_settings, running_palui
-from tests.memory.test_memory import seed_turns
-from tests.toolkit import FunctionToolset, ScriptedModel, answer
+from tests.toolkit import FunctionToolset, ScriptedModel, answer, seed_turns
 
 SUMMARY = "SUMMARY: the person keeps numbered notes."
 NOTE = re.compile(r"^note number (\d+) for the record$")

@@ -14,16 +14,12 @@ from sqlalchemy import select
 
 from palui.approvals.answers import BadValue, parse_value
 from palui.db.models import ApprovalRow
-from tests.approvals.test_approvals_flow import (
-    _until_tool_running,
-    buttons,
-    call,
-    scripted,
-    tool_results,
-)
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.cli import palui_main
 from tests.fakes.model_server import Script
+from tests.toolkit import buttons, scripted, tool_results
+from tests.toolkit import script_call as call
+from tests.toolkit import until_tool_running as _until_tool_running
 
 EDITED = "✏️ Edited by User1001"
 WAIT_S = 30  # generous: the machine may be busy; a pass never waits this long

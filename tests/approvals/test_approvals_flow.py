@@ -4,69 +4,28 @@ API, litellm against the fake model) where the test is about those; the rest in 
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import update
 
 from palui.config import Settings
 from palui.db.models import ApprovalRow
-from palui.domain import Card, Completion, Message, ToolCallRequest, Usage
+from palui.domain import Completion, Message, ToolCallRequest, Usage
 from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import (
     MemoryChannel,
     approval_cards,
     in_memory_settings,
-    running_palui,
-    switch_on,
 )
 from tests.fakes.model_server import ModelRequest, Script
-from tests.fakes.notes_toolset import NOTES_ID, SWITCHED_ON, NotesToolset
-
-
-def tool_results(request: ModelRequest) -> list[str]:
-    return [m["content"] for m in request.messages if m["role"] == "tool"]
-
-
-def scripted(*steps: Script):
-    """A brain that answers step by step within each turn (counted by tool results seen)."""
-    queue = list(steps)
-
-    def brain(request: ModelRequest) -> Script:
-        return queue.pop(0)
-
-    return brain
-
-
-def call(name: str, **arguments: object) -> Script:
-    return Script(tool_calls=[(name, json.dumps(arguments))])
-
-
-def buttons(message: dict) -> dict[str, str]:
-    keyboard = message.get("reply_markup") or {}
-    if isinstance(keyboard, str):
-        keyboard = json.loads(keyboard)
-    rows = keyboard.get("inline_keyboard", [])
-    return {b["text"]: b["callback_data"] for row in rows for b in row}
-
-
-async def wait_for_card(fake_telegram, count: int = 1) -> dict:
-    """The `count`-th approval card, once it has been sent."""
-
-    def cards() -> list[dict]:
-        return [
-            m for m in fake_telegram.sent_messages(OWNER_CHAT) if "Approval needed" in m["text"]
-        ]
-
-    await fake_telegram.wait_for_request("sendMessage", predicate=lambda _: len(cards()) >= count)
-    return cards()[count - 1]
+from tests.fakes.notes_toolset import notes_palui
+from tests.toolkit import buttons, labelled, scripted, tool_results, wait_for_card
+from tests.toolkit import script_call as call
+from tests.toolkit import until_tool_running as _until_tool_running
 
 
 async def test_the_model_calls_an_mcp_tool_and_answers_with_its_result(
@@ -103,18 +62,6 @@ async def test_stop_during_a_long_tool_call_ends_the_turn_and_names_the_call(
     )
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hello")
     assert (await fake_telegram.wait_for_messages(OWNER_CHAT, 2))[1]["text"] == "next"
-
-
-async def _until_tool_running(app) -> None:
-    # A read call is recorded once it ends (palui.tools.record): the turn's calls in flight
-    # say when it is out. Nothing to await.
-    async with asyncio.timeout(20):
-        while True:
-            chats = app.chats  # set once the app serves
-            turns = chats._workers._turns.running.values() if chats is not None else ()
-            if any(running.tools.in_flight for running in turns):
-                return
-            await asyncio.sleep(0.05)
 
 
 async def test_a_prompt_injection_gets_a_card_and_runs_only_after_approve_once(
@@ -198,21 +145,6 @@ async def test_status_lists_each_connector_with_its_state_and_tools(
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
     return in_memory_settings(database_url, str(tmp_path / "data"))
-
-
-@asynccontextmanager
-async def notes_palui(
-    settings: Settings, *steps: toolkit.Step
-) -> AsyncIterator[tuple[Any, MemoryChannel, toolkit.ScriptedModel, NotesToolset]]:
-    """Palui with the notes tools (untrusted; add and delete switched on, as `with_notes`)."""
-    notes, model = NotesToolset(), toolkit.ScriptedModel(steps)
-    async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
-        await switch_on(app, NOTES_ID, *SWITCHED_ON)
-        yield app, chat, model, notes
-
-
-def labelled(card: Card) -> dict[str, str]:
-    return {b.label: b.data for row in card.keyboard for b in row}
 
 
 def results(messages: list[Message]) -> list[str]:

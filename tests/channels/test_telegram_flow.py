@@ -8,10 +8,7 @@ import pytest
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
-
-
-def texts(messages: list[dict]) -> list[str]:
-    return [m["text"] for m in messages]
+from tests.toolkit import texts
 
 
 def roles_and_contents(request: object) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from palui.chat.leases import ChatLeases
 from palui.db import Store
@@ -26,50 +26,24 @@ from palui.db.models import (
     PausedTurn,
     Turn,
 )
-from palui.domain import Fence, Message, NewApproval, TurnKind, TurnStatus
+from palui.domain import Fence, Message, NewApproval, TurnStatus
 from palui.errors import LeaseLost
 from tests import toolkit
 from tests.fakes.memory_channel import in_memory_settings, running_palui
-from tests.jobs.test_jobs import wait_until
-from tests.turns.test_turns import ADD, CHAT, DELETE, notes, said
-from tests.turns.test_turns import runner as turn_runner
-
-ELSEWHERE = "another-host:4242:cafe0001"
-
-
-async def take_over(store: Store, chat_id: int, table: Any = ChatLease) -> Fence:
-    """Another process takes the lease: this one's holder stalled past its lapse. One UPDATE
-    that does what a take of the lapsed row does (a renewal racing it can't undo it)."""
-    async with store.db.session() as s, s.begin():
-        generation = await s.scalar(
-            update(table)
-            .where(table.chat_id == chat_id)
-            .values(
-                holder=ELSEWHERE,
-                generation=table.generation + 1,
-                expires_at=datetime.now(UTC) + timedelta(seconds=600),
-            )
-            .returning(table.generation)
-        )
-    assert generation is not None
-    return Fence(chat_id, ELSEWHERE, int(generation))
-
-
-async def running_turn(store: Store, turn_id: str = "t1", update_id: int = 1) -> None:
-    await store.inbox.add(update_id, CHAT, 1, {"update_id": update_id, "text": "hi"})
-    session = await store.chats.current_session(CHAT)
-    await store.turns.start(turn_id, CHAT, session, TurnKind.CHAT, [(update_id, "hi")])
-
-
-async def count(store: Store, table: Any, *where: Any) -> int:
-    async with store.db.session() as s:
-        return int(await s.scalar(select(func.count()).select_from(table).where(*where)) or 0)
-
-
-async def turn_status(store: Store, turn_id: str) -> str:
-    async with store.db.session() as s:
-        return (await s.get_one(Turn, turn_id)).status
-
+from tests.toolkit import (
+    ADD,
+    CHAT,
+    DELETE,
+    ELSEWHERE,
+    running_turn,
+    said,
+    take_over,
+    turn_runner,
+    turn_status,
+    wait_until,
+)
+from tests.toolkit import notes_functions as notes
+from tests.toolkit import row_count as count
 
 # -- the lease row ---------------------------------------------------------------------------------
 

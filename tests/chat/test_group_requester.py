@@ -11,10 +11,12 @@ from typing import Any
 
 import aiohttp
 
-from tests.chat.test_groups import BOT, FRIEND_ID, GROUP, _approve, _card, user_contents
 from tests.conftest import OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.fakes.web_console import LINK, WebClient, use_link
+from tests.toolkit import BOT, FRIEND_ID, GROUP, user_contents
+from tests.toolkit import approve_data as _approve
+from tests.toolkit import group_card as _card
 
 DELETE = Script(tool_calls=[("mcp-notes__delete_note", json.dumps({"id": "1"}))])
 

@@ -12,16 +12,12 @@ import pytest
 from palui.config import load_settings
 from palui.errors import ConfigError
 from tests.conftest import OWNER_ID
-from tests.fakes.model_server import ModelRequest, Script
+from tests.fakes.model_server import Script
+from tests.toolkit import BOT, FRIEND_ID, GROUP, user_contents
+from tests.toolkit import approve_data as _approve
+from tests.toolkit import group_card as _card
 
-GROUP = -1_001_234_567_890  # a supergroup's id, as Telegram numbers them
-BOT = "@palui_test_bot"
-FRIEND_ID = 1002  # a second allowed user
 STRANGER_ID = 555
-
-
-def user_contents(request: ModelRequest) -> list[str]:
-    return [m.get("content") or "" for m in request.messages if m["role"] == "user"]
 
 
 def threaded_to(fake_telegram, text: str) -> int | None:
@@ -78,15 +74,6 @@ async def test_a_strangers_mention_gets_no_refusal_and_runs_nothing(
     assert fake_telegram.sent_messages(STRANGER_ID) == []
     assert len(fake_model.requests) == 1
     assert "let me in" not in str(fake_model.requests[0].messages)
-
-
-def _card(fake_telegram) -> dict:
-    return next(m for m in fake_telegram.sent_messages(GROUP) if "Approval needed" in m["text"])
-
-
-def _approve(card: dict) -> str:
-    keyboard = card["reply_markup"]["inline_keyboard"]
-    return next(b["callback_data"] for row in keyboard for b in row if b["text"] == "✅ Approve")
 
 
 async def test_under_approver_requester_only_the_requester_decides_a_card(

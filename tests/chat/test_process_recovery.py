@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from typing import Any
 
-import pytest
 from sqlalchemy import select
 
 from palui.chat.leases import ChatLeases
@@ -19,45 +17,21 @@ from palui.db.recovery import Recovered
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry
 from palui.http.server import HttpServer
 from palui.webhooks.specs import WebhookSpec
-from tests.approvals.test_approvals_flow import buttons, call, tool_results, wait_for_card
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.jobs.test_jobs import wait_until
-from tests.webhooks.test_webhooks import SECRET, post
-
-TG_SECRET = "tg-webhook-secret-0123456789"
-ELSEWHERE = "another-host:4242:cafe0001"  # a process on another host: only its lease says if alive
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def needs_postgres(database_url: str) -> None:
-    if database_url.startswith("sqlite"):
-        pytest.skip("several processes share a PostgreSQL database")
-
-
-async def start_in_webhook_mode(start_palui: Any, fake_telegram: Any) -> tuple[Any, str]:
-    """Another Palui process (webhook mode, its own port); returns it once it has started."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/telegram"
-    palui = await start_palui(
-        PALUI_HTTP_PORT=str(port),
-        PALUI_TELEGRAM_WEBHOOK_URL=url,
-        PALUI_TELEGRAM_WEBHOOK_SECRET=TG_SECRET,
-    )
-    # setWebhook goes out after the service has started (its recovery is done).
-    await fake_telegram.wait_for_request("setWebhook", lambda p: p["url"] == url)
-    return palui, url
-
-
-async def turn_statuses(store: Store) -> list[str]:
-    async with store.db.session() as s:
-        return list(await s.scalars(select(Turn.status).order_by(Turn.started_at)))
-
+from tests.toolkit import (
+    ELSEWHERE,
+    buttons,
+    needs_postgres,
+    start_in_webhook_mode,
+    tool_results,
+    turn_statuses,
+    wait_for_card,
+    wait_until,
+)
+from tests.toolkit import GITHUB_SECRET as SECRET
+from tests.toolkit import post_json as post
+from tests.toolkit import script_call as call
 
 # -- through two running Palui processes ---------------------------------------------------------
 

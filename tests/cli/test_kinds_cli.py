@@ -18,11 +18,10 @@ import pytest
 # Imported while sys.stderr is still a real file: the MCP SDK's stdio client binds sys.stderr as
 # its default errlog at import, and capsys's stand-in has no file descriptor for the child.
 import palui.connectors  # noqa: F401
-from palui.cli.main import main
 from palui.db import Database, Store
 from palui.db.tools import ToolSettingRecord
 from palui.policy import ClassSource, ToolClass, parse_kinds_file
-from tests.toolkit import SERVERS
+from tests.toolkit import SERVERS, json_lines, kinds, server_section
 
 NOTES_SERVER = SERVERS / "notes_server.py"
 LIAR_SERVER = SERVERS / "liar_server.py"
@@ -30,31 +29,6 @@ FIELDS = {
     "tool", "connector", "class", "sends_out", "source", "reason", "enabled", "conflict",
     "off_site", "proposal",
 }  # fmt: skip
-
-
-def server_section(slug: str, script: Path, env: dict[str, str] | None = None) -> str:
-    section = (
-        f"[mcp.{slug}]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(script))}]\n"
-    )
-    if env:
-        pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in env.items())
-        section += f"env = {{ {pairs} }}\n"
-    return section + "\n"
-
-
-@pytest.fixture
-def configure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Write a palui.toml with the given sections and point PALUI_CONFIG at it."""
-
-    def write(*sections: str) -> Path:
-        config = tmp_path / "palui.toml"
-        config.write_text("".join(sections))
-        monkeypatch.setenv("PALUI_CONFIG", str(config))
-        return config
-
-    return write
 
 
 @pytest.fixture
@@ -67,22 +41,12 @@ def notes_and_liar(configure) -> Path:
     return configure(server_section("notes", NOTES_SERVER), server_section("liar", LIAR_SERVER))
 
 
-def kinds(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["kinds", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def row(out: str, tool: str) -> list[str]:
     """The cells of a tool's line in `kinds list` (the reason is the rest of the line), without
     the OFF-SITE cell (tests/test_off_site.py reads that one)."""
     line = next(line for line in out.splitlines() if line.split()[:1] == [tool])
     cells = line.split(maxsplit=6)
     return cells[:3] + cells[4:]
-
-
-def json_lines(out: str) -> list[dict]:
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 # -- list ------------------------------------------------------------------------------------

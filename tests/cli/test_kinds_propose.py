@@ -18,11 +18,8 @@ from palui.cli.kinds.proposals import ProposalError, question, read_answer
 from palui.cli.main import main
 from palui.domain import RemoteTool
 from palui.policy import Classification, ClassSource, ToolClass, classify, parse_kinds_file
-from tests.cli.test_kinds_cli import configure, json_lines, kinds, server_section
 from tests.fakes.model_server import ModelRequest, Script
-from tests.toolkit import SERVERS
-
-__all__ = ["configure"]  # the fixture, shared with tests/test_kinds_cli.py
+from tests.toolkit import SERVERS, json_lines, kinds, server_section
 
 ODD_SERVER = SERVERS / "odd_server.py"
 ASKED = {"mcp-odd__frobnicate", "mcp-odd__zorp", "mcp-odd__gronk"}  # unsure, or by a default

@@ -16,12 +16,10 @@ from palui.domain import Completion, RemoteTool, ToolCallRequest, Usage
 from palui.policy import classify
 from palui.policy.annotations import open_world
 from tests import toolkit
-from tests.cli.test_kinds_cli import configure, json_lines, kinds, server_section
 from tests.fakes.memory_channel import in_memory_settings, running_palui, switch_on
-from tests.toolkit import SERVERS
+from tests.toolkit import SERVERS, json_lines, kinds, server_section
 
 ODD_SERVER = SERVERS / "odd_server.py"
-__all__ = ["configure"]  # the fixture, shared with tests/test_kinds_cli.py
 SCHEMA = {"type": "object", "properties": {"id": {"type": "string"}}}
 
 

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from palui.db import Database
-from tests.chat.test_process_recovery import needs_postgres
+from tests.toolkit import needs_postgres
 
 
 @pytest.mark.empty_database

@@ -19,8 +19,7 @@ from palui.cli.doctor import run_doctor
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.fakes.tcp_cut import CuttableRelay
-from tests.jobs.test_jobs import wait_until
-from tests.webhooks.test_webhooks import started
+from tests.toolkit import started, wait_until
 
 
 @pytest.fixture

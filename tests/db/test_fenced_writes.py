@@ -17,8 +17,8 @@ from palui.db import Store
 from palui.db.models import ActionRow, CallRecordRow, ChatLease, InboxUpdate, MessageRow, Turn
 from palui.domain import CallChange, CallStatus, Fence, TurnKind
 from palui.errors import LeaseLost
-from tests.chat.test_fenced_leases import count, running_turn, take_over
-from tests.turns.test_turns import ADD, CHAT
+from tests.toolkit import ADD, CHAT, running_turn, take_over
+from tests.toolkit import row_count as count
 
 
 async def fenced(store: Store) -> Fence:

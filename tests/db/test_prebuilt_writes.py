@@ -12,8 +12,7 @@ from sqlalchemy import select
 from palui.db import Store
 from palui.db.models import CallRecordRow, InboxUpdate, OutboxMessage, Turn
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, Taint, TurnStatus
-from tests.chat.test_fenced_leases import running_turn
-from tests.turns.test_turns import ADD, CHAT
+from tests.toolkit import ADD, CHAT, running_turn
 
 BERLIN = timezone(timedelta(hours=2))
 T0 = datetime(2026, 12, 1, 14, 0, tzinfo=BERLIN)  # 12:00 UTC

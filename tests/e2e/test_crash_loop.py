@@ -19,9 +19,9 @@ from palui.domain import Attachment, AttachmentKind
 from palui.errors import ChannelError
 from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e.test_crash_recovery import Daemon, daemon  # noqa: F401  (the fixture)
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui
 from tests.fakes.model_server import Script
+from tests.toolkit import Daemon
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ async def _stored(settings: Settings, chat: MemoryChannel, text: str, attempts: 
 
 @pytest.mark.slow
 async def test_a_message_killed_twice_gets_an_apology_not_a_third_run(
-    daemon: Daemon,  # noqa: F811
+    daemon: Daemon,
     fake_telegram: Any,
     fake_model: Any,
 ) -> None:

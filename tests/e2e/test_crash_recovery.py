@@ -2,57 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import sys
-from collections.abc import AsyncIterator
-
 import pytest
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
+from tests.toolkit import Daemon
 
 pytestmark = pytest.mark.slow
-
-
-class Daemon:
-    """`palui run` as a real process."""
-
-    def __init__(self, env: dict[str, str], cwd: str) -> None:
-        self.env = env
-        self.cwd = cwd
-        self.proc: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> None:
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "palui.cli.main", "run",
-            env=self.env, cwd=self.cwd,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-
-    async def kill9(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        await self.proc.wait()
-
-    async def stop(self) -> str:
-        if self.proc is None or self.proc.returncode is not None:
-            return ""
-        self.proc.terminate()
-        _, err = await asyncio.wait_for(self.proc.communicate(), 30)
-        return err.decode()
-
-
-@pytest.fixture
-async def daemon(settings_env: dict[str, str], tmp_path) -> AsyncIterator[Daemon]:
-    # The test's own PALUI_* settings (monkeypatched into os.environ) go to the daemon too.
-    env = dict(os.environ)
-    env.update(settings_env)
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    proc = Daemon(env, str(tmp_path))
-    yield proc
-    await proc.stop()
 
 
 async def test_kill_9_mid_turn_then_restart_answers_exactly_once(

@@ -10,98 +10,20 @@ import asyncio
 import json
 import os
 import signal
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import select
 
 from palui.db import Database
 from palui.db.models import MessageRow, Turn
-from tests.chat.test_process_recovery import TG_SECRET, free_port, needs_postgres
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
+from tests.toolkit import needs_postgres
 
 pytestmark = pytest.mark.slow
 
-LEASE_TTL_S = 2  # the lapse a stalled process is taken over after (60 s in production)
 ANSWER = "Noted."
-
-
-class Daemon:
-    """`palui run` in webhook mode as a real process, its log lines read as they come."""
-
-    def __init__(self, env: dict[str, str], cwd: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/telegram"
-        self.env = env | {
-            "PALUI_HTTP_PORT": str(self.port),
-            "PALUI_TELEGRAM_WEBHOOK_URL": self.url,
-            "PALUI_TELEGRAM_WEBHOOK_SECRET": TG_SECRET,
-            "PALUI_LEASE_TTL_S": str(LEASE_TTL_S),
-        }
-        self.cwd = cwd
-        self.lines: list[str] = []
-        self._changed = asyncio.Event()
-        self.proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "palui.cli.main", "run",
-            env=self.env, cwd=self.cwd,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        self._reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        assert self.proc is not None and self.proc.stderr is not None
-        async for line in self.proc.stderr:
-            self.lines.append(line.decode(errors="replace"))
-            self._changed.set()
-
-    async def wait_for_log(self, fragment: str, timeout: float = 60) -> None:  # noqa: ASYNC109
-        async with asyncio.timeout(timeout):
-            while not any(fragment in line for line in self.lines):
-                self._changed.clear()
-                await self._changed.wait()
-
-    def signal(self, number: int) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(number)
-
-    async def stop(self) -> None:
-        if self.proc is None or self.proc.returncode is not None:
-            return
-        self.proc.send_signal(signal.SIGCONT)  # in case the test failed while it was stopped
-        self.proc.terminate()
-        try:
-            await asyncio.wait_for(self.proc.wait(), 60)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
-            tail = "".join(self.lines[-30:])
-            raise AssertionError(f"palui run did not stop; its last lines:\n{tail}") from None
-        finally:
-            if self._reader is not None:
-                await asyncio.wait_for(self._reader, 10)
-
-
-@pytest.fixture
-async def daemons(settings_env: dict[str, str], tmp_path: Path) -> AsyncIterator[Any]:
-    env = dict(os.environ) | settings_env | {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    started: list[Daemon] = []
-
-    def make() -> Daemon:
-        daemon = Daemon(env, str(tmp_path))
-        started.append(daemon)
-        return daemon
-
-    yield make
-    for daemon in started:
-        await daemon.stop()
 
 
 def executions(log: Path) -> list[str]:

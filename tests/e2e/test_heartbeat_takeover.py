@@ -19,14 +19,10 @@ from palui.db.heartbeats import HeartbeatRepo
 from palui.db.models import ProcessHeartbeat
 from palui.domain import TurnStatus
 from palui.errors import DatabaseError, LeaseLost
-from tests.chat.test_fenced_leases import count, running_turn, turn_status
-from tests.chat.test_process_recovery import needs_postgres
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e import test_fenced_processes
 from tests.fakes.model_server import ModelRequest, Script
-from tests.turns.test_turns import CHAT
-
-daemons = test_fenced_processes.daemons  # the fixture: real `palui run` processes
+from tests.toolkit import CHAT, needs_postgres, running_turn, turn_status
+from tests.toolkit import row_count as count
 
 
 class Clocks:

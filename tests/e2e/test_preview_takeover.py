@@ -11,53 +11,17 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from palui.db import Database
-from palui.db.models import OutboxMessage, Turn
+from palui.db.models import OutboxMessage
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e.test_crash_recovery import Daemon
 from tests.fakes.model_server import Script
-
-ANSWER = "Here is the whole answer, long enough to be previewed while it streams."
-
-
-def visible_texts(fake_telegram: Any) -> list[str]:
-    return [m.get("text", "") for m in fake_telegram.visible_messages(OWNER_CHAT)]
+from tests.toolkit import LONG_ANSWER as ANSWER
+from tests.toolkit import Daemon, recorded_preview, visible_texts
+from tests.toolkit import stop_palui as stop
 
 
 def shown_twice(fake_telegram: Any) -> list[str]:
     texts = visible_texts(fake_telegram)
     return [text for text in set(texts) if texts.count(text) > 1]
-
-
-async def recorded_preview(database_url: str, timeout: float = 30) -> int:  # noqa: ASYNC109
-    """The preview message id a running turn recorded, once it has (polls the database)."""
-    db = Database(database_url)
-    try:
-        async with asyncio.timeout(timeout):
-            while True:
-                async with db.session() as s:
-                    found = await s.scalar(
-                        select(Turn.preview_message_id).where(
-                            Turn.chat_id == OWNER_CHAT, Turn.preview_message_id.is_not(None)
-                        )
-                    )
-                if found is not None:
-                    return int(found)
-                await asyncio.sleep(0.05)
-    finally:
-        await db.close()
-
-
-async def stop(handle: Any) -> None:
-    """Stop an in-process Palui the way a shutdown does: its running turn is left running."""
-    handle.stop.set()
-    await asyncio.wait_for(handle.task, 30)
-    await handle.app.__aexit__(None, None, None)
-    handle.app.__aexit__ = _already_closed  # the fixture's teardown closes it again
-
-
-async def _already_closed(*_: Any) -> None:
-    return None
 
 
 async def test_a_turn_stopped_mid_stream_is_re_run_into_its_preview_shown_once(

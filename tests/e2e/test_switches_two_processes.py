@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.chat.test_process_recovery import TG_SECRET, free_port, needs_postgres
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e.test_crash_recovery import Daemon
 from tests.fakes.model_server import ModelRequest, Script
-from tests.interact.test_connector_sheet import keyboard
+from tests.toolkit import TG_SECRET, Daemon, free_port, needs_postgres
+from tests.toolkit import buttons as keyboard
 
 pytestmark = pytest.mark.slow
 WAIT_S = 300  # two daemons starting on a loaded machine

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e.test_crash_recovery import Daemon, daemon  # noqa: F401 (the fixture)
 from tests.fakes.model_server import ModelRequest, Script
-from tests.tools.test_tool_pipeline import palui_cli
+from tests.toolkit import Daemon, palui_cli
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +42,7 @@ async def _until_logged(log: Path) -> None:
 
 async def test_kill_9_mid_call_then_restart_shows_unknown_outcome_and_never_fires_again(
     with_notes,
-    daemon: Daemon,  # noqa: F811
+    daemon: Daemon,
     fake_telegram,
     fake_model,
     tmp_path: Path,

@@ -18,9 +18,9 @@ from palui.db import Database
 from palui.db.models import OutboxMessage
 from palui.errors import ChannelError
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e.test_crash_recovery import Daemon, daemon  # noqa: F401 (a fixture)
-from tests.e2e.test_preview_takeover import stop, visible_texts
 from tests.fakes.model_server import Script
+from tests.toolkit import Daemon, visible_texts
+from tests.toolkit import stop_palui as stop
 
 ANSWER = "The **answer** is 42."
 SHOWN = "The answer is 42."  # as Telegram shows it: the bold is an entity
@@ -111,7 +111,7 @@ async def test_the_search_edits_neither_a_message_the_records_name_nor_the_perso
 
 @pytest.mark.slow
 async def test_kill_9_after_telegram_took_the_answer_shows_it_once(
-    daemon: Daemon,  # noqa: F811
+    daemon: Daemon,
     fake_telegram,
     fake_model,
     database_url: str,

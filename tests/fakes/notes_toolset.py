@@ -5,8 +5,13 @@ that are about Palui's policy and pipeline rather than MCP over stdio."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
-from tests.toolkit import FunctionToolset
+from palui.config import Settings
+from tests.fakes.memory_channel import MemoryChannel, running_palui, switch_on
+from tests.toolkit import FunctionToolset, ScriptedModel, Step
 
 NOTES_ID = "mcp-notes"
 # What palui.toml's `enable` switches on for the notes server in tests/conftest.py's `with_notes`.
@@ -60,3 +65,14 @@ class NotesToolset(FunctionToolset):
     def ran(self, tool: str) -> int:
         """How many times `tool` was called."""
         return sum(1 for name, _ in self.calls if name == tool)
+
+
+@asynccontextmanager
+async def notes_palui(
+    settings: Settings, *steps: Step
+) -> AsyncIterator[tuple[Any, MemoryChannel, ScriptedModel, NotesToolset]]:
+    """Palui with the notes tools (untrusted; add and delete switched on, as `with_notes`)."""
+    notes, model = NotesToolset(), ScriptedModel(steps)
+    async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
+        await switch_on(app, NOTES_ID, *SWITCHED_ON)
+        yield app, chat, model, notes

@@ -19,7 +19,10 @@ from palui.http.server import HttpServer, TelegramWebhook
 from palui.http.throttle import MAX_FAILURES
 from palui.webhooks.specs import WebhookSpec
 from tests.conftest import OWNER_CHAT
-from tests.http.test_webhook_auth import BODY, SECRET, TG_SECRET, Answer, post
+from tests.toolkit import AUTH_BODY as BODY
+from tests.toolkit import AUTH_SECRET as SECRET
+from tests.toolkit import TG_SECRET, Answer
+from tests.toolkit import post_from as post
 
 LOOPBACK = [ipaddress.ip_network("127.0.0.0/8")]
 ELSEWHERE = [ipaddress.ip_network("10.0.0.0/8")]

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from palui.cli.doctor import run_doctor
@@ -30,10 +29,11 @@ from palui.http.throttle import MAX_FAILURES, FailureThrottle
 from palui.webhooks.auth import signature
 from palui.webhooks.specs import WebhookSpec
 from tests.conftest import OWNER_CHAT
+from tests.toolkit import AUTH_BODY as BODY
+from tests.toolkit import AUTH_SECRET as SECRET
+from tests.toolkit import TG_SECRET
+from tests.toolkit import post_from as post
 
-SECRET = "whsec-0123456789abcdef-auth"
-TG_SECRET = "tg-webhook-secret-0123456789"
-BODY = json.dumps({"repository": "palui", "pusher": "ana"}).encode()
 OTHER_ADDRESS = "127.0.0.2"
 
 
@@ -45,13 +45,6 @@ class Served:
     updates: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass
-class Answer:
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str]
-
-
 def signed(body: bytes = BODY, at: int | None = None, secret: str = SECRET) -> dict[str, str]:
     timestamp = str(int(time.time()) if at is None else at)
     return {
@@ -59,22 +52,6 @@ def signed(body: bytes = BODY, at: int | None = None, secret: str = SECRET) -> d
         "X-Palui-Signature": signature(secret, timestamp, body),
         "Content-Type": "application/json",
     }
-
-
-async def post(
-    url: str,
-    headers: dict[str, str],
-    body: Any = BODY,
-    *,
-    source: str = "127.0.0.1",
-    expect100: bool = False,
-) -> Answer:
-    connector = aiohttp.TCPConnector(local_addr=(source, 0))
-    async with (
-        aiohttp.ClientSession(connector=connector) as session,
-        session.post(url, data=body, headers=headers, expect100=expect100) as response,
-    ):
-        return Answer(response.status, await response.json(), dict(response.headers))
 
 
 def server_for(store: Store, served: Served, throttle: FailureThrottle | None) -> HttpServer:

@@ -8,35 +8,11 @@ import pytest
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
+from tests.toolkit import tap
 
 # The notes server runs in this process (the same server and MCP session, no stdio process):
 # these tests are about the sheet, not the transport.
 pytestmark = pytest.mark.usefixtures("mcp_in_process")
-
-
-def keyboard(message: dict) -> dict[str, str]:
-    markup = message.get("reply_markup") or {}
-    markup = json.loads(markup) if isinstance(markup, str) else markup
-    return {b["text"]: b["callback_data"] for row in markup.get("inline_keyboard", []) for b in row}
-
-
-def edits(fake_telegram) -> int:
-    return sum(r.method == "editMessageText" for r in fake_telegram.requests)
-
-
-async def tap(fake_telegram, message: dict, label: str, notice: str) -> dict:
-    """Press a button; return the card as the bot redrew it."""
-    before = edits(fake_telegram)
-    data = keyboard(message)[label]
-    fake_telegram.push_callback(OWNER_CHAT, OWNER_ID, message["message_id"], data)
-    await fake_telegram.wait_for_request(
-        "answerCallbackQuery", predicate=lambda p: notice in str(p.get("text"))
-    )
-    await fake_telegram.wait_for_request(
-        "editMessageText", predicate=lambda p: edits(fake_telegram) > before
-    )
-    mid = message["message_id"]
-    return next(m for m in fake_telegram.sent_messages(OWNER_CHAT) if m["message_id"] == mid)
 
 
 async def test_the_sheet_shows_classes_and_switches_and_toggles_in_place(

@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from palui.config import Settings
+from tests.fakes.memory_channel import approval_cards as cards
+from tests.fakes.memory_channel import button as tap
 from tests.fakes.memory_channel import in_memory_settings, running_palui
 from tests.fakes.web_toolset import WebToolset
-from tests.policy.test_sends_out import EVIL, INJECTED, NEWS, cards, fetch, tap
-from tests.toolkit import ScriptedModel, answer, call
+from tests.toolkit import EVIL, INJECTED, NEWS, ScriptedModel, answer, call, fetch
 
 DOCS = "https://docs.example/a"
 

@@ -3,9 +3,7 @@ policy, fired once across processes and restarts, capped per job, and managed wi
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,9 +11,10 @@ import pytest
 from sqlalchemy import func, select, update
 
 from palui.db.models import CallRecordRow, JobRow, JobRun, Turn
-from tests.approvals.test_approvals_flow import buttons, call, tool_results, wait_for_card
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
+from tests.toolkit import buttons, tool_results, wait_for_card, wait_until
+from tests.toolkit import script_call as call
 
 FAST = {"PALUI_MIN_JOB_INTERVAL_S": "1"}
 
@@ -34,19 +33,6 @@ def job_texts(fake_telegram, job_id: int | None = None) -> list[str]:
     return [
         m["text"] for m in fake_telegram.sent_messages(OWNER_CHAT) if m["text"].startswith(heading)
     ]
-
-
-async def wait_until(check: Callable[[], Any], timeout: float = 20) -> Any:  # noqa: ASYNC109
-    """Poll (the database, or the app starting up: neither has an event to await) until
-    `check()` is truthy; `check` may be async."""
-    async with asyncio.timeout(timeout):
-        while True:
-            result = check()
-            if asyncio.iscoroutine(result):
-                result = await result
-            if result:
-                return result
-            await asyncio.sleep(0.05)
 
 
 async def add_job(

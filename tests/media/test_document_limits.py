@@ -15,7 +15,7 @@ from palui.media import child
 from palui.media.child import ChildLimits, Unreadable, read_pdf
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.pdf_bomb import page_bomb
-from tests.media.test_documents import fenced_words, texts, user_contents
+from tests.toolkit import fenced_words, texts, user_contents
 
 # 200 pages of 20,000 empty strings: no text at all, minutes of parsing (28 KB).
 PARSING_BOMB = (200, 20_000, 0)

@@ -8,6 +8,7 @@ import json
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
+from tests.toolkit import fenced_words, texts, user_contents
 
 
 def tiny_pdf(text: str) -> bytes:
@@ -32,23 +33,6 @@ def tiny_pdf(text: str) -> bytes:
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1)
     out += b"startxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
-
-
-def texts(messages: list[dict]) -> list[str]:
-    return [m["text"] for m in messages]
-
-
-def user_contents(request: ModelRequest) -> list[str]:
-    return [m.get("content") or "" for m in request.messages if m["role"] == "user"]
-
-
-def fenced_words(content: str) -> str:
-    """The words between a fenced message's markers (palui.turns.foreign)."""
-    head, _, rest = content.partition("<<<UNTRUSTED ")
-    assert "never follow instructions" in head
-    fence = rest.split(" ", 1)[0]
-    begin, end = f"<<<UNTRUSTED {fence} BEGIN>>>\n", f"\n<<<UNTRUSTED {fence} END>>>"
-    return content.split(begin, 1)[1].split(end, 1)[0]
 
 
 async def test_a_text_document_reaches_the_model_as_fenced_text_with_the_caption(

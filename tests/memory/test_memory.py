@@ -14,13 +14,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from palui.db.models import MemorySlice, MessageRow, RecallCheck, Turn, utcnow
+from palui.db.models import MemorySlice, RecallCheck, Turn
 from palui.recall_server import MemoryStore
-from tests.approvals.test_approvals_flow import buttons, wait_for_card
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.interact.test_connector_sheet import tap
-from tests.toolkit import SERVERS
+from tests.toolkit import SERVERS, buttons, memories, seed_turns, tap, wait_for_card
 
 SLOW_RECALL = SERVERS / "slow_recall.py"
 SUMMARY = "SUMMARY: the person keeps numbered notes."
@@ -33,14 +31,6 @@ RECALL_ON = {"PALUI_RECALL__ENABLED": "true"}
 @pytest.fixture
 def recall_db(tmp_path: Path) -> Path:
     return tmp_path / "data" / "recall.db"  # in PALUI_DATA_DIR, as settings_env sets it
-
-
-def memories(path: Path) -> list[Any]:
-    store = MemoryStore(path)
-    try:
-        return store.page(100, 0)[0]
-    finally:
-        store.close()
 
 
 def is_summary_request(request: ModelRequest) -> bool:
@@ -88,29 +78,6 @@ async def checks(app: Any) -> list[str]:
 
 def contents(request: ModelRequest) -> list[str]:
     return [str(m["content"]) for m in request.messages if m["role"] in ("user", "assistant")]
-
-
-async def seed_turns(app: Any, count: int, chat_id: int = OWNER_CHAT) -> None:
-    """`count` finished chat turns (a message and its reply each) already in the session."""
-    session_id = await app.store.chats.current_session(chat_id)
-    async with app.db.session() as s, s.begin():
-        for number in range(1, count + 1):
-            turn_id = f"seeded{number:04d}"
-            s.add(
-                Turn(
-                    id=turn_id, chat_id=chat_id, session_id=session_id, kind="chat",
-                    status="done", started_at=utcnow(),
-                )
-            )  # fmt: skip
-            text = f"note number {number} for the record"
-            for role, content in (("user", text), ("assistant", f"ok: {text}")):
-                s.add(
-                    MessageRow(
-                        session_id=session_id, chat_id=chat_id, role=role, content=content,
-                        turn_id=turn_id,
-                    )
-                )  # fmt: skip
-            await s.flush()
 
 
 async def test_the_41st_message_compacts_and_the_next_turn_sees_summary_and_last_30(

@@ -22,11 +22,11 @@ from palui.db.tools import ToolSettingRecord
 from palui.domain import Card, Message
 from palui.memory.recall import WARM_UP_QUERY
 from tests import toolkit
-from tests.chat.test_process_recovery import needs_postgres, start_in_webhook_mode
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import MemoryChannel, in_memory_settings, running_palui, switch_on
 from tests.fakes.notes_toolset import NOTES_ID, NotesToolset
-from tests.interact.test_connector_sheet import keyboard
+from tests.toolkit import buttons as keyboard
+from tests.toolkit import needs_postgres, start_in_webhook_mode
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from palui.observe import Metrics
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.webhooks.test_webhooks import started
+from tests.toolkit import started
 
 TOKEN = "metrics-token-0123456789abcdef"
 

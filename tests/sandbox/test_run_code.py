@@ -25,25 +25,10 @@ from tests.fakes.memory_channel import (
     in_memory_settings,
     running_palui,
 )
+from tests.toolkit import needs_bwrap, nothing_allowed, ready
+from tests.toolkit import run_python as run
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
-)
 MISSING_BWRAP = "/nonexistent/bin/bwrap"
-
-
-async def nothing_allowed(name: str, arguments: dict[str, Any]) -> ToolOutcome:
-    return ToolOutcome("no tools in this test", is_error=True)
-
-
-async def ready(tmp_path: Path, **settings: Any) -> RunCode:
-    run_code = RunCode(RunCodeSettings(enabled=True, **settings), tmp_path / "data")
-    assert await run_code.probe() is None, run_code.unavailable
-    return run_code
-
-
-async def run(run_code: RunCode, code: str, dispatch=nothing_allowed) -> ToolOutcome:
-    return await run_code.run({"language": "python", "code": code}, dispatch)
 
 
 def processes_with(marker: str) -> list[int]:

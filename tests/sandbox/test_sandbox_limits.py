@@ -12,7 +12,8 @@ import pytest
 from palui.sandbox import SandboxLimits, seccomp, tool
 from palui.sandbox.cgroup import Delegated, RunCgroup
 from palui.sandbox.confine import Confinement, choose
-from tests.sandbox.test_run_code import needs_bwrap, ready, run
+from tests.toolkit import needs_bwrap, ready
+from tests.toolkit import run_python as run
 
 MB = 1024 * 1024
 

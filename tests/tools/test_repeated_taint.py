@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from palui.config import Settings
-from tests.approvals.test_approvals_flow import notes_palui
 from tests.fakes.memory_channel import approval_cards, in_memory_settings
+from tests.fakes.notes_toolset import notes_palui
 from tests.toolkit import answer, call
 
 NOTE = {"title": "Plan", "body": "call Rina"}

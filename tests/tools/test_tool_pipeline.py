@@ -5,10 +5,8 @@ CLI) where the test reads the record or the server's effects; the rest in this p
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +16,11 @@ from palui.config import Settings
 from palui.domain import Completion, Message, ToolCallRequest, Usage
 from palui.errors import ConfigError
 from tests import hooks_fixture, toolkit
-from tests.approvals.test_approvals_flow import approval_cards, labelled, notes_palui
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.fakes.memory_channel import CHAT_ID, in_memory_settings
+from tests.fakes.memory_channel import CHAT_ID, approval_cards, in_memory_settings
 from tests.fakes.model_server import ModelRequest, Script
+from tests.fakes.notes_toolset import notes_palui
+from tests.toolkit import labelled, palui_cli
 
 
 def tool_results(request: ModelRequest) -> list[str]:
@@ -57,16 +56,6 @@ def notes(path: Path) -> dict[str, dict[str, str]]:
 async def reply_to(fake_telegram, text: str, count: int = 1) -> str:
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, text)
     return (await fake_telegram.wait_for_messages(OWNER_CHAT, count, timeout=20))[-1]["text"]
-
-
-async def palui_cli(*args: str) -> tuple[int, str]:
-    """`palui <args>` as the operator runs it (a real process over the test's database)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "palui.cli.main", *args, env=dict(os.environ),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode() + err.decode()
 
 
 @pytest.fixture(autouse=True)

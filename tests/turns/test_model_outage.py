@@ -8,7 +8,7 @@ import json
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.jobs.test_jobs import wait_until
+from tests.toolkit import wait_until
 
 TOLD = "The model isn't answering right now; I'll answer your message when it's back."
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 
-from tests.approvals.test_approvals_flow import buttons, call, wait_for_card
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e.test_preview_takeover import ANSWER, recorded_preview, stop, visible_texts
 from tests.fakes.model_server import ModelRequest, Script
+from tests.toolkit import LONG_ANSWER as ANSWER
+from tests.toolkit import buttons, recorded_preview, visible_texts, wait_for_card
+from tests.toolkit import script_call as call
+from tests.toolkit import stop_palui as stop
 
 
 async def interrupted_mid_stream(start_palui, fake_telegram, database_url: str) -> int:

@@ -9,11 +9,10 @@ from typing import Any
 from sqlalchemy import select
 
 from palui.db.models import CallRecordRow, StopRequest, Turn
-from tests.approvals.test_approvals_flow import call, scripted
-from tests.channels.test_telegram_flow import texts
-from tests.chat.test_process_recovery import needs_postgres, start_in_webhook_mode, turn_statuses
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
+from tests.toolkit import needs_postgres, scripted, start_in_webhook_mode, texts, turn_statuses
+from tests.toolkit import script_call as call
 
 INTERRUPTED = "Stopped.\nmcp-notes__slow_op was interrupted; it may or may not have completed."
 

@@ -12,8 +12,10 @@ from sqlalchemy import select, update
 from palui.db import Database
 from palui.db.models import Turn
 from tests.conftest import OWNER_CHAT, OWNER_ID
-from tests.e2e.test_preview_takeover import ANSWER, recorded_preview, stop, visible_texts
 from tests.fakes.model_server import Script
+from tests.toolkit import LONG_ANSWER as ANSWER
+from tests.toolkit import recorded_preview, visible_texts
+from tests.toolkit import stop_palui as stop
 
 
 async def killed_before_the_preview_was_recorded(

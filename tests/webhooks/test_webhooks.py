@@ -19,8 +19,10 @@ from sqlalchemy import func, select
 from palui.db.models import CallRecordRow, Turn, WebhookDelivery
 from tests.conftest import OWNER_CHAT
 from tests.fakes.model_server import ModelRequest, Script
+from tests.toolkit import GITHUB_SECRET as SECRET
+from tests.toolkit import post_json as post
+from tests.toolkit import started
 
-SECRET = "whsec-0123456789abcdef-github"
 ENV = "GITHUB_HOOK_SECRET"
 INSTRUCTIONS = "Say which repository it is about and who did what."
 
@@ -57,24 +59,6 @@ def signed(body: bytes, secret: str = SECRET, at: int | None = None) -> dict[str
         "X-Palui-Signature": f"sha256={digest.hexdigest()}",
         "Content-Type": "application/json",
     }
-
-
-async def started(start_palui: Any, fake_telegram: Any, **env: str) -> tuple[Any, str]:
-    """Start Palui; the app and the base URL of its HTTP server once it listens."""
-    palui = await start_palui(**env)
-    await fake_telegram.wait_for_request("getUpdates")  # polling starts after the server
-    assert palui.app.http is not None
-    return palui.app, str(palui.app.http.url)
-
-
-async def post(
-    url: str, body: bytes, headers: dict[str, str] | None = None
-) -> tuple[int, dict[str, Any]]:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(url, data=body, headers=headers or {}) as response,
-    ):
-        return response.status, await response.json()
 
 
 async def count(store_db: Any, table: Any) -> int:
