@@ -99,12 +99,14 @@ class Palui:
         model: ChatModel | None = None,
         clock: Callable[[], datetime] | None = None,
         toolsets: Sequence[Toolset] = (),
+        store: Store | None = None,
     ) -> None:
         self.settings = settings
         self._channel = channel  # None: Telegram, built when served
         self._now = clock or utc_now
-        self.db = Database(settings.resolved_database_url)
-        self.store = Store(self.db)
+        # Over the settings' database; or a test's own repositories (one refusing a write).
+        self.store = store or Store(Database(settings.resolved_database_url))
+        self.db = self.store.db
         self.model = model or build_model(settings)
         self.skills = SkillLibrary(settings.resolved_skills_dir, self.store)
         self.kinds = load_kinds(settings)

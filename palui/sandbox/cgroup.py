@@ -15,6 +15,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from palui.logs import get_logger
 from palui.sandbox.limits import SandboxLimits
@@ -54,6 +55,16 @@ class Delegated:
                 path.rmdir()
             raise
         return RunCgroup(path)
+
+
+class RunCgroups(Protocol):
+    """Where a run's cgroup is made: `Delegated` where this machine hands a subtree over (a
+    test's stand-in makes it in a plain directory, the kernel's part left out)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def create(self, limits: SandboxLimits) -> RunCgroup: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from palui.sandbox import seccomp
-from palui.sandbox.cgroup import Delegated, find
+from palui.sandbox.cgroup import Delegated, RunCgroups, find
 from palui.sandbox.limits import MB, SandboxLimits
 
 NOBODY = 65534
@@ -21,7 +21,7 @@ NOBODY = 65534
 
 @dataclass(frozen=True, slots=True)
 class Confinement:
-    cgroup: Delegated | None  # None: rlimits
+    cgroup: RunCgroups | None  # None: rlimits
     why_no_cgroup: str = ""
 
     @property

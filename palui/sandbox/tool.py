@@ -7,6 +7,7 @@ printed, so it taints the turn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,14 @@ DEFINITION = RemoteTool(
 class RunCode:
     """The tool's state: its sandbox, and whether the probe at start found it usable."""
 
-    def __init__(self, settings: RunCodeSettings, data_dir: Path) -> None:
+    def __init__(
+        self,
+        settings: RunCodeSettings,
+        data_dir: Path,
+        *,
+        confine: Callable[[], Confinement] = choose,  # how the run's totals are held, at probe
+    ) -> None:
+        self._confine = confine
         self.limits = SandboxLimits(
             timeout_s=settings.timeout_seconds,
             memory_mb=settings.memory_mb,
@@ -79,7 +87,7 @@ class RunCode:
     async def probe(self) -> str | None:
         """Choose how the run's totals are held, try the sandbox once; remember and return why
         it can't be used (None: it can)."""
-        confinement = choose()
+        confinement = self._confine()
         self._sandbox = Sandbox(
             self._settings.bwrap, self._settings.python, self.limits, confinement
         )

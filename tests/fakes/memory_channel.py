@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from palui.app import Palui
 from palui.channels.telegram.attachments import foreign_of
 from palui.config import Settings
+from palui.db import Store
 from palui.db.tools import ToolSettingRecord
 from palui.domain import Attachment, Card, ChatUser, Inbound
 from palui.errors import ChannelError
@@ -248,11 +249,13 @@ async def running_palui(
     channel: MemoryChannel | None = None,
     *,
     toolsets: Sequence[Toolset] = (),
+    store: Store | None = None,
 ) -> AsyncIterator[tuple[Any, MemoryChannel]]:
     """The real app, serving `channel` instead of Telegram, answering with `model`, with
-    `toolsets` (e.g. `tests.toolkit.FunctionToolset`) beside the configured connectors."""
+    `toolsets` (e.g. `tests.toolkit.FunctionToolset`) beside the configured connectors, over
+    `store` if given (repositories of the test's own, e.g. one refusing a write)."""
     chat = channel or MemoryChannel()
-    app = Palui(settings, channel=chat, model=model, toolsets=toolsets)
+    app = Palui(settings, channel=chat, model=model, toolsets=toolsets, store=store)
     async with app:
         stop = asyncio.Event()
         task = asyncio.create_task(app.serve_telegram(stop))

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import platform
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from palui.sandbox import SandboxLimits, seccomp, tool
-from palui.sandbox.cgroup import Delegated, RunCgroup
+from palui.config import RunCodeSettings
+from palui.sandbox import RunCode, SandboxLimits, seccomp
+from palui.sandbox.cgroup import RunCgroup
 from palui.sandbox.confine import Confinement, choose
 from tests.toolkit import needs_bwrap, ready
 from tests.toolkit import run_python as run
@@ -226,9 +228,21 @@ def test_this_machine_reports_the_limits_in_force() -> None:
     assert f"seccomp refuses {len(seccomp.DENIED)} syscalls; no nested user namespaces" in line
 
 
+@dataclass(frozen=True)
+class StandInCgroups:
+    """A delegated cgroup as the sandbox sees it: every run's cgroup is `run`, a plain directory
+    (the kernel's caps left out)."""
+
+    path: Path
+    run: Path
+
+    def create(self, limits: SandboxLimits) -> RunCgroup:
+        return RunCgroup(self.run)
+
+
 @needs_bwrap
 async def test_in_a_cgroup_the_run_joins_it_and_one_process_may_use_the_whole_total(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """The wiring, on a stand-in for the run's cgroup (a real one caps in the kernel): the
     sandbox's first process joins it before it starts anything, the per-process share is
@@ -237,9 +251,10 @@ async def test_in_a_cgroup_the_run_joins_it_and_one_process_may_use_the_whole_to
     stand_in.mkdir()
     (stand_in / "cgroup.procs").write_text("")
     (stand_in / "memory.events").write_text("oom_kill 1\n")  # as the kernel would count it
-    monkeypatch.setattr(Delegated, "create", lambda self, limits: RunCgroup(stand_in))
-    monkeypatch.setattr(tool, "choose", lambda: Confinement(Delegated(tmp_path)))
-    run_code = await ready(tmp_path, memory_mb=256, processes=8)
+    settings = RunCodeSettings(enabled=True, memory_mb=256, processes=8)
+    confine = lambda: Confinement(StandInCgroups(tmp_path, stand_in))  # noqa: E731
+    run_code = RunCode(settings, tmp_path / "data", confine=confine)
+    assert await run_code.probe() is None, run_code.unavailable
     outcome = await run(run_code, "block = b'1' * (100 * 1024 * 1024); print(len(block))")
     assert "104857600" in outcome.text  # more than 256 / 8 MB: no per-process share
     assert (stand_in / "cgroup.procs").read_text().strip().isdigit()

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from palui.approvals.decisions import Approvals
 from palui.config import Settings
+from palui.db import Database, Store
+from palui.db.approvals import ApprovalRepo
 from palui.db.models import Turn
 from palui.domain import Message, TurnStatus
 from palui.turns.ending import PAUSE_FAILED
@@ -54,17 +55,20 @@ async def test_malformed_arguments_on_a_destructive_call_get_an_answer_and_the_c
         assert TurnStatus.RUNNING not in await statuses(app)
 
 
-async def test_a_failure_while_pausing_ends_the_turn_with_a_message(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    async def broken(*_: object, **__: object) -> None:
+class RefusingPauses(ApprovalRepo):
+    """The approvals of a database that fails as a turn's pause is stored."""
+
+    async def pause_turn(self, *_: object, **__: object) -> None:
         raise RuntimeError("the card could not be made")
 
+
+async def test_a_failure_while_pausing_ends_the_turn_with_a_message(settings: Settings) -> None:
+    store = Store(Database(settings.resolved_database_url))
+    store.approvals = RefusingPauses(store.db)
     steps = (toolkit.call("mcp-notes__delete_note", {"id": "1"}), toolkit.answer("Hello again."))
     model, notes = toolkit.ScriptedModel(steps), NotesToolset()
-    async with running_palui(settings, model, toolsets=[notes]) as (app, chat):
+    async with running_palui(settings, model, toolsets=[notes], store=store) as (app, chat):
         await switch_on(app, NOTES_ID, *SWITCHED_ON)
-        monkeypatch.setattr(Approvals, "open", broken)
         await chat.send("delete note 1")
         assert chat.texts() == [PAUSE_FAILED]
         assert notes.ran("delete_note") == 0
