@@ -170,3 +170,53 @@ def test_the_import_contracts_are_kept() -> None:
         [command, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# -- the tests' own shape ------------------------------------------------------------------------
+
+TESTS = ROOT / "tests"
+# Test folders beside palui's own: what boots `palui run` as a process, the fakes' own tests
+# (beside the fakes), and the benchmarks' fakes.
+NOT_IN_PALUI = frozenset({"e2e", "fakes", "bench"})
+
+
+def imported_names(source: str) -> Iterator[tuple[int, str]]:
+    """Every module an import statement names, `from a import b` as both `a` and `a.b`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.lineno, node.module
+            for alias in node.names:
+                yield node.lineno, f"{node.module}.{alias.name}"
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in tests/toolkit.py, the fakes in tests/fakes/, a folder's fixtures in
+    its conftest.py: a test module is never imported (pytest would collect it twice over)."""
+    strays = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in sorted(TESTS.rglob("*.py"))
+        for line, name in imported_names(path.read_text(encoding="utf-8"))
+        if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+    ]
+    assert not strays, "a test module imports another:\n" + "\n".join(strays)
+
+
+def test_the_tests_are_laid_out_like_the_code() -> None:
+    """Each test module sits in the folder of the palui package it tests (or e2e/, fakes/,
+    bench/); only this file, which reads the whole tree, stays at the root."""
+    flat = sorted(p.name for p in TESTS.glob("test_*.py") if p.name != Path(__file__).name)
+    assert not flat, "put these in the folder of the package they test: " + ", ".join(flat)
+    palui_names = {p.stem for p in PACKAGE.iterdir() if p.suffix == ".py" or p.is_dir()}
+    folders = {p.parent for p in TESTS.rglob("test_*.py")} - {TESTS}
+    stray = sorted(
+        str(f.relative_to(TESTS))
+        for f in folders
+        if f.relative_to(TESTS).parts[0] not in palui_names | NOT_IN_PALUI
+    )
+    assert not stray, "test folders named after no palui package: " + ", ".join(stray)
+    # Without __init__.py two folders' test_x.py would clash as one top-level module name.
+    bare = sorted(str(f.relative_to(TESTS)) for f in folders if not (f / "__init__.py").exists())
+    assert not bare, "test folders without __init__.py: " + ", ".join(bare)

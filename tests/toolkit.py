@@ -235,16 +235,16 @@ async def wait_for_card(fake_telegram, count: int = 1) -> dict:
     return cards()[count - 1]
 
 
-async def until_tool_running(app) -> None:
-    # A read script_call is recorded once it ends (palui.tools.record): the turn's calls in flight
-    # say when it is out. Nothing to await.
-    async with asyncio.timeout(20):
-        while True:
-            chats = app.chats  # set once the app serves
-            turns = chats._workers._turns.running.values() if chats is not None else ()
-            if any(running.tools.in_flight for running in turns):
-                return
-            await asyncio.sleep(0.05)
+async def until_tool_running(app: Any) -> None:
+    """Until a turn's call is out. A read call is recorded once it ends (palui.tools.record):
+    the app's turns and their calls in flight say when it is out; no event to await."""
+
+    def out() -> bool:
+        chats = app.chats  # set once the app serves
+        turns = chats._workers._turns.running.values() if chats is not None else ()
+        return any(running.tools.in_flight for running in turns)
+
+    await wait_until(out)
 
 
 def labelled(card: Card) -> dict[str, str]:
@@ -454,8 +454,12 @@ async def turn_status(store: Store, turn_id: str) -> str:
 
 
 async def wait_until(check: Callable[[], Any], timeout: float = 20) -> Any:  # noqa: ASYNC109
-    """Poll (the database, or the app starting up: neither has an event to await) until
-    `check()` is truthy; `check` may be async."""
+    """The tests' one poll: until `check()` (maybe async) is truthy; returns its value.
+
+    Only for state that has no event to await: a row another process writes, a file a server
+    process appends to, a log line, the app's own internals. What the fakes see is awaited on
+    their events instead (`fake_telegram.wait_for_request`, `fake_model.wait_for`,
+    `MemoryChannel`'s replies), and a started app on `Palui.serving`."""
     async with asyncio.timeout(timeout):
         while True:
             result = check()
@@ -536,20 +540,20 @@ def visible_texts(fake_telegram: Any) -> list[str]:
 
 
 async def recorded_preview(database_url: str, timeout: float = 30) -> int:  # noqa: ASYNC109
-    """The preview message id a running turn recorded, once it has (polls the database)."""
+    """The preview message id a running turn recorded, once it has (another process writes it:
+    the database is polled)."""
     db = Database(database_url)
+
+    async def found() -> int | None:
+        async with db.session() as s:
+            return await s.scalar(
+                select(Turn.preview_message_id).where(
+                    Turn.chat_id == OWNER_CHAT, Turn.preview_message_id.is_not(None)
+                )
+            )
+
     try:
-        async with asyncio.timeout(timeout):
-            while True:
-                async with db.session() as s:
-                    found = await s.scalar(
-                        select(Turn.preview_message_id).where(
-                            Turn.chat_id == OWNER_CHAT, Turn.preview_message_id.is_not(None)
-                        )
-                    )
-                if found is not None:
-                    return int(found)
-                await asyncio.sleep(0.05)
+        return int(await wait_until(found, timeout))
     finally:
         await db.close()
 

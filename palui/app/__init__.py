@@ -104,8 +104,7 @@ class Palui:
         self.settings = settings
         self._channel = channel  # None: Telegram, built when served
         self._now = clock or utc_now
-        # Over the settings' database; or a test's own repositories (one refusing a write).
-        self.store = store or Store(Database(settings.resolved_database_url))
+        self.store = store or Store(Database(settings.resolved_database_url))  # or a test's own
         self.db = self.store.db
         self.model = model or build_model(settings)
         self.skills = SkillLibrary(settings.resolved_skills_dir, self.store)
@@ -131,6 +130,7 @@ class Palui:
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
         self.chats: Chats | None = None  # likewise (or `chat_console`)
         self.switchboard: Switchboard | None = None  # likewise; tests count its reloads
+        self.serving = asyncio.Event()  # set once `serve_telegram` serves: what comes is answered
 
     async def __aenter__(self) -> Palui:
         if isinstance(self.model, LiteLLMModel):  # a model given by a test needs no import
@@ -313,6 +313,7 @@ class Palui:
                 await telegram.start_webhook(s.telegram_webhook_url, secret, running.menu)
             elif telegram is not None:
                 await telegram.start_polling(chats.inbox, running.menu)
+            self.serving.set()
             log.info("palui_running", database=self.db.kind, model=self.model.name)
             await stop.wait()
         finally:

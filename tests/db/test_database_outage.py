@@ -64,7 +64,7 @@ async def test_healthz_is_degraded_while_the_database_is_unreachable_and_ok_afte
     assert (status, body["status"], body["database"]["reachable"]) == (503, "degraded", False)
     polls = polled(fake_telegram)
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "are you there?")  # can't be stored yet
-    await wait_until(lambda: polled(fake_telegram) >= polls + 2)  # handed out meanwhile
+    await fake_telegram.wait_for_request("getUpdates", lambda _: polled(fake_telegram) >= polls + 2)
     assert fake_telegram.sent_messages(OWNER_CHAT) == []
     monkeypatch.setenv("PALUI_HTTP_PORT", str(app.http.port))  # where doctor finds the daemon
     out = io.StringIO()

@@ -287,7 +287,7 @@ async def test_the_daemon_prunes_at_start_when_the_last_prune_is_a_day_old(
     store: Store, database_url: str, tmp_path: Path
 ) -> None:
     from tests.fakes.memory_channel import in_memory_settings, running_palui
-    from tests.toolkit import ScriptedModel
+    from tests.toolkit import ScriptedModel, wait_until
 
     long_ago = datetime.now(UTC) - timedelta(days=200)
     async with store.db.session() as s, s.begin():
@@ -295,9 +295,9 @@ async def test_the_daemon_prunes_at_start_when_the_last_prune_is_a_day_old(
         s.add(OutboxMessage(id=2, chat_id=CHAT, text="b", created_at=long_ago))  # unsent
     settings = in_memory_settings(database_url, str(tmp_path / "data"))
     async with running_palui(settings, ScriptedModel()) as (app, _):
-        async with asyncio.timeout(30):
-            while True:  # the prune runs in the background at start: no event to await
-                if (await remaining(app.store))["outbox"] == [2]:
-                    break
-                await asyncio.sleep(0.05)
+
+        async def pruned() -> bool:  # the prune runs in the background at start: no event
+            return (await remaining(app.store))["outbox"] == [2]
+
+        await wait_until(pruned, timeout=30)
         assert not await app.store.retention.claim_daily(datetime.now(UTC))  # done for today

@@ -6,7 +6,6 @@ the recovered turn stays failed (A's late end is refused, not written over it)."
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -19,7 +18,7 @@ from palui.db import Database
 from palui.db.models import MessageRow, Turn
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.toolkit import needs_postgres
+from tests.toolkit import needs_postgres, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -33,11 +32,7 @@ def executions(log: Path) -> list[str]:
 async def until_logged(log: Path) -> None:
     # The server appends to its own log as the call starts; nothing else to await across
     # processes.
-    async with asyncio.timeout(90):
-        while True:
-            if executions(log):
-                return
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: executions(log), timeout=90)
 
 
 def slow_add_note(log: Path, seconds: float) -> None:

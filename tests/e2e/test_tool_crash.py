@@ -3,7 +3,6 @@ then a restart: the action is an unknown outcome, and the real MCP server execut
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.toolkit import Daemon, palui_cli
+from tests.toolkit import Daemon, palui_cli, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -33,11 +32,7 @@ def _make_notes_log_and_hang(log: Path) -> None:
 async def _until_logged(log: Path) -> None:
     # The server appends to its own log as it starts executing; nothing else to await across
     # processes.
-    async with asyncio.timeout(60):
-        while True:
-            if _executions(log):
-                return
-            await asyncio.sleep(0.05)
+    await wait_until(lambda: _executions(log), timeout=60)
 
 
 async def test_kill_9_mid_call_then_restart_shows_unknown_outcome_and_never_fires_again(

@@ -259,17 +259,13 @@ async def running_palui(
     async with app:
         stop = asyncio.Event()
         task = asyncio.create_task(app.serve_telegram(stop))
+        serving = asyncio.ensure_future(app.serving.wait())
         try:
-            while (
-                app.chats is None
-                or app.jobs is None
-                or not app.jobs.running
-                or app.http is None
-                or not app.http.listening
-            ):
-                if task.done():
-                    await task  # it failed to start: raise why
-                await asyncio.sleep(0.01)
+            await asyncio.wait({task, serving}, return_when=asyncio.FIRST_COMPLETED)
+            if not serving.done():
+                serving.cancel()
+                await task  # it failed to start: raise why
+                raise AssertionError("Palui stopped before it served")
             chat.attach(app.chats)
             yield app, chat
         finally:

@@ -187,6 +187,15 @@ class FakeModel:
         await self._wait(lambda: len(self.requests) >= count, timeout, f"{count} request(s)")
         return self.requests[count - 1]
 
+    async def wait_for(
+        self,
+        done: Callable[[], bool],
+        what: str = "a condition",
+        timeout: float = 30,  # noqa: ASYNC109
+    ) -> None:
+        """Wait until `done()` holds; it is checked again on every request and answer."""
+        await self._wait(done, timeout, what)
+
     async def wait_until_in_flight(self, timeout: float = 30, count: int = 1) -> None:  # noqa: ASYNC109
         """Wait until `count` requests are being answered at once (e.g. a slow call started)."""
         await self._wait(lambda: self.in_flight >= count, timeout, f"{count} in flight")

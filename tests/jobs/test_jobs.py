@@ -42,7 +42,7 @@ async def add_job(
     re-reads the table, or straight into a store)."""
     store = getattr(target, "store", target)
     if store is not target:
-        await wait_until(lambda: target.jobs is not None and target.jobs.running)
+        await target.serving.wait()
     anchor = anchor or datetime.now(UTC).replace(microsecond=0)
     job = await store.jobs.create(
         OWNER_CHAT, prompt, schedule, "UTC", cap, created_by="test", anchor_at=anchor
@@ -116,7 +116,7 @@ async def test_a_write_in_a_job_run_posts_a_card_and_runs_only_after_approve(
 
     fake_model.brain = brain
     palui = await start_palui()
-    await wait_until(lambda: palui.app.jobs is not None and palui.app.jobs.running)
+    await palui.app.serving.wait()
     await add_job(palui.app, soon(), "add the daily note")
     card = await wait_for_card(fake_telegram)
     assert "mcp-notes__add_note  (write)" in card["text"]
@@ -141,7 +141,7 @@ async def test_two_palui_instances_on_one_database_fire_each_due_run_once(
     fake_model.brain = lambda request: Script(text="tick")
     first = await start_palui(**FAST, PALUI_JOB_SYNC_S="0.2")
     second = await start_palui(**FAST, PALUI_JOB_SYNC_S="0.2")
-    await wait_until(lambda: second.app.jobs is not None and second.app.jobs.running)
+    await second.app.serving.wait()
     job = await add_job(first.app, "every 1s", "say tick")
     # The second process sees the first one's new job at its next periodic re-read.
     await wait_until(lambda: second.app.jobs._scheduler.get_job(f"job-{job.id}"))
@@ -386,7 +386,7 @@ async def test_a_job_run_waits_for_the_chats_running_turn(
 
     fake_model.brain = brain
     palui = await start_palui()
-    await wait_until(lambda: palui.app.jobs is not None and palui.app.jobs.running)
+    await palui.app.serving.wait()
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "take your time")
     await fake_model.wait_for_request(count=1)
     await add_job(palui.app, soon(), "say tick")  # due while the chat's turn runs
@@ -399,7 +399,7 @@ async def test_a_job_run_may_create_jobs_only_when_the_operator_allows_it(
 ) -> None:
     fake_model.brain = lambda request: Script(text="done")
     palui = await start_palui(PALUI_JOBS_MAY_CREATE_JOBS="true")
-    await wait_until(lambda: palui.app.jobs is not None and palui.app.jobs.running)
+    await palui.app.serving.wait()
     await add_job(palui.app, soon(), "plan tomorrow")
     await fake_telegram.wait_for_messages(OWNER_CHAT, 1, timeout=20)
     [request] = [r for r in fake_model.requests if is_job_run(r)]

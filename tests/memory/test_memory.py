@@ -4,7 +4,6 @@ the fake Bot API and the fake model."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from palui.db.models import MemorySlice, RecallCheck, Turn
 from palui.recall_server import MemoryStore
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.toolkit import SERVERS, buttons, memories, seed_turns, tap, wait_for_card
+from tests.toolkit import SERVERS, buttons, memories, seed_turns, tap, wait_for_card, wait_until
 
 SLOW_RECALL = SERVERS / "slow_recall.py"
 SUMMARY = "SUMMARY: the person keeps numbered notes."
@@ -57,12 +56,12 @@ async def say(fake_telegram, text: str, app: Any = None) -> str:
 
 async def until(app: Any, ready: Callable[[Any], Any]) -> None:
     """Wait for a condition on Palui's database (the worker's between-turns work has no event)."""
-    async with asyncio.timeout(20):
-        while True:
-            async with app.db.session() as s:
-                if await ready(s):
-                    return
-            await asyncio.sleep(0.05)
+
+    async def holds() -> Any:
+        async with app.db.session() as s:
+            return await ready(s)
+
+    await wait_until(holds)
 
 
 async def no_turn_running(s: Any) -> bool:

@@ -8,7 +8,6 @@ import json
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.toolkit import wait_until
 
 TOLD = "The model isn't answering right now; I'll answer your message when it's back."
 
@@ -37,7 +36,7 @@ async def test_a_chat_is_told_once_and_answered_once_when_the_model_is_back(
 
     # Meanwhile: kept, no turn, no second notice; only the probe asks the model.
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and now?")
-    await wait_until(lambda: sum(map(is_ping, fake_model.requests)) >= 2)  # probing on
+    await fake_model.wait_for(lambda: sum(map(is_ping, fake_model.requests)) >= 2, "probes")
     await palui.app.chats.wait_idle(OWNER_CHAT)
     assert [r for r in fake_model.requests if not is_ping(r)] == turns
     assert len(fake_telegram.sent_messages(OWNER_CHAT)) == 1

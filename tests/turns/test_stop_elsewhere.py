@@ -11,7 +11,14 @@ from sqlalchemy import select
 from palui.db.models import CallRecordRow, StopRequest, Turn
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.toolkit import needs_postgres, scripted, start_in_webhook_mode, texts, turn_statuses
+from tests.toolkit import (
+    needs_postgres,
+    scripted,
+    start_in_webhook_mode,
+    texts,
+    turn_statuses,
+    until_tool_running,
+)
 from tests.toolkit import script_call as call
 
 INTERRUPTED = "Stopped.\nmcp-notes__slow_op was interrupted; it may or may not have completed."
@@ -20,18 +27,6 @@ INTERRUPTED = "Stopped.\nmcp-notes__slow_op was interrupted; it may or may not h
 async def send(fake_telegram: Any, url: str, text: str) -> None:
     update = fake_telegram.push_text(OWNER_CHAT, OWNER_ID, text)
     assert await fake_telegram.deliver_to_webhook(update, url=url) == 200
-
-
-async def until_tool_running(app: Any) -> None:
-    # A read call is recorded once it ends (palui.tools.record): the turn's calls in flight
-    # say when it is out. Nothing to await.
-    async with asyncio.timeout(20):
-        while True:
-            chats = app.chats  # set once the app serves
-            turns = chats._workers._turns.running.values() if chats is not None else ()
-            if any(running.tools.in_flight for running in turns):
-                return
-            await asyncio.sleep(0.05)
 
 
 async def test_a_stop_sent_to_another_process_stops_the_tool_call_running_here(
