@@ -30,7 +30,7 @@ async def until_tool_running(app: Any) -> None:
         while True:
             chats = app.chats  # set once the app serves
             turns = chats._workers._turns.running.values() if chats is not None else ()
-            if any(running.tools.in_flight for running in turns):
+            if any(running.tools.in_flight() for running in turns):
                 return
             await asyncio.sleep(0.05)
 

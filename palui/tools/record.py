@@ -3,7 +3,7 @@
 One record per call (turn, model step, call id): its class, the policy's decision with its id
 and reason, the arguments that ran (and the model's, if a person edited them), its status, its
 result, its timing, and the story stage by stage (hooks, guards, policy, approval, destination
-guard, send cap, ledger, execution, post hooks) that `palui runs show` explains. `TurnTools`
+guard, send cap, ledger, execution, post hooks) that `palui runs show` explains. `CallRunner`
 tells it each stage as the call moves on; nothing else writes a call's record.
 
 A call that changes the world (or sends out) is recorded `running` before it goes out, so a
