@@ -26,7 +26,8 @@ from palui.db.models import (
     PausedTurn,
     Turn,
 )
-from palui.domain import Fence, Message, NewApproval, TurnKind, TurnStatus
+from palui.domain import Fence, Message, NewApproval, TurnStatus
+from palui.domain.turn_start import TurnStart
 from palui.errors import LeaseLost
 from tests import toolkit
 from tests.fakes.memory_channel import in_memory_settings, running_palui
@@ -58,7 +59,7 @@ async def take_over(store: Store, chat_id: int, table: Any = ChatLease) -> Fence
 async def running_turn(store: Store, turn_id: str = "t1", update_id: int = 1) -> None:
     await store.inbox.add(update_id, CHAT, 1, {"update_id": update_id, "text": "hi"})
     session = await store.chats.current_session(CHAT)
-    await store.turns.start(turn_id, CHAT, session, TurnKind.CHAT, [(update_id, "hi")])
+    await store.turns.start(TurnStart(turn_id, CHAT, [(update_id, "hi")], session_id=session))
 
 
 async def count(store: Store, table: Any, *where: Any) -> int:

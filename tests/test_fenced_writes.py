@@ -15,7 +15,8 @@ from sqlalchemy import select, update
 
 from palui.db import Store
 from palui.db.models import ActionRow, CallRecordRow, ChatLease, InboxUpdate, MessageRow, Turn
-from palui.domain import CallChange, CallStatus, Fence, TurnKind
+from palui.domain import CallChange, CallStatus, Fence
+from palui.domain.turn_start import TurnStart
 from palui.errors import LeaseLost
 from tests.test_fenced_leases import count, running_turn, take_over
 from tests.test_turns import ADD, CHAT
@@ -34,16 +35,16 @@ async def test_a_stale_fence_starts_no_turn_and_a_current_one_does(store: Store)
     current = await take_over(store, CHAT)
 
     with pytest.raises(LeaseLost):
-        await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [(1, "hi")], fence=stale)
+        await store.turns.start(TurnStart("t1", CHAT, [(1, "hi")], session_id=session, fence=stale))
     with pytest.raises(LeaseLost):
-        await store.turns.start_chat_turn("t2", CHAT, [(1, "hi")], fence=stale)
+        await store.turns.start_chat_turn(TurnStart("t2", CHAT, [(1, "hi")], fence=stale))
     assert await count(store, Turn) == 0
     assert await count(store, MessageRow) == 0
     async with store.db.session() as s:
         assert list(await s.scalars(select(InboxUpdate.turn_id))) == [None]  # not claimed
     assert [item.turn_id for item in await store.inbox.pending(CHAT)] == [None]
 
-    await store.turns.start_chat_turn("t3", CHAT, [(1, "hi")], fence=current)
+    await store.turns.start_chat_turn(TurnStart("t3", CHAT, [(1, "hi")], fence=current))
     async with store.db.session() as s:
         assert list(await s.scalars(select(Turn.id))) == ["t3"]
     # Claimed by the message's row (the inbox row names its turn once done).

@@ -5,7 +5,7 @@ and /status add these up)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -30,6 +30,7 @@ from palui.domain import (
     TurnStatus,
     UnrecordedPreview,
 )
+from palui.domain.turn_start import TurnStart
 from palui.errors import LeaseLost
 
 TURNS = cast(Table, Turn.__table__)
@@ -107,52 +108,22 @@ class Ended:
 
 
 class TurnRepo(Repo):
-    async def start(
-        self,
-        turn_id: str,
-        chat_id: int,
-        session_id: int,
-        kind: TurnKind,
-        inputs: Sequence[tuple[int, str]],
-        *,
-        untrusted: Mapping[int, Sequence[str]] | None = None,
-        taint: Taint | None = None,
-        requester_id: int | None = None,
-        reply_to: int | None = None,
-        fence: Fence | None = None,
-    ) -> int | None:
-        """Record a running turn and add the person's messages (once per update) to history.
-
-        `untrusted`: per update, someone else's words in it (already fenced), stored as tainted
-        messages before the person's own; `taint` is then the turn's starting taint, recorded
-        now so later turns name it even if this one never ends. `requester_id`: whose message
-        started the turn (a group's `[groups] approver = "requester"`); `reply_to`: the message
-        its answer is threaded to. Under a `fence` (the chat lease the turn runs under) nothing is
-        written once another process took the lease over: `LeaseLost`.
+    async def start(self, start: TurnStart) -> int | None:
+        """Record a running turn and add the person's messages (once per update) to history
+        (`palui.domain.turn_start.TurnStart`), in the session it names.
 
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
         async with self._db.session() as s, s.begin():
-            left = await start_turn(
-                s, turn_id, chat_id, session_id, kind, inputs, self._db.is_sqlite,
-                untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence,
-            )  # fmt: skip
+            left = await start_turn(s, start, self._db.is_sqlite)
         return left.message_id
 
     async def start_chat_turn(
         self,
-        turn_id: str,
-        chat_id: int,
-        inputs: Sequence[tuple[int, str]],
+        start: TurnStart,
         *,
         chat_kind: str = "private",
         rerun: bool = True,
-        untrusted: Mapping[int, Sequence[str]] | None = None,
-        taint: Taint | None = None,
-        requester_id: int | None = None,
-        reply_to: int | None = None,
-        fence: Fence | None = None,
         attempted: Sequence[int] = (),
     ) -> tuple[int, int | None, UnrecordedPreview | None]:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
@@ -165,11 +136,13 @@ class TurnRepo(Repo):
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
             left = await start_turn(
-                s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._db.is_sqlite,
-                rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence, chat_kind=chat_kind,
+                s,
+                start,
+                self._db.is_sqlite,
+                rerun=rerun,
+                chat_kind=chat_kind,
                 lock=not self._db.is_sqlite,
-            )  # fmt: skip
+            )
             if attempted:
                 await count_attempt(s, attempted)
         assert left.session_id is not None

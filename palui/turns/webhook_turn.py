@@ -9,6 +9,7 @@ import uuid
 from palui.agent.turn import run_turn
 from palui.db.webhooks import Delivery
 from palui.domain import Fence, TurnKind
+from palui.domain.turn_start import TurnStart
 from palui.logs import bound, get_logger
 from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolOffer
@@ -30,7 +31,9 @@ async def run_webhook_turn(
         return  # another worker or process has it
     with bound(chat_id=chat_id, turn_id=turn_id, delivery_id=delivery.id):
         session_id = await store.chats.current_session(chat_id)
-        await store.turns.start(turn_id, chat_id, session_id, TurnKind.WEBHOOK, [], fence=fence)
+        await store.turns.start(
+            TurnStart(turn_id, chat_id, kind=TurnKind.WEBHOOK, session_id=session_id, fence=fence)
+        )
         taint = starting.webhook_turn(delivery.webhook)
         context = CallContext(
             turn_id, chat_id, TurnKind.WEBHOOK, taint, ports=CallPorts(store.tool_calls)
