@@ -9,7 +9,7 @@ from typing import Any
 from palui.agent.autosave import memory_items, source_id
 from palui.agent.compaction import Transcribed, plan
 from palui.domain import Completion, Role, Taint, Usage
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.errors import ModelError
 from palui.memory import Memory, MemoryConfig
 from palui.tools.registry import ToolRegistry
@@ -32,9 +32,14 @@ async def seed(store: Any, turns: list[tuple[str, bool]]) -> int:
         turn_id = f"t{number}"
         await store.turns.start(TurnStart(turn_id, CHAT, [(number, text)], session_id=session_id))
         await store.turns.finish(
-            turn_id, TurnStatus.DONE, update_ids=[number], reply=f"re: {text}",
-            taint=Taint("mcp-web", "mcp-web__fetch") if tainted else None,
-        )  # fmt: skip
+            TurnEnd(
+                turn_id,
+                TurnStatus.DONE,
+                [number],
+                reply=f"re: {text}",
+                taint=Taint("mcp-web", "mcp-web__fetch") if tainted else None,
+            )
+        )
     return session_id
 
 

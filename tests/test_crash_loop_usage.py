@@ -11,7 +11,7 @@ from typing import Any
 
 from palui.db.riders import Riders
 from palui.domain import CallStatus, Completion, ToolCallRequest, TurnStatus, Usage
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.tools.record import CallRecord
 
 DAY = timedelta(days=1)
@@ -33,7 +33,7 @@ async def _read_call_goes_out(store: Any, *, eager: bool) -> tuple[int, int]:
     counted = await store.turns.tokens_since(datetime.now(UTC) - DAY)
     await record.ended(call, 1, CallStatus.OK, "done", "", 0.1)  # the call came back after all
     returned = await store.turns.tokens_since(datetime.now(UTC) - DAY)
-    await store.turns.finish(turn_id, TurnStatus.DONE, update_ids=[], reply="ok", riders=riders)
+    await store.turns.finish(TurnEnd(turn_id, TurnStatus.DONE, [], reply="ok"), riders)
     assert await store.turns.tokens_since(datetime.now(UTC) - DAY) == 120  # written once
     return counted, returned
 

@@ -13,7 +13,7 @@ from alembic.runtime.migration import MigrationContext
 from palui.db import Database, Store, alembic_config
 from palui.db.models import Base
 from palui.domain import Role, TurnStatus
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnEnd, TurnStart
 
 
 @pytest.mark.empty_database
@@ -57,7 +57,7 @@ async def test_history_keeps_the_last_messages_in_order(store: Store) -> None:
     for n in range(5):
         turn = f"t{n}"
         await store.turns.start(TurnStart(turn, 5, [(100 + n, f"q{n}")], session_id=session))
-        await store.turns.finish(turn, TurnStatus.DONE, update_ids=[100 + n], reply=f"a{n}")
+        await store.turns.finish(TurnEnd(turn, TurnStatus.DONE, [100 + n], reply=f"a{n}"))
     history = await store.chats.history(session, 4)
     assert [(m.role, m.content) for m in history.messages] == [
         (Role.USER, "q3"), (Role.ASSISTANT, "a3"), (Role.USER, "q4"), (Role.ASSISTANT, "a4"),

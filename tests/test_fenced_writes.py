@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from palui.db import Store
 from palui.db.models import ActionRow, CallRecordRow, ChatLease, InboxUpdate, MessageRow, Turn
 from palui.domain import CallChange, CallStatus, Fence
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 from palui.errors import LeaseLost
 from tests.test_fenced_leases import count, running_turn, take_over
 from tests.test_turns import ADD, CHAT

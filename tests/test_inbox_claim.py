@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from palui.domain import TurnStatus
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnEnd, TurnStart
 
 CHAT = 6160
 
@@ -30,7 +30,7 @@ async def test_each_rerun_takes_over_the_preview_the_interrupted_one_had(store: 
     overview = await store.turn_listing.one("c", [CHAT])
     assert overview is not None and overview.trigger == "hi"  # running, claimed by "c"
 
-    await store.turns.finish("c", TurnStatus.DONE, update_ids=[1], reply="hello")
+    await store.turns.finish(TurnEnd("c", TurnStatus.DONE, [1], reply="hello"))
     assert await store.inbox.pending(CHAT) == []
     overview = await store.turn_listing.one("c", [CHAT])
     assert overview is not None and overview.trigger == "hi"

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from palui.db.models import CallRecordRow, JobRow, JobRun, Turn
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.test_approvals_flow import buttons, call, tool_results, wait_for_card

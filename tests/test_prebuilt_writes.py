@@ -12,6 +12,7 @@ from sqlalchemy import select
 from palui.db import Store
 from palui.db.models import CallRecordRow, InboxUpdate, OutboxMessage, Turn
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, Taint, TurnStatus
+from palui.domain.turn_record import TurnEnd
 from tests.test_fenced_leases import running_turn
 from tests.test_turns import ADD, CHAT
 
@@ -65,9 +66,9 @@ async def test_a_turns_end_records_a_taint_source_only_where_none_was(store: Sto
     await running_turn(store, "t3", update_id=3)
     async with store.db.session() as s, s.begin():
         (await s.get_one(Turn, "t2")).taint_source = "an earlier message"
-    await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="one", taint=web)
-    await store.turns.finish("t2", TurnStatus.DONE, update_ids=[2], reply="two", taint=web)
-    await store.turns.finish("t3", TurnStatus.FAILED, update_ids=[3], error="boom")
+    await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="one", taint=web))
+    await store.turns.finish(TurnEnd("t2", TurnStatus.DONE, [2], reply="two", taint=web))
+    await store.turns.finish(TurnEnd("t3", TurnStatus.FAILED, [3], error="boom"))
     async with store.db.session() as s:
         turns = {t.id: t for t in await s.scalars(select(Turn))}
     assert (turns["t1"].tainted, turns["t1"].taint_source) == (True, web.label)
@@ -79,7 +80,7 @@ async def test_a_turns_end_records_a_taint_source_only_where_none_was(store: Sto
 
 async def test_a_part_recorded_without_a_message_id_keeps_the_last_one(store: Store) -> None:
     await running_turn(store)
-    ended = await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="a\n\nb")
+    ended = await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="a\n\nb"))
     assert ended is not None and ended.alone
     outbox_id = ended.item.id
     await store.outbox.part_sent(outbox_id, 1, done=False, message_id=70)

@@ -17,7 +17,7 @@ from palui.db import Database, Store
 from palui.db.models import ActionRow, CallRecordRow, PausedTurn, Turn
 from palui.db.recovery import Recovered
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 from palui.http.server import HttpServer
 from palui.webhooks.specs import WebhookSpec
 from tests.conftest import OWNER_CHAT, OWNER_ID

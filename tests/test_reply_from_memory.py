@@ -10,7 +10,7 @@ from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
 from palui.chat.outbox import Outbox
 from palui.domain import TurnStatus
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnEnd, TurnStart
 from tests.fakes.memory_channel import MemoryChannel
 
 CHAT = 5150
@@ -28,7 +28,7 @@ async def _reply_hello(store: Any, outbox: Outbox, session: int, fence: Any) -> 
     await store.turns.start(TurnStart("t1", CHAT, session_id=session, fence=fence))
     mark = outbox.mark(CHAT)
     stored = await store.turns.finish(
-        "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
+        TurnEnd("t1", TurnStatus.DONE, [], reply="hello", fence=fence)
     )
     return mark, stored
 

@@ -13,7 +13,7 @@ from sqlalchemy import select, text
 
 from palui.db.models import ChatLease, MessageRow, Turn
 from palui.domain import Taint, UnrecordedPreview
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 
 CHAT = 7170
 

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from palui.db import Store
 from palui.domain import TurnKind, TurnStatus
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.web.viewer import Viewer
 from tests.fakes.web_console import console_with_viewer, web_deps
 
@@ -31,7 +31,7 @@ async def seed(
     await store.turns.start(
         TurnStart(turn_id, chat_id, [(update_id, text)], kind=kind, session_id=session_id)
     )
-    await store.turns.finish(turn_id, status, update_ids=[update_id], reply="ok", steps=1)
+    await store.turns.finish(TurnEnd(turn_id, status, [update_id], reply="ok", steps=1))
 
 
 @pytest.fixture

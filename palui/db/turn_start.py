@@ -17,7 +17,7 @@ from palui.db.models import Chat, MessageRow, Turn, utcnow
 from palui.db.repo import DIALECTS, insert_for
 from palui.db.sessions import open_session
 from palui.domain import Fence, Role, TurnStatus, UnrecordedPreview
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 from palui.errors import LeaseLost
 
 TURN_COLUMNS = Turn.__table__.columns

@@ -15,7 +15,7 @@ from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
 from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled

@@ -12,6 +12,7 @@ from palui.agent.subturn import task_of
 from palui.agent.turn import NeedsApproval, TurnSnapshot
 from palui.db.turns import Ended
 from palui.domain import Fence, NewApproval, TurnContext, TurnKind, TurnStatus
+from palui.domain.turn_record import TurnEnd
 from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.observe import event
@@ -48,9 +49,8 @@ async def end(
     under) makes it conditional on that lease still holding (`LeaseLost` if not)."""
     riders = tools.context.ports.riders
     riders.offered(turn_id, tools.offer_events())
-    return await parts.store.turns.finish(
-        turn_id, status, update_ids=update_ids, taint=tools.taint, riders=riders, **fields
-    )
+    ended = TurnEnd(turn_id, status, update_ids, taint=tools.taint, **fields)
+    return await parts.store.turns.finish(ended, riders)
 
 
 async def pause(

@@ -9,7 +9,7 @@ from palui.agent.context import build_context
 from palui.agent.turn import run_turn
 from palui.db.jobs import JobRecord, RunRecord
 from palui.domain import Fence, Message, Role, TurnKind
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
 from palui.turns import taint as starting

@@ -9,7 +9,7 @@ import uuid
 from palui.agent.turn import run_turn
 from palui.db.webhooks import Delivery
 from palui.domain import Fence, TurnKind
-from palui.domain.turn_start import TurnStart
+from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
 from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolOffer

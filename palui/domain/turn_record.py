@@ -1,12 +1,12 @@
-"""What a turn is recorded as when it starts (`palui.db.turns.TurnRepo.start`): one value in
-place of a dozen parameters, built by the turn that starts it."""
+"""What a turn's row is written with when it starts and when it ends (`palui.db.turns`): one
+value each, built by the turn, in place of a dozen parameters."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 
-from palui.domain import Fence, Taint, TurnKind
+from palui.domain import Fence, Taint, TurnKind, TurnStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,4 +31,27 @@ class TurnStart:
     taint: Taint | None = None
     requester_id: int | None = None
     reply_to: int | None = None
+    fence: Fence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """A turn's end: its reply into history and the outbox, its messages' inbox rows done.
+
+    `remember=False`: the reply is sent but left out of the history. `preview_message_id`: the
+    reply's first part is delivered as an edit of that message (the turn's streamed preview).
+    `taint`: what the turn read that it must carry. Under a `fence` (the chat lease the turn
+    runs under) nothing is written once another process took the lease over: `LeaseLost`."""
+
+    turn_id: str
+    status: TurnStatus
+    update_ids: Sequence[int]  # the messages it answered (none: a resumed turn, unpaused)
+    _: KW_ONLY
+    reply: str | None = None
+    remember: bool = True
+    steps: int = 0
+    budget_hit: str | None = None
+    error: str | None = None
+    taint: Taint | None = None
+    preview_message_id: int | None = None
     fence: Fence | None = None
