@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from palui.db import Store
 from palui.db.models import ActionRow, CallRecordRow, ChatLease, InboxUpdate, MessageRow, Turn
 from palui.domain import CallChange, CallStatus, Fence
-from palui.domain.turn_record import TurnStart
+from palui.domain.turn_record import CallKey, TurnStart
 from palui.errors import LeaseLost
 from tests.test_fenced_leases import count, running_turn, take_over
 from tests.test_turns import ADD, CHAT
@@ -59,19 +59,25 @@ async def test_a_stale_fence_writes_no_call_record(store: Store) -> None:
     await running_turn(store)
     stale = await fenced(store)
     records: Any = store.tool_calls.fenced(stale)
-    row_id = await records.save("t1", CHAT, 1, "c1", change(CallStatus.RUNNING), fresh=True)
+    row_id = await records.save(
+        CallKey("t1", CHAT, 1, "c1"), change(CallStatus.RUNNING), fresh=True
+    )
     current = await take_over(store, CHAT)
 
     with pytest.raises(LeaseLost):  # the running call's end
-        await records.save("t1", CHAT, 1, "c1", change(CallStatus.OK, "late"), row_id=row_id)
+        await records.save(
+            CallKey("t1", CHAT, 1, "c1"), change(CallStatus.OK, "late"), row_id=row_id
+        )
     with pytest.raises(LeaseLost):  # a new call's first write
-        await records.save("t1", CHAT, 2, "c2", change(CallStatus.OK, "late"), fresh=True)
+        await records.save(CallKey("t1", CHAT, 2, "c2"), change(CallStatus.OK, "late"), fresh=True)
     async with store.db.session() as s:
         rows = list(await s.execute(select(CallRecordRow.call_id, CallRecordRow.status)))
     assert [tuple(row) for row in rows] == [("c1", "running")]  # as recovery will find it
 
     ours = store.tool_calls.fenced(current)
-    await ours.save("t1", CHAT, 1, "c1", change(CallStatus.UNKNOWN, "interrupted"), row_id=row_id)
+    await ours.save(
+        CallKey("t1", CHAT, 1, "c1"), change(CallStatus.UNKNOWN, "interrupted"), row_id=row_id
+    )
     async with store.db.session() as s:
         assert list(await s.scalars(select(CallRecordRow.status))) == ["unknown"]
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from palui.db import Store
 from palui.db.models import CallRecordRow, InboxUpdate, OutboxMessage, Turn
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, Taint, TurnStatus
-from palui.domain.turn_record import TurnEnd
+from palui.domain.turn_record import CallKey, TurnEnd
 from tests.test_fenced_leases import running_turn
 from tests.test_turns import ADD, CHAT
 
@@ -30,15 +30,15 @@ async def test_a_call_record_reads_back_as_written_through_each_path(store: Stor
         sends_out=True, arguments='{"title": "a"}', went_out=True, at=T0 + timedelta(seconds=1),
     )  # fmt: skip
     row_id = await store.tool_calls.fenced(fence).save(
-        "t1", CHAT, 1, "c1", out, earlier=[policy], fresh=True
+        CallKey("t1", CHAT, 1, "c1"), out, earlier=[policy], fresh=True
     )
     done = CallChange(
         ADD, StageEntry(CallStage.EXECUTE, "ok"), settles=True, status=CallStatus.OK,
         result="added a", duration_s=0.25, at=T0 + timedelta(seconds=2),
     )  # fmt: skip
-    assert await store.tool_calls.save("t1", CHAT, 1, "c1", done, row_id=row_id) == row_id
+    assert await store.tool_calls.save(CallKey("t1", CHAT, 1, "c1"), done, row_id=row_id) == row_id
     post = CallChange(ADD, StageEntry(CallStage.POST_HOOK, "ok"), at=T0 + timedelta(seconds=3))
-    assert await store.tool_calls.save("t1", CHAT, 1, "c1", post) == row_id  # looked up
+    assert await store.tool_calls.save(CallKey("t1", CHAT, 1, "c1"), post) == row_id  # looked up
 
     async with store.db.session() as s:
         [row] = list(await s.scalars(select(CallRecordRow)))

@@ -17,7 +17,7 @@ from palui.db import Database, Store
 from palui.db.models import ActionRow, CallRecordRow, PausedTurn, Turn
 from palui.db.recovery import Recovered
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry
-from palui.domain.turn_record import TurnStart
+from palui.domain.turn_record import CallKey, TurnStart
 from palui.http.server import HttpServer
 from palui.webhooks.specs import WebhookSpec
 from tests.conftest import OWNER_CHAT, OWNER_ID
@@ -198,7 +198,7 @@ async def in_flight(store: Store, chat_id: int) -> None:
     await store.turns.start(TurnStart(turn, chat_id, session_id=session))
     running = StageEntry(CallStage.EXECUTE, "running")
     change = CallChange("mcp-mail__send", running, status=CallStatus.RUNNING, went_out=True)
-    await store.tool_calls.save(turn, chat_id, 1, "c1", change)
+    await store.tool_calls.save(CallKey(turn, chat_id, 1, "c1"), change)
     claim = await store.actions.claim(f"key-{chat_id}", chat_id, "mcp-mail__send", "{}", turn)
     assert claim.state == "new"
     await store.turns.start(TurnStart(paused, chat_id, session_id=session))

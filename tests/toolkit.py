@@ -112,24 +112,12 @@ class MemoryRecorder:
         self.decisions: list[tuple[str, str, str, str, str]] = []
         self._keys: dict[tuple[str, int, str], int] = {}
 
-    async def save(
-        self,
-        turn_id: str,
-        chat_id: int,
-        step: int,
-        call_id: str,
-        change,
-        *,
-        earlier=(),
-        row_id=None,
-        fresh=False,
-        riders=None,
-    ) -> int:
+    async def save(self, key, change, *, earlier=(), row_id=None, fresh=False, riders=None) -> int:
         """As `CallRecordRepo.save`: the `earlier` changes a call's record waited for, then
         `change`. `riders` are left alone: in memory nothing carries them (the turn's end does)."""
         for each in (*earlier, change):
-            self._apply(turn_id, step, call_id, each)
-        return self._keys[(turn_id, step, call_id)]
+            self._apply(key.turn_id, key.step, key.call_id, each)
+        return self._keys[(key.turn_id, key.step, key.call_id)]
 
     def _apply(self, turn_id: str, step: int, call_id: str, change) -> None:
         key = (turn_id, step, call_id)

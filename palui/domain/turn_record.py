@@ -1,5 +1,6 @@
-"""What a turn's row is written with when it starts and when it ends (`palui.db.turns`): one
-value each, built by the turn, in place of a dozen parameters."""
+"""What a turn's rows are written with: the turn's own when it starts and when it ends
+(`palui.db.turns`), and the key of each of its calls' records (`palui.db.calls`). One value
+each, built by the turn, in place of a dozen parameters."""
 
 from __future__ import annotations
 
@@ -55,3 +56,14 @@ class TurnEnd:
     taint: Taint | None = None
     preview_message_id: int | None = None
     fence: Fence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallKey:
+    """Which call a record is: by turn, model step and call id (a held call's record is the
+    one its approval and execution are added to when the turn resumes, in any process)."""
+
+    turn_id: str
+    chat_id: int
+    step: int
+    call_id: str

@@ -56,15 +56,20 @@ class CallRunner:
     a form completes) is held here and read only through the methods below."""
 
     def __init__(self, context: CallContext, offer: ToolOffer) -> None:
-        self.context = context
+        self._context = context
         self._offer = offer
         ports, policy = context.ports, context.policy
-        self.record = CallRecord(
-            ports.store, context.turn_id, context.chat_id, resumed=context.resumed,
-            riders=ports.riders, metrics=ports.metrics,
-        )  # fmt: skip
-        self._claims = ActionClaims(ports.ledger, context.chat_id, context.turn_id)
-        self.policy = TurnPolicy(
+        turn_id, chat_id = context.turn_id, context.chat_id
+        self._record = CallRecord(
+            ports.store,
+            turn_id,
+            chat_id,
+            resumed=context.resumed,
+            riders=ports.riders,
+            metrics=ports.metrics,
+        )
+        self._claims = ActionClaims(ports.ledger, chat_id, turn_id)
+        self._policy = TurnPolicy(
             offer, policy.catalog, context.kind, policy.just_approved, policy.named
         )
         self._taint = context.taint  # set once the turn reads untrusted content; never cleared
@@ -75,6 +80,21 @@ class CallRunner:
         # Calls lacking a required argument the person fills in on a form: held for a card.
         self._form_calls: dict[str, list[str]] = {}
         self._numbers = count(1)
+
+    @property
+    def context(self) -> CallContext:
+        return self._context
+
+    @property
+    def record(self) -> CallRecord:
+        """Writes the turn's call records (`palui runs show`): steps taken outside the runner
+        (a card's outcome, a delegation) are written through it too."""
+        return self._record
+
+    @property
+    def policy(self) -> TurnPolicy:
+        """The policy applied to this turn's offer (`palui.tools.turn_policy`)."""
+        return self._policy
 
     @property
     def taint(self) -> Taint | None:

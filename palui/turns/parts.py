@@ -93,13 +93,15 @@ class TurnParts:
             named = NamedDestinations.of(words, allowed)
         policy = PolicyInputs(self.catalog, self.limits.tool_rules, named, lazy=lazy)
         ports = CallPorts(
-            self.store.tool_calls.fenced(fence), self.store.actions.fenced(fence),
-            self.store.outbox.add, riders if riders is not None else Riders(), self.metrics,
+            store=self.store.tool_calls.fenced(fence),
+            ledger=self.store.actions.fenced(fence),
+            notify=self.store.outbox.add,
+            riders=riders if riders is not None else Riders(),
+            metrics=self.metrics,
             now=self.now,
-        )  # fmt: skip
-        context = CallContext(
-            turn_id, chat_id, kind, taint, resumed, self.limits.tool_result_chars, policy, ports
         )
+        limit = self.limits.tool_result_chars
+        context = CallContext(turn_id, chat_id, kind, taint, resumed, limit, policy, ports)
         return CallRunner(context, offer)
 
     def deps(
