@@ -177,18 +177,13 @@ class CallRunner:
         """The policy held these calls for a person's approval (a card each)."""
         for call in held:
             decision = self.decision(call)
-            classification = self.classification(call.name)
-            if classification is None:
+            if self.classification(call.name) is None:
                 detail = {"arguments": call.arguments}
                 await self.record.stage(
                     call, step, CallStage.POLICY, str(decision), self.why(call), detail
                 )
                 continue
-            await self.record.decided(
-                call, step, classification.tool_class, str(decision),
-                self.decision_id(call.name, decision), self.why(call), held=True,
-                basis=self.policy.basis(call, self.taint),
-            )  # fmt: skip
+            await self._decided(call, step, decision, held=True)
 
     async def record_step(
         self,
@@ -245,16 +240,17 @@ class CallRunner:
         checked = await ops.guards_again(rules, self.record, call, step, tool) if tool else None
         return checked or await self._execute(call, step, tool, None)
 
-    async def _decided(self, call: ToolCallRequest, step: int, decision: Decision) -> None:
-        name = call.name
-        classification = self.classification(name)
+    async def _decided(
+        self, call: ToolCallRequest, step: int, decision: Decision, *, held: bool = False
+    ) -> None:
+        classification = self.classification(call.name)
         if classification is None:
             return
+        decided = str(decision), self.decision_id(call.name, decision), self.why(call)
+        basis = self.policy.basis(call, self.taint)
         await self.record.decided(
-            call, step, classification.tool_class, str(decision),
-            self.decision_id(name, decision), self.why(call),
-            basis=self.policy.basis(call, self.taint),
-        )  # fmt: skip
+            call, step, classification.tool_class, *decided, held=held, basis=basis
+        )
 
     async def _execute(
         self, call: ToolCallRequest, step: int, tool: OfferedTool | None, decision: Decision | None
