@@ -41,9 +41,9 @@ from palui.domain import (
     ToolCallRequest,
     ToolOutcome,
     ToolSpec,
-    TurnKind,
     Usage,
 )
+from palui.domain.turn_record import TurnStart
 from palui.recall_server import MemoryStore
 from palui.sandbox import RunCode
 from palui.tools.catalog import ToolCatalog
@@ -147,24 +147,12 @@ class MemoryRecorder:
         self.decisions: list[tuple[str, str, str, str, str]] = []
         self._keys: dict[tuple[str, int, str], int] = {}
 
-    async def save(
-        self,
-        turn_id: str,
-        chat_id: int,
-        step: int,
-        call_id: str,
-        change,
-        *,
-        earlier=(),
-        row_id=None,
-        fresh=False,
-        riders=None,
-    ) -> int:
+    async def save(self, key, change, *, earlier=(), row_id=None, fresh=False, riders=None) -> int:
         """As `CallRecordRepo.save`: the `earlier` changes a call's record waited for, then
         `change`. `riders` are left alone: in memory nothing carries them (the turn's end does)."""
         for each in (*earlier, change):
-            self._apply(turn_id, step, call_id, each)
-        return self._keys[(turn_id, step, call_id)]
+            self._apply(key.turn_id, key.step, key.call_id, each)
+        return self._keys[(key.turn_id, key.step, key.call_id)]
 
     def _apply(self, turn_id: str, step: int, call_id: str, change) -> None:
         key = (turn_id, step, call_id)
@@ -242,7 +230,7 @@ async def until_tool_running(app: Any) -> None:
     def out() -> bool:
         chats = app.chats  # set once the app serves
         turns = chats._workers._turns.running.values() if chats is not None else ()
-        return any(running.tools.in_flight for running in turns)
+        return any(running.tools.in_flight() for running in turns)
 
     await wait_until(out)
 
@@ -437,7 +425,7 @@ async def take_over(store: Store, chat_id: int, table: Any = ChatLease) -> Fence
 async def running_turn(store: Store, turn_id: str = "t1", update_id: int = 1) -> None:
     await store.inbox.add(update_id, CHAT, 1, {"update_id": update_id, "text": "hi"})
     session = await store.chats.current_session(CHAT)
-    await store.turns.start(turn_id, CHAT, session, TurnKind.CHAT, [(update_id, "hi")])
+    await store.turns.start(TurnStart(turn_id, CHAT, [(update_id, "hi")], session_id=session))
 
 
 async def row_count(store: Store, table: Any, *where: Any) -> int:

@@ -42,7 +42,7 @@ from palui.policy.classify import definition_hash
 from palui.ports import Channel
 from palui.tools.digest import call_digest, canonical
 from palui.tools.registry import ToolOffer
-from palui.tools.runner import TurnTools, parse_arguments
+from palui.tools.runner import CallRunner, parse_arguments
 
 log = get_logger("palui.approvals.decisions")
 
@@ -113,12 +113,12 @@ class Approvals:
         return True
 
     async def open(
-        self, turn_id: str, chat_id: int, held: Sequence[ToolCallRequest], tools: TurnTools
+        self, turn_id: str, chat_id: int, held: Sequence[ToolCallRequest], tools: CallRunner
     ) -> list[NewApproval]:
         """Approval records for the held calls (stored by the caller with the paused turn)."""
         approvals = []
         for call in held:
-            tool = tools.offer.tools[call.name]
+            tool = tools.offered[call.name]
             classification = tools.classification(call.name)
             assert classification is not None
             arguments = parse_arguments(call.arguments)

@@ -17,6 +17,7 @@ from palui.db.models import CallRecordRow, SendCapNotice, utcnow
 from palui.db.repo import Repo, insert_params
 from palui.db.riders import Riders, ride
 from palui.domain import CallChange, CallStage, CallStatus, Fence, StageEntry
+from palui.domain.turn_record import CallKey
 from palui.errors import LeaseLost
 
 INTERRUPTED = "interrupted by a restart"
@@ -55,10 +56,7 @@ class CallRecordRepo(Repo):
 
     async def save(
         self,
-        turn_id: str,
-        chat_id: int,
-        step: int,
-        call_id: str,
+        key: CallKey,
         change: CallChange,
         *,
         earlier: Sequence[CallChange] = (),
@@ -67,11 +65,8 @@ class CallRecordRepo(Repo):
         riders: Riders | None = None,
         fence: Fence | None = None,
     ) -> int:
-        """Apply `earlier` changes, then `change`, to the call's record in one transaction,
-        creating it at the call's first stage; the record's id.
-
-        A call is keyed by turn, model step and call id: a held call's record is the one its
-        approval and execution are added to when the turn resumes, in any process. `fresh`:
+        """Apply `earlier` changes, then `change`, to the record of the call `key` names in
+        one transaction, creating it at the call's first stage; the record's id. `fresh`:
         the caller knows no record exists yet (one INSERT, no lookup); `row_id`: it knows the
         record. `riders`: what the turn owes besides (palui.db.riders), written along. Under a
         `fence` the record's own INSERT or UPDATE carries the lease condition: `LeaseLost`."""
@@ -81,13 +76,11 @@ class CallRecordRepo(Repo):
             if row_id is not None:
                 found = (await s.execute(_BY_ID, {"row_id": row_id})).mappings().one_or_none()
             elif not fresh:
-                key = {"turn_id": turn_id, "step": step, "call_id": call_id[:128]}
-                found = (await s.execute(_BY_CALL, key)).mappings().first()
+                by_call = {"turn_id": key.turn_id, "step": key.step, "call_id": key.call_id[:128]}
+                found = (await s.execute(_BY_CALL, by_call)).mappings().first()
             if found is None:
-                known, row = None, _new_row(
-                    turn_id, chat_id, step, call_id, change.tool,
-                    (earlier[0].at if earlier else None) or now,
-                )  # fmt: skip
+                first_at = (earlier[0].at if earlier else None) or now
+                known, row = None, _new_row(key, change.tool, first_at)
             else:
                 row = dict(found)
                 known = row.pop("id")
@@ -147,10 +140,7 @@ class FencedCalls:
 
     async def save(
         self,
-        turn_id: str,
-        chat_id: int,
-        step: int,
-        call_id: str,
+        key: CallKey,
         change: CallChange,
         *,
         earlier: Sequence[CallChange] = (),
@@ -159,9 +149,14 @@ class FencedCalls:
         riders: Riders | None = None,
     ) -> int:
         return await self._repo.save(
-            turn_id, chat_id, step, call_id, change, earlier=earlier, row_id=row_id,
-            fresh=fresh, riders=riders, fence=self._fence,
-        )  # fmt: skip
+            key,
+            change,
+            earlier=earlier,
+            row_id=row_id,
+            fresh=fresh,
+            riders=riders,
+            fence=self._fence,
+        )
 
     async def sends_since(self, since: datetime, exempt: Collection[str] = ()) -> int:
         return await self._repo.sends_since(since, exempt)
@@ -170,12 +165,11 @@ class FencedCalls:
         return await self._repo.first_cap_notice(chat_id, day)
 
 
-def _new_row(
-    turn_id: str, chat_id: int, step: int, call_id: str, tool: str, created_at: datetime
-) -> dict[str, Any]:
+def _new_row(key: CallKey, tool: str, created_at: datetime) -> dict[str, Any]:
     """A new call's record before its first change, every column but the id."""
     return {
-        "turn_id": turn_id, "chat_id": chat_id, "step": step, "call_id": call_id[:128],
+        "turn_id": key.turn_id, "chat_id": key.chat_id, "step": key.step,
+        "call_id": key.call_id[:128],
         "tool": tool[:128], "tool_class": None, "class_source": None, "sends_out": False,
         "arguments": "", "model_arguments": None, "decision": None, "decision_id": None,
         "reason": None, "status": CallStatus.PENDING, "result": None, "stages": "[]",

@@ -6,7 +6,7 @@ in its own INSERT), the person's messages (which claim their updates,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, insert, or_, select, update
@@ -16,7 +16,8 @@ from palui.db.leases import fence_params, fenced_insert_params, held_by_params
 from palui.db.models import Chat, MessageRow, Turn, utcnow
 from palui.db.repo import DIALECTS, insert_for
 from palui.db.sessions import open_session
-from palui.domain import Fence, Role, Taint, TurnKind, TurnStatus, UnrecordedPreview
+from palui.domain import Fence, Role, TurnStatus, UnrecordedPreview
+from palui.domain.turn_record import TurnStart
 from palui.errors import LeaseLost
 
 TURN_COLUMNS = Turn.__table__.columns
@@ -126,36 +127,30 @@ async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int
 
 async def start_turn(
     s: AsyncSession,
-    turn_id: str,
-    chat_id: int,
-    session_id: int | None,
-    kind: TurnKind,
-    inputs: Sequence[tuple[int, str]],
+    start: TurnStart,
     is_sqlite: bool,
     *,
     rerun: bool = True,
-    untrusted: Mapping[int, Sequence[str]],
-    taint: Taint | None,
-    requester_id: int | None,
-    reply_to: int | None,
-    fence: Fence | None = None,
     chat_kind: str = "private",
     lock: bool = False,
 ) -> Left:
-    """`session_id=None`: the chat's open session, read by the turn's INSERT (created on
-    first contact)."""
+    """`start.session_id=None`: the chat's open session, read by the turn's INSERT (created on
+    first contact). `rerun=False`: no earlier turn took these messages, so none left a preview."""
+    turn_id, chat_id, session_id = start.turn_id, start.chat_id, start.session_id
+    inputs = start.inputs
+    taint, fence, untrusted = start.taint, start.fence, start.untrusted
     update_ids = [u for u, _ in inputs]
     # Only messages an earlier turn took (and was interrupted on) can have left a preview.
     left = await _take_previews(s, chat_id, update_ids) if rerun else Left()
     unrecorded = left.unrecorded
     turn = {
-        "id": turn_id, "chat_id": chat_id, "kind": kind,
+        "id": turn_id, "chat_id": chat_id, "kind": start.kind,
         "status": TurnStatus.RUNNING, "started_at": utcnow(),
         "preview_message_id": left.message_id,
         "preview_floor": unrecorded.floor if unrecorded else None,
         "preview_text": unrecorded.text if unrecorded else None,
         "tainted": taint is not None, "taint_source": taint.label if taint else None,
-        "requester_id": requester_id, "reply_to": reply_to,
+        "requester_id": start.requester_id, "reply_to": start.reply_to,
     }  # fmt: skip
     found = None if session_id is not None else await _insert_in_open_session(s, turn, fence)
     if found is not None:

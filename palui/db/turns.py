@@ -5,7 +5,7 @@ and /status add these up)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -22,14 +22,12 @@ from palui.db.riders import MODEL_CALLS, Riders, ride, usage_row
 from palui.db.turn_start import start_turn
 from palui.domain import (
     Completion,
-    Fence,
     OutboxItem,
     Role,
-    Taint,
     TurnKind,
-    TurnStatus,
     UnrecordedPreview,
 )
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.errors import LeaseLost
 
 TURNS = cast(Table, Turn.__table__)
@@ -107,52 +105,22 @@ class Ended:
 
 
 class TurnRepo(Repo):
-    async def start(
-        self,
-        turn_id: str,
-        chat_id: int,
-        session_id: int,
-        kind: TurnKind,
-        inputs: Sequence[tuple[int, str]],
-        *,
-        untrusted: Mapping[int, Sequence[str]] | None = None,
-        taint: Taint | None = None,
-        requester_id: int | None = None,
-        reply_to: int | None = None,
-        fence: Fence | None = None,
-    ) -> int | None:
-        """Record a running turn and add the person's messages (once per update) to history.
-
-        `untrusted`: per update, someone else's words in it (already fenced), stored as tainted
-        messages before the person's own; `taint` is then the turn's starting taint, recorded
-        now so later turns name it even if this one never ends. `requester_id`: whose message
-        started the turn (a group's `[groups] approver = "requester"`); `reply_to`: the message
-        its answer is threaded to. Under a `fence` (the chat lease the turn runs under) nothing is
-        written once another process took the lease over: `LeaseLost`.
+    async def start(self, start: TurnStart) -> int | None:
+        """Record a running turn and add the person's messages (once per update) to history
+        (`palui.domain.turn_record.TurnStart`), in the session it names.
 
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
         async with self._db.session() as s, s.begin():
-            left = await start_turn(
-                s, turn_id, chat_id, session_id, kind, inputs, self._db.is_sqlite,
-                untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence,
-            )  # fmt: skip
+            left = await start_turn(s, start, self._db.is_sqlite)
         return left.message_id
 
     async def start_chat_turn(
         self,
-        turn_id: str,
-        chat_id: int,
-        inputs: Sequence[tuple[int, str]],
+        start: TurnStart,
         *,
         chat_kind: str = "private",
         rerun: bool = True,
-        untrusted: Mapping[int, Sequence[str]] | None = None,
-        taint: Taint | None = None,
-        requester_id: int | None = None,
-        reply_to: int | None = None,
-        fence: Fence | None = None,
         attempted: Sequence[int] = (),
     ) -> tuple[int, int | None, UnrecordedPreview | None]:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
@@ -165,11 +133,13 @@ class TurnRepo(Repo):
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
             left = await start_turn(
-                s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._db.is_sqlite,
-                rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence, chat_kind=chat_kind,
+                s,
+                start,
+                self._db.is_sqlite,
+                rerun=rerun,
+                chat_kind=chat_kind,
                 lock=not self._db.is_sqlite,
-            )  # fmt: skip
+            )
             if attempted:
                 await count_attempt(s, attempted)
         assert left.session_id is not None
@@ -189,35 +159,11 @@ class TurnRepo(Repo):
         async with self._db.session() as s, s.begin():
             await s.execute(_RECORD_PREVIEW, params)
 
-    async def finish(
-        self,
-        turn_id: str,
-        status: TurnStatus,
-        *,
-        update_ids: Sequence[int],
-        reply: str | None = None,
-        remember: bool = True,
-        steps: int = 0,
-        budget_hit: str | None = None,
-        error: str | None = None,
-        taint: Taint | None = None,
-        preview_message_id: int | None = None,
-        fence: Fence | None = None,
-        riders: Riders | None = None,
-    ) -> Ended | None:
-        """End a turn in one transaction: its reply into history and the outbox, inbox done,
-        and the bookkeeping it still owes (`riders`).
-
-        `preview_message_id`: the reply's first part is delivered as an edit of that message
-        (the turn's streamed preview). Under a `fence` (the chat lease the turn runs under)
-        nothing is written once another process took the lease over: `LeaseLost`. Returns the
-        reply's outbox row (None: no reply)."""
+    async def finish(self, end: TurnEnd, riders: Riders | None = None) -> Ended | None:
+        """End a turn in one transaction (`palui.domain.turn_record.TurnEnd`), with the
+        bookkeeping it still owes (`riders`). Returns the reply's outbox row (None: no reply)."""
         async with self._db.session() as s, s.begin():
-            return await _finish(
-                s, turn_id, status, update_ids=update_ids, reply=reply, remember=remember,
-                steps=steps, budget_hit=budget_hit, error=error, taint=taint,
-                preview_message_id=preview_message_id, fence=fence, riders=riders,
-            )  # fmt: skip
+            return await _finish(s, end, riders)
 
     async def write_riders(self, riders: Riders) -> None:
         """What a turn owes that found no transaction to ride on (it stopped mid-way)."""
@@ -259,26 +205,13 @@ class TurnRepo(Repo):
         return None if turn is None else (TurnKind(turn.kind), bool(turn.tainted))
 
 
-async def _finish(
-    s: AsyncSession,
-    turn_id: str,
-    status: TurnStatus,
-    *,
-    update_ids: Sequence[int],
-    reply: str | None,
-    remember: bool,
-    steps: int,
-    budget_hit: str | None,
-    error: str | None,
-    taint: Taint | None,
-    preview_message_id: int | None,
-    fence: Fence | None,
-    riders: Riders | None,
-) -> Ended | None:
+async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended | None:
     """The turn's end, one statement per row it touches (each can carry a lease fence)."""
+    turn_id, reply, taint, fence = end.turn_id, end.reply, end.taint, end.fence
+    preview_message_id = end.preview_message_id
     values: dict[str, Any] = {
-        "turn_id": turn_id, "status": status, "ended_at": utcnow(), "steps": steps,
-        "budget_hit": budget_hit, "error": error,
+        "turn_id": turn_id, "status": end.status, "ended_at": utcnow(), "steps": end.steps,
+        "budget_hit": end.budget_hit, "error": end.error,
     }  # fmt: skip
     if taint is not None:
         values["taint_label"] = taint.label
@@ -292,7 +225,7 @@ async def _finish(
         raise NoResultFound(f"no turn {turn_id}")
     stored: Ended | None = None
     if reply is not None:
-        if remember:
+        if end.remember:
             await s.execute(
                 _REMEMBER,
                 {
@@ -316,8 +249,8 @@ async def _finish(
             created_at=created_at, sender=sender,
         )  # fmt: skip
         stored = Ended(item, alone=first is None or int(first) == item.id)
-    if update_ids:
-        await mark_inbox_done(s, update_ids, turn_id)
+    if end.update_ids:
+        await mark_inbox_done(s, end.update_ids, turn_id)
     else:
         # A resumed turn (its messages were handled when it paused) is no longer paused; a
         # chat turn's messages are never a paused turn's, so it skips this statement.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from palui.domain import CallStage, CallStatus, RemoteTool, ToolCallRequest, ToolOutcome
 from palui.tools.arguments import parse_arguments
 from palui.tools.results import truncate
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 
 NAME = "palui__delegate"
 TASK_SHOWN = 200  # characters of the task in the record's stage
@@ -38,7 +38,7 @@ DELEGATE = RemoteTool(
 )
 
 
-async def record_start(tools: TurnTools, call: ToolCallRequest, step: int, task: str) -> None:
+async def record_start(tools: CallRunner, call: ToolCallRequest, step: int, task: str) -> None:
     """The delegation call's record, written before its sub-turn's calls, so it comes first."""
     classification = tools.classification(call.name)
     tool_class = classification.tool_class if classification is not None else "read"
@@ -56,7 +56,7 @@ async def record_start(tools: TurnTools, call: ToolCallRequest, step: int, task:
 
 
 async def record_end(
-    tools: TurnTools,
+    tools: CallRunner,
     call: ToolCallRequest,
     step: int,
     outcome: ToolOutcome,

@@ -2,7 +2,7 @@
 
 The person's own words (where a tainted turn may send without a card) matter only to a call of a
 tool that sends out; the calls approved a moment ago only to an idempotent write's immediate
-retry. Most turns make neither kind of call, so neither is read up front: `TurnTools.prepare`
+retry. Most turns make neither kind of call, so neither is read up front: `CallRunner.prepare`
 loads each the first time a call's tool needs it, before the policy decides that call.
 """
 

@@ -3,7 +3,7 @@
 One record per call (turn, model step, call id): its class, the policy's decision with its id
 and reason, the arguments that ran (and the model's, if a person edited them), its status, its
 result, its timing, and the story stage by stage (hooks, guards, policy, approval, destination
-guard, send cap, ledger, execution, post hooks) that `palui runs show` explains. `TurnTools`
+guard, send cap, ledger, execution, post hooks) that `palui runs show` explains. `CallRunner`
 tells it each stage as the call moves on; nothing else writes a call's record.
 
 A call that changes the world (or sends out) is recorded `running` before it goes out, so a
@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from palui.db.riders import Riders
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, ToolCallRequest
+from palui.domain.turn_record import CallKey
 from palui.observe import Metrics, event
 
 # A card's outcome for a held call that never ran (not "unknown": that one is still running
@@ -37,10 +38,7 @@ class CallStore(Protocol):
 
     async def save(
         self,
-        turn_id: str,
-        chat_id: int,
-        step: int,
-        call_id: str,
+        key: CallKey,
         change: CallChange,
         *,
         earlier: Sequence[CallChange] = (),
@@ -210,10 +208,15 @@ class CallRecord:
         # The usage waits for the turn's end (one INSERT for every model call) unless the turn
         # is a re-run, whose usage is written as soon as it can be.
         riders = self._riders if self._riders is not None and self._riders.eager else None
+        key = CallKey(self._turn_id, self._chat_id, step, call.id)
         row_id = await self.store.save(
-            self._turn_id, self._chat_id, step, call.id, change, earlier=tuple(kept.pending),
-            row_id=kept.row_id, fresh=not (kept.saved or self._resumed), riders=riders,
-        )  # fmt: skip
+            key,
+            change,
+            earlier=tuple(kept.pending),
+            row_id=kept.row_id,
+            fresh=not (kept.saved or self._resumed),
+            riders=riders,
+        )
         kept.pending.clear()
         kept.saved = True
         kept.row_id = row_id

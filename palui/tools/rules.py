@@ -1,5 +1,5 @@
 """The operator's rules around every tool call (DESIGN §1.6): the pre and post hooks, the
-guards and the daily send cap, as palui.toml configures them. `palui.tools.runner.TurnTools`
+guards and the daily send cap, as palui.toml configures them. `palui.tools.runner.CallRunner`
 runs the steps in order; each is written to the call's record (`palui.tools.record`).
 """
 

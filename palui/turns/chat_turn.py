@@ -15,6 +15,7 @@ from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
 from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
+from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled
@@ -54,12 +55,20 @@ async def run_chat_turn(
         # One transaction: the chat's session, the turn, the person's messages, the inbox
         # claim and attempt count (a file's attempt was counted before it was read,
         # palui.chat.media_step). Someone else's words (a forward, a document) taint it.
+        start = TurnStart(
+            turn_id,
+            chat_id,
+            inputs,
+            untrusted=foreign.untrusted_rows(batch),
+            taint=starting.from_foreign(batch),
+            requester_id=latest.user.id,
+            reply_to=latest.message_id if group else None,
+            fence=fence,
+        )
+        attempted = [i.update_id for i in batch if i.attachment is None]
         session_id, left, unrecorded = await store.turns.start_chat_turn(
-            turn_id, chat_id, inputs, chat_kind=latest.chat_kind, rerun=rerun,
-            untrusted=foreign.untrusted_rows(batch), taint=starting.from_foreign(batch),
-            requester_id=latest.user.id, reply_to=latest.message_id if group else None,
-            fence=fence, attempted=[i.update_id for i in batch if i.attachment is None],
-        )  # fmt: skip
+            start, chat_kind=latest.chat_kind, rerun=rerun, attempted=attempted
+        )
         if unrecorded is not None:
             left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})

@@ -15,7 +15,7 @@ from palui.domain import Fence, Reply, TurnStatus
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 from palui.ports import ReplyStream
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from palui.turns import ending
 from palui.turns.parts import TurnParts
 from palui.turns.stop import RunningTurn, RunningTurns, StopRequests
@@ -60,7 +60,7 @@ class Drive:
         chat_id: int,
         turn_id: str,
         loop: Loop,
-        tools: TurnTools,
+        tools: CallRunner,
         update_ids: list[int],
         stream: ReplyStream | None,
         fence: Fence | None = None,
@@ -74,25 +74,26 @@ class Drive:
             outcome, stored = await self._drive(
                 chat_id, turn_id, loop, tools, update_ids, stream, fence
             )
-            metrics.turn_ended(tools.kind, outcome, time.monotonic() - started)
+            metrics.turn_ended(tools.context.kind, outcome, time.monotonic() - started)
             return stored
         except LeaseLost:
             metrics.stale_write_refused("chat")
-            metrics.turn_ended(tools.kind, "taken_over", time.monotonic() - started)
+            metrics.turn_ended(tools.context.kind, "taken_over", time.monotonic() - started)
             log.warning("chat_lease_lost", turn_id=turn_id, chat_id=chat_id)
             if stream is not None:
                 await stream.close()  # no more previews; the preview shown stays as it is
             raise
         finally:
-            if tools.riders:  # no end carried them (a shutdown, a lost lease): a job's too
-                await asyncio.shield(self._parts.store.turns.write_riders(tools.riders))
+            riders = tools.context.ports.riders
+            if riders:  # no end carried them (a shutdown, a lost lease): a job's too
+                await asyncio.shield(self._parts.store.turns.write_riders(riders))
 
     async def _drive(
         self,
         chat_id: int,
         turn_id: str,
         loop: Loop,
-        tools: TurnTools,
+        tools: CallRunner,
         update_ids: list[int],
         stream: ReplyStream | None,
         fence: Fence | None,

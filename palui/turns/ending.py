@@ -12,12 +12,13 @@ from palui.agent.subturn import task_of
 from palui.agent.turn import NeedsApproval, TurnSnapshot
 from palui.db.turns import Ended
 from palui.domain import Fence, NewApproval, TurnContext, TurnKind, TurnStatus
+from palui.domain.turn_record import TurnEnd
 from palui.errors import LeaseLost, ModelError, ModelUnavailable
 from palui.logs import get_logger
 from palui.observe import event
 from palui.ports import ReplyStream
 from palui.tools.catalog import off_site
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from palui.turns.outage import TOLD
 from palui.turns.parts import TurnParts
 
@@ -41,15 +42,15 @@ async def end(
     turn_id: str,
     status: TurnStatus,
     update_ids: list[int],
-    tools: TurnTools,
+    tools: CallRunner,
     **fields: Any,
 ) -> Ended | None:
     """Commit the turn's end; the reply's outbox row. `fence=` (the chat lease the turn runs
     under) makes it conditional on that lease still holding (`LeaseLost` if not)."""
-    tools.riders.offered(turn_id, tools.offer.drain())
-    return await parts.store.turns.finish(
-        turn_id, status, update_ids=update_ids, taint=tools.taint, riders=tools.riders, **fields
-    )
+    riders = tools.context.ports.riders
+    riders.offered(turn_id, tools.offer_events())
+    ended = TurnEnd(turn_id, status, update_ids, taint=tools.taint, **fields)
+    return await parts.store.turns.finish(ended, riders)
 
 
 async def pause(
@@ -57,7 +58,7 @@ async def pause(
     chat_id: int,
     turn_id: str,
     paused: NeedsApproval,
-    tools: TurnTools,
+    tools: CallRunner,
     update_ids: list[int],
     fence: Fence | None = None,
 ) -> None:
@@ -70,11 +71,12 @@ async def pause(
         approvals = await parts.approvals.open(turn_id, chat_id, paused.held, tools)
         approvals = [sub_task_named(a, paused.snapshot) for a in approvals]
         await tools.record_held(paused.held, paused.snapshot.steps)
-        context = TurnContext(tools.kind, tools.taint, tuple(tools.offer.tools))
-        tools.riders.offered(turn_id, tools.offer.drain())
+        context = TurnContext(tools.context.kind, tools.taint, tuple(tools.offered))
+        riders = tools.context.ports.riders
+        riders.offered(turn_id, tools.offer_events())
         await parts.store.approvals.pause_turn(
             turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
-            update_ids=update_ids, taint=tools.taint, fence=fence, riders=tools.riders,
+            update_ids=update_ids, taint=tools.taint, fence=fence, riders=riders,
         )  # fmt: skip
     except LeaseLost:
         raise
@@ -88,9 +90,9 @@ async def pause(
     log.info("turn_paused", held=[call.name for call in paused.held])
     parts.metrics.cards_opened(len(approvals))
     event("palui.card_wait", tools=[call.name for call in paused.held])
-    descriptions = {name: t.remote.description for name, t in tools.offer.tools.items()}
-    off = {name for name, t in tools.offer.tools.items() if off_site(t.toolset.id, t.remote)}
-    forms = {c.name for c in paused.held if tools.policy.form(c.name) or c.id in tools.form_calls}
+    descriptions = {name: t.remote.description for name, t in tools.offered.items()}
+    off = {name for name, t in tools.offered.items() if off_site(t.toolset.id, t.remote)}
+    forms = {c.name for c in paused.held if tools.policy.form(c.name) or tools.awaits_form(c.id)}
     try:
         await parts.approvals.post_cards(
             turn_id, descriptions, off, forms=forms, after_update=max(update_ids, default=0)
@@ -125,7 +127,7 @@ async def fail(
     parts: TurnParts,
     turn_id: str,
     update_ids: list[int],
-    tools: TurnTools,
+    tools: CallRunner,
     exc: Exception,
     fence: Fence | None = None,
     chat_id: int | None = None,
@@ -133,12 +135,13 @@ async def fail(
     """A turn that could not answer: the person is told why, and truthfully what ran — "Nothing
     was run" only when no call that changes the world (a write, a destructive call, anything
     that sends out) went out in this drive; it leaves no history."""
-    ran = changed_the_world(tools)
+    ran = tools.changed_the_world()
     if isinstance(exc, ModelError):
         parts.metrics.model_called(parts.model.name, "failed")
     outage = parts.outage
     unreachable = isinstance(exc, ModelUnavailable) and outage is not None
-    if unreachable and chat_id is not None and not ran and update_ids and tools.kind is CHAT:
+    chat_turn = tools.context.kind is CHAT
+    if unreachable and chat_id is not None and not ran and update_ids and chat_turn:
         assert outage is not None
         # The messages stay waiting (`palui.turns.outage`): answered once the model is back.
         log.warning("model_unavailable_kept", error=str(exc), messages=len(update_ids))
@@ -165,11 +168,6 @@ async def fail(
         parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=text, remember=False,
         error=str(exc) or repr(exc), fence=fence,
     )  # fmt: skip
-
-
-def changed_the_world(tools: TurnTools) -> list[str]:
-    """The world-changing calls that went out in this drive, each name once, in order."""
-    return list(dict.fromkeys(name for name, changes in tools.went_out if changes))
 
 
 def what_ran(ran: list[str]) -> str:

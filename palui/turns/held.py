@@ -1,4 +1,4 @@
-"""The agent loop's tool runner for a turn: the turn's `TurnTools`, and held calls once decided.
+"""The agent loop's tool runner for a turn: the turn's `CallRunner`, and held calls once decided.
 
 An approved call runs once: its approval is used up (approved -> executing) before it goes out
 and records its result after (executing -> executed). A crash between the two leaves it
@@ -33,7 +33,7 @@ from palui.domain import (
 from palui.observe import Tracing, event
 from palui.ports import Fences
 from palui.tools import delegation
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from palui.tools.switchboard import CallGate
 
 # How the call's record names each held call that did not run now.
@@ -71,7 +71,7 @@ def _with_edits(decision: HeldDecision, text: str) -> str:
 class TurnCalls:
     """Implements `palui.ports.ToolRunner` for one turn."""
 
-    tools: TurnTools
+    tools: CallRunner
     approvals: Approvals
     gate: CallGate | None = None
     fence: Fence | None = None
@@ -106,9 +106,9 @@ class TurnCalls:
             return outcome
 
     async def _switched_off(self, call: ToolCallRequest, step: int) -> ToolOutcome | None:
-        tool = self.tools.offer.tools.get(call.name)
+        tool = self.tools.offered.get(call.name)
         if self.gate is None or tool is None:
-            return None  # not offered: TurnTools refuses it with its reason
+            return None  # not offered: the runner refuses it with its reason
         synced = call.id in self._synced
         self._synced.discard(call.id)  # a held call run later (a resume) is synced again
         reason = await self.gate.refusal(tool, synced=synced)

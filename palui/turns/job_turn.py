@@ -9,6 +9,7 @@ from palui.agent.context import build_context
 from palui.agent.turn import run_turn
 from palui.db.jobs import JobRecord, RunRecord
 from palui.domain import Fence, Message, Role, TurnKind
+from palui.domain.turn_record import TurnStart
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
 from palui.turns import taint as starting
@@ -32,7 +33,9 @@ async def run_job_turn(
         return  # another worker or process has it
     with bound(chat_id=chat_id, turn_id=turn_id, job_id=job.id):
         session_id = await store.chats.current_session(chat_id)
-        await store.turns.start(turn_id, chat_id, session_id, TurnKind.SCHEDULED, [], fence=fence)
+        await store.turns.start(
+            TurnStart(turn_id, chat_id, kind=TurnKind.SCHEDULED, session_id=session_id, fence=fence)
+        )
         prompt = Message(Role.USER, job_prompt(job))
         skills = await parts.skills_prompt(prompt.content)
         messages = build_context([prompt], now=parts.now(), skills=skills)

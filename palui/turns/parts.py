@@ -19,9 +19,10 @@ from palui.ports import Channel, ChatModel, Fences
 from palui.skills import SkillLibrary, skills_prompt
 from palui.tools import delegation
 from palui.tools.catalog import ToolCatalog
+from palui.tools.context import CallContext, CallPorts, PolicyInputs
 from palui.tools.lazy import LazyInputs, Words
 from palui.tools.registry import ToolOffer
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from palui.tools.switchboard import CallGate
 from palui.turns.held import TurnCalls
 from palui.turns.limits import Limits
@@ -72,7 +73,7 @@ class TurnParts:
         *,
         riders: Riders | None = None,
         resumed: bool = False,
-    ) -> TurnTools:
+    ) -> CallRunner:
         """The turn's tools; `words` are the person's own (`palui.turns.words`), or how to read
         them: once tainted, the turn sends out without a card only to what they name or the
         operator allows. Read lazily with the recent approvals, when a call needs them. Its
@@ -90,20 +91,27 @@ class TurnParts:
         else:
             lazy = LazyInputs(None, allowed, digests)
             named = NamedDestinations.of(words, allowed)
-        return TurnTools(
-            offer, self.store.tool_calls.fenced(fence), turn_id, kind=kind, catalog=self.catalog,
-            taint=taint, result_limit=self.limits.tool_result_chars,
-            ledger=self.store.actions.fenced(fence), chat_id=chat_id,
-            rules=self.limits.tool_rules, notify=self.store.outbox.add, now=self.now,
-            named=named, resumed=resumed, riders=riders, lazy=lazy, metrics=self.metrics,
-        )  # fmt: skip
+        policy = PolicyInputs(self.catalog, self.limits.tool_rules, named, lazy=lazy)
+        ports = CallPorts(
+            store=self.store.tool_calls.fenced(fence),
+            ledger=self.store.actions.fenced(fence),
+            notify=self.store.outbox.add,
+            riders=riders if riders is not None else Riders(),
+            metrics=self.metrics,
+            now=self.now,
+        )
+        limit = self.limits.tool_result_chars
+        context = CallContext(turn_id, chat_id, kind, taint, resumed, limit, policy, ports)
+        return CallRunner(context, offer)
 
     def deps(
-        self, turn_id: str, chat_id: int, tools: TurnTools, fence: Fence | None = None
+        self, turn_id: str, chat_id: int, tools: CallRunner, fence: Fence | None = None
     ) -> TurnDeps:
+        riders = tools.context.ports.riders
+
         async def record_usage(completion: Completion, latency_s: float) -> None:
             # Written with the turn's next transaction: a call's record, or the turn's end.
-            tools.riders.model_call(turn_id, chat_id, completion, latency_s)
+            riders.model_call(turn_id, chat_id, completion, latency_s)
             if completion.stood_in is not None:
                 await tell_stand_in(self.store, chat_id, completion.stood_in, self.now())
             usage = completion.usage
@@ -116,8 +124,8 @@ class TurnParts:
             record_usage=record_usage,
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,
-            tools=tools.offer.specs,
-            offered=lambda: tools.offer.specs,
+            tools=tools.specs,
+            offered=lambda: tools.specs,
             runner=TurnCalls(tools, self.approvals, self.gate, fence, self.fences, self.tracing),
-            delegate=delegation.NAME if delegation.NAME in tools.offer.tools else None,
+            delegate=delegation.NAME if delegation.NAME in tools.offered else None,
         )

@@ -40,7 +40,7 @@ async def resume(
         )
         log.info("turn_resumed")
         held = snapshot.waiting_ids()  # a waiting sub-turn's calls too
-        decisions = await parts.approvals.decisions(turn_id, held, tools.offer)
+        decisions = await parts.approvals.decisions(turn_id, held, offer)
         loop = resume_turn(parts.deps(turn_id, chat_id, tools, fence), snapshot, decisions)
         job_id = await parts.store.jobs.job_of_turn(turn_id)
         if job_id is not None:

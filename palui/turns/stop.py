@@ -24,7 +24,7 @@ from typing import Any
 
 from palui.db.stop_requests import StopRequestRepo
 from palui.logs import get_logger
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 
 log = get_logger("palui.turns.stop")
 
@@ -43,7 +43,7 @@ def stopped_text(interrupted: Sequence[str]) -> str:
 class RunningTurn:
     turn_id: str
     task: asyncio.Task[Any]
-    tools: TurnTools
+    tools: CallRunner
     stop_requested: bool = False
     # Stopped by a /stop another process received: this process tells the person.
     stopped_text: str | None = None
@@ -52,7 +52,7 @@ class RunningTurn:
 
     def cancel(self) -> list[str]:
         """Cancel the turn; the names of the tool calls it interrupted."""
-        interrupted = list(self.tools.in_flight.values())
+        interrupted = self.tools.in_flight()
         self.stop_requested = True
         self.task.cancel()
         return interrupted

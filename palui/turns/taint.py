@@ -7,7 +7,7 @@ that is not trusted, or a memory saved in a tainted turn (recall reports its ori
 turn it informs; a webhook payload taints its summary turn; a job created in a tainted turn
 taints each of its runs. Someone else's words in the person's messages (a forward, a replied-to
 message of someone else, a document or photo: `Inbound.foreign`) taint the turn that reads them
-and, stored as untrusted history, the turns after it. During the turn `TurnTools` adds taint
+and, stored as untrusted history, the turns after it. During the turn `CallRunner` adds taint
 as untrusted results arrive (a memory tool's result too); this module only decides the start.
 """
 

@@ -9,9 +9,11 @@ import uuid
 from palui.agent.turn import run_turn
 from palui.db.webhooks import Delivery
 from palui.domain import Fence, TurnKind
+from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
+from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolOffer
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from palui.turns import taint as starting
 from palui.turns.drive import Drive, headed
 from palui.turns.parts import TurnParts
@@ -29,11 +31,14 @@ async def run_webhook_turn(
         return  # another worker or process has it
     with bound(chat_id=chat_id, turn_id=turn_id, delivery_id=delivery.id):
         session_id = await store.chats.current_session(chat_id)
-        await store.turns.start(turn_id, chat_id, session_id, TurnKind.WEBHOOK, [], fence=fence)
-        tools = TurnTools(
-            ToolOffer({}), store.tool_calls, turn_id, kind=TurnKind.WEBHOOK,
-            taint=starting.webhook_turn(delivery.webhook), chat_id=chat_id,
-        )  # fmt: skip
+        await store.turns.start(
+            TurnStart(turn_id, chat_id, kind=TurnKind.WEBHOOK, session_id=session_id, fence=fence)
+        )
+        taint = starting.webhook_turn(delivery.webhook)
+        context = CallContext(
+            turn_id, chat_id, TurnKind.WEBHOOK, taint, ports=CallPorts(store.tool_calls)
+        )
+        tools = CallRunner(context, ToolOffer({}))
         deps = dataclasses.replace(parts.deps(turn_id, chat_id, tools), tools=(), runner=None)
         messages = webhook_messages(
             delivery.webhook, delivery.instructions, delivery.content_type, delivery.body

@@ -15,16 +15,19 @@ from palui.domain import (
     Usage,
     Verdict,
 )
+from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolRegistry
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from tests.toolkit import FunctionToolset, MemoryRecorder, ScriptedModel, answer, call, no_usage
 
 USER = [Message(Role.SYSTEM, "system"), Message(Role.USER, "what notes do I have?")]
 
 
-def deps_for(model, *toolsets, recorder=None, **limits) -> tuple[TurnDeps, TurnTools]:
+def deps_for(model, *toolsets, recorder=None, **limits) -> tuple[TurnDeps, CallRunner]:
     offer = ToolRegistry(list(toolsets)).offer("", 30)
-    tools = TurnTools(offer, recorder or MemoryRecorder(), "turn-1", **limits.pop("tools", {}))
+    ports = CallPorts(recorder or MemoryRecorder())
+    context = CallContext("turn-1", ports=ports, **limits.pop("context", {}))
+    tools = CallRunner(context, offer)
     deps = TurnDeps(model, no_usage, tools=offer.specs, runner=tools, **limits)
     return deps, tools
 
@@ -147,7 +150,7 @@ async def test_a_huge_tool_result_is_truncated_with_a_marker() -> None:
 
     toolset = FunctionToolset("mcp-d", {"dump": dump})
     model = ScriptedModel([call("mcp-d__dump"), answer("ok")])
-    deps, _ = deps_for(model, toolset, tools={"result_limit": 1000})
+    deps, _ = deps_for(model, toolset, context={"result_limit": 1000})
     await run_turn(deps, USER)
     result = model.calls[1][0][-1].content
     assert result.startswith("x" * 1000)
@@ -168,17 +171,17 @@ async def test_a_tool_call_cancelled_mid_flight_is_recorded_as_unknown_outcome()
     deps, tools = deps_for(model, toolset, recorder=recorder)
     task = asyncio.create_task(run_turn(deps, USER))
     await started.wait()
-    assert list(tools.in_flight.values()) == ["mcp-n__slow_op"]
+    assert tools.in_flight() == ["mcp-n__slow_op"]
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert [r["status"] for r in recorder.records.values()] == ["unknown"]
-    assert tools.in_flight == {}
+    assert tools.in_flight() == []
 
 
 class AskFor:
     """Wraps a runner: calls to the named tools wait for approval."""
 
-    def __init__(self, inner: TurnTools, *names: str) -> None:
+    def __init__(self, inner: CallRunner, *names: str) -> None:
         self.inner = inner
         self.names = set(names)
 

@@ -9,6 +9,7 @@ from typing import Any
 from palui.agent.autosave import memory_items, source_id
 from palui.agent.compaction import Transcribed, plan
 from palui.domain import Completion, Role, Taint, Usage
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.errors import ModelError
 from palui.memory import Memory, MemoryConfig
 from palui.tools.registry import ToolRegistry
@@ -24,16 +25,21 @@ def summary(text: str) -> Completion:
 
 async def seed(store: Any, turns: list[tuple[str, bool]]) -> int:
     """Finished chat turns (text, tainted) in the chat's session; returns the session id."""
-    from palui.domain import TurnKind, TurnStatus
+    from palui.domain import TurnStatus
 
     session_id = await store.chats.current_session(CHAT)
     for number, (text, tainted) in enumerate(turns, 1):
         turn_id = f"t{number}"
-        await store.turns.start(turn_id, CHAT, session_id, TurnKind.CHAT, [(number, text)])
+        await store.turns.start(TurnStart(turn_id, CHAT, [(number, text)], session_id=session_id))
         await store.turns.finish(
-            turn_id, TurnStatus.DONE, update_ids=[number], reply=f"re: {text}",
-            taint=Taint("mcp-web", "mcp-web__fetch") if tainted else None,
-        )  # fmt: skip
+            TurnEnd(
+                turn_id,
+                TurnStatus.DONE,
+                [number],
+                reply=f"re: {text}",
+                taint=Taint("mcp-web", "mcp-web__fetch") if tainted else None,
+            )
+        )
     return session_id
 
 

@@ -16,8 +16,9 @@ from palui.db.tools import ToolSettingRecord
 from palui.domain import ToolCallRequest, TurnKind
 from palui.policy.classes import ToolClass
 from palui.tools.catalog import StoredTool, ToolCatalog
+from palui.tools.context import CallContext, CallPorts, PolicyInputs
 from palui.tools.registry import ToolRegistry
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from palui.tools.watch import stored_tool
 from tests import toolkit
 from tests.fakes.memory_channel import approval_cards as cards
@@ -125,9 +126,11 @@ async def test_show_all_arguments_sends_them_as_a_code_block(settings: Settings)
         assert full.endswith("\n```")
 
 
-def _web_tools(catalog: ToolCatalog) -> TurnTools:
+def _web_tools(catalog: ToolCatalog) -> CallRunner:
     offer = ToolRegistry([WebToolset()]).offer("", 30)
-    return TurnTools(offer, toolkit.MemoryRecorder(), "t1", kind=TurnKind.CHAT, catalog=catalog)
+    ports = CallPorts(toolkit.MemoryRecorder())
+    context = CallContext("t1", kind=TurnKind.CHAT, policy=PolicyInputs(catalog), ports=ports)
+    return CallRunner(context, offer)
 
 
 async def test_a_class_set_on_the_connector_card_keeps_sends_out() -> None:

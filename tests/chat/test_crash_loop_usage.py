@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from palui.db.riders import Riders
-from palui.domain import CallStatus, Completion, ToolCallRequest, TurnKind, TurnStatus, Usage
+from palui.domain import CallStatus, Completion, ToolCallRequest, TurnStatus, Usage
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.tools.record import CallRecord
 
 DAY = timedelta(days=1)
@@ -22,7 +23,7 @@ async def _read_call_goes_out(store: Any, *, eager: bool) -> tuple[int, int]:
     chat_id = 4242
     session_id = await store.chats.current_session(chat_id)
     turn_id = f"turn-{eager}"
-    await store.turns.start(turn_id, chat_id, session_id, TurnKind.CHAT, [])
+    await store.turns.start(TurnStart(turn_id, chat_id, session_id=session_id))
     riders = Riders(eager=eager)
     riders.model_call(turn_id, chat_id, Completion("m", "", usage=Usage(100, 20)), 0.1)
     record = CallRecord(store.tool_calls, turn_id, chat_id, riders=riders)
@@ -32,7 +33,7 @@ async def _read_call_goes_out(store: Any, *, eager: bool) -> tuple[int, int]:
     counted = await store.turns.tokens_since(datetime.now(UTC) - DAY)
     await record.ended(call, 1, CallStatus.OK, "done", "", 0.1)  # the call came back after all
     returned = await store.turns.tokens_since(datetime.now(UTC) - DAY)
-    await store.turns.finish(turn_id, TurnStatus.DONE, update_ids=[], reply="ok", riders=riders)
+    await store.turns.finish(TurnEnd(turn_id, TurnStatus.DONE, [], reply="ok"), riders)
     assert await store.turns.tokens_since(datetime.now(UTC) - DAY) == 120  # written once
     return counted, returned
 

@@ -27,6 +27,7 @@ from palui.db.models import (
     Turn,
 )
 from palui.domain import Fence, Message, NewApproval, TurnStatus
+from palui.domain.turn_record import TurnEnd
 from palui.errors import LeaseLost
 from tests import toolkit
 from tests.fakes.memory_channel import in_memory_settings, running_palui
@@ -93,7 +94,7 @@ async def test_a_stale_fence_cannot_finish_a_turn_and_a_current_one_can(store: S
     assert fence is not None
     await take_over(store, CHAT)
     with pytest.raises(LeaseLost):
-        await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="late", fence=fence)
+        await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="late", fence=fence))
     assert await turn_status(store, "t1") == "running"
     assert await count(store, MessageRow, MessageRow.role == "assistant") == 0
     assert await count(store, OutboxMessage) == 0
@@ -101,9 +102,7 @@ async def test_a_stale_fence_cannot_finish_a_turn_and_a_current_one_can(store: S
 
     async with store.db.session() as s:
         current = Fence(CHAT, ELSEWHERE, (await s.get_one(ChatLease, CHAT)).generation)
-    assert await store.turns.finish(
-        "t1", TurnStatus.DONE, update_ids=[1], reply="ok", fence=current
-    )
+    assert await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="ok", fence=current))
     assert await turn_status(store, "t1") == "done"
     assert await store.inbox.pending(CHAT) == []
 

@@ -15,6 +15,7 @@ from palui.db import Database, Store
 from palui.db.models import ActionRow, CallRecordRow, PausedTurn, Turn
 from palui.db.recovery import Recovered
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry
+from palui.domain.turn_record import CallKey, TurnStart
 from palui.http.server import HttpServer
 from palui.webhooks.specs import WebhookSpec
 from tests.conftest import OWNER_CHAT, OWNER_ID
@@ -117,7 +118,7 @@ async def test_a_chat_left_mid_turn_by_a_process_that_died_elsewhere_is_taken_ov
     store = palui.app.store
     # After this process started, one on another host died mid-turn; its lease has lapsed.
     session = await store.chats.current_session(OWNER_CHAT)
-    await store.turns.start("died-elsewhere", OWNER_CHAT, session, "chat", [])
+    await store.turns.start(TurnStart("died-elsewhere", OWNER_CHAT, session_id=session))
     assert await store.leases.acquire(OWNER_CHAT, ELSEWHERE, ttl_s=-1)
 
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "anyone there?")
@@ -168,13 +169,13 @@ async def in_flight(store: Store, chat_id: int) -> None:
     """A turn mid-call (call, execution, ledger action in flight) and a claimed paused turn."""
     session = await store.chats.current_session(chat_id)
     turn, paused = f"turn-{chat_id}", f"paused-{chat_id}"
-    await store.turns.start(turn, chat_id, session, "chat", [])
+    await store.turns.start(TurnStart(turn, chat_id, session_id=session))
     running = StageEntry(CallStage.EXECUTE, "running")
     change = CallChange("mcp-mail__send", running, status=CallStatus.RUNNING, went_out=True)
-    await store.tool_calls.save(turn, chat_id, 1, "c1", change)
+    await store.tool_calls.save(CallKey(turn, chat_id, 1, "c1"), change)
     claim = await store.actions.claim(f"key-{chat_id}", chat_id, "mcp-mail__send", "{}", turn)
     assert claim.state == "new"
-    await store.turns.start(paused, chat_id, session, "chat", [])
+    await store.turns.start(TurnStart(paused, chat_id, session_id=session))
     await store.approvals.pause_turn(paused, chat_id, "{}", [])
     assert await store.approvals.claim_resume(paused) is not None
 

@@ -9,7 +9,8 @@ from typing import Any
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
 from palui.chat.outbox import Outbox
-from palui.domain import TurnKind, TurnStatus
+from palui.domain import TurnStatus
+from palui.domain.turn_record import TurnEnd, TurnStart
 from tests.fakes.memory_channel import MemoryChannel
 
 CHAT = 5150
@@ -24,10 +25,10 @@ def _outbox(store: Any, channel: MemoryChannel) -> tuple[Outbox, ChatLeases]:
 async def _reply_hello(store: Any, outbox: Outbox, session: int, fence: Any) -> tuple[int, Any]:
     """A turn that answers "hello", its end stored under `fence`: the outbox's mark taken just
     before the end, and what the end stored."""
-    await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [], fence=fence)
+    await store.turns.start(TurnStart("t1", CHAT, session_id=session, fence=fence))
     mark = outbox.mark(CHAT)
     stored = await store.turns.finish(
-        "t1", TurnStatus.DONE, update_ids=[], reply="hello", fence=fence
+        TurnEnd("t1", TurnStatus.DONE, [], reply="hello", fence=fence)
     )
     return mark, stored
 

@@ -12,7 +12,8 @@ from alembic.runtime.migration import MigrationContext
 
 from palui.db import Database, Store, alembic_config
 from palui.db.models import Base
-from palui.domain import Role, TurnKind, TurnStatus
+from palui.domain import Role, TurnStatus
+from palui.domain.turn_record import TurnEnd, TurnStart
 
 
 @pytest.mark.empty_database
@@ -55,8 +56,8 @@ async def test_history_keeps_the_last_messages_in_order(store: Store) -> None:
     session = await store.chats.current_session(5)
     for n in range(5):
         turn = f"t{n}"
-        await store.turns.start(turn, 5, session, TurnKind.CHAT, [(100 + n, f"q{n}")])
-        await store.turns.finish(turn, TurnStatus.DONE, update_ids=[100 + n], reply=f"a{n}")
+        await store.turns.start(TurnStart(turn, 5, [(100 + n, f"q{n}")], session_id=session))
+        await store.turns.finish(TurnEnd(turn, TurnStatus.DONE, [100 + n], reply=f"a{n}"))
     history = await store.chats.history(session, 4)
     assert [(m.role, m.content) for m in history.messages] == [
         (Role.USER, "q3"), (Role.ASSISTANT, "a3"), (Role.USER, "q4"), (Role.ASSISTANT, "a4"),
@@ -65,16 +66,16 @@ async def test_history_keeps_the_last_messages_in_order(store: Store) -> None:
 
 async def test_rerunning_an_interrupted_turn_does_not_repeat_the_message(store: Store) -> None:
     session = await store.chats.current_session(5)
-    await store.turns.start("first", 5, session, TurnKind.CHAT, [(1, "hello")])
+    await store.turns.start(TurnStart("first", 5, [(1, "hello")], session_id=session))
     assert (await store.recovery.recover_chat(5, "restart")).turns == 1
-    await store.turns.start("second", 5, session, TurnKind.CHAT, [(1, "hello")])
+    await store.turns.start(TurnStart("second", 5, [(1, "hello")], session_id=session))
     history = await store.chats.history(session, 30)
     assert [m.content for m in history.messages] == ["hello"]
 
 
 async def test_new_session_starts_empty(store: Store) -> None:
     first = await store.chats.current_session(5)
-    await store.turns.start("t", 5, first, TurnKind.CHAT, [(1, "hello")])
+    await store.turns.start(TurnStart("t", 5, [(1, "hello")], session_id=first))
     second = await store.chats.new_session(5)
     assert second != first
     assert await store.chats.current_session(5) == second

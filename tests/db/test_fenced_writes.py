@@ -15,7 +15,8 @@ from sqlalchemy import select, update
 
 from palui.db import Store
 from palui.db.models import ActionRow, CallRecordRow, ChatLease, InboxUpdate, MessageRow, Turn
-from palui.domain import CallChange, CallStatus, Fence, TurnKind
+from palui.domain import CallChange, CallStatus, Fence
+from palui.domain.turn_record import CallKey, TurnStart
 from palui.errors import LeaseLost
 from tests.toolkit import ADD, CHAT, running_turn, take_over
 from tests.toolkit import row_count as count
@@ -34,16 +35,16 @@ async def test_a_stale_fence_starts_no_turn_and_a_current_one_does(store: Store)
     current = await take_over(store, CHAT)
 
     with pytest.raises(LeaseLost):
-        await store.turns.start("t1", CHAT, session, TurnKind.CHAT, [(1, "hi")], fence=stale)
+        await store.turns.start(TurnStart("t1", CHAT, [(1, "hi")], session_id=session, fence=stale))
     with pytest.raises(LeaseLost):
-        await store.turns.start_chat_turn("t2", CHAT, [(1, "hi")], fence=stale)
+        await store.turns.start_chat_turn(TurnStart("t2", CHAT, [(1, "hi")], fence=stale))
     assert await count(store, Turn) == 0
     assert await count(store, MessageRow) == 0
     async with store.db.session() as s:
         assert list(await s.scalars(select(InboxUpdate.turn_id))) == [None]  # not claimed
     assert [item.turn_id for item in await store.inbox.pending(CHAT)] == [None]
 
-    await store.turns.start_chat_turn("t3", CHAT, [(1, "hi")], fence=current)
+    await store.turns.start_chat_turn(TurnStart("t3", CHAT, [(1, "hi")], fence=current))
     async with store.db.session() as s:
         assert list(await s.scalars(select(Turn.id))) == ["t3"]
     # Claimed by the message's row (the inbox row names its turn once done).
@@ -58,19 +59,25 @@ async def test_a_stale_fence_writes_no_call_record(store: Store) -> None:
     await running_turn(store)
     stale = await fenced(store)
     records: Any = store.tool_calls.fenced(stale)
-    row_id = await records.save("t1", CHAT, 1, "c1", change(CallStatus.RUNNING), fresh=True)
+    row_id = await records.save(
+        CallKey("t1", CHAT, 1, "c1"), change(CallStatus.RUNNING), fresh=True
+    )
     current = await take_over(store, CHAT)
 
     with pytest.raises(LeaseLost):  # the running call's end
-        await records.save("t1", CHAT, 1, "c1", change(CallStatus.OK, "late"), row_id=row_id)
+        await records.save(
+            CallKey("t1", CHAT, 1, "c1"), change(CallStatus.OK, "late"), row_id=row_id
+        )
     with pytest.raises(LeaseLost):  # a new call's first write
-        await records.save("t1", CHAT, 2, "c2", change(CallStatus.OK, "late"), fresh=True)
+        await records.save(CallKey("t1", CHAT, 2, "c2"), change(CallStatus.OK, "late"), fresh=True)
     async with store.db.session() as s:
         rows = list(await s.execute(select(CallRecordRow.call_id, CallRecordRow.status)))
     assert [tuple(row) for row in rows] == [("c1", "running")]  # as recovery will find it
 
     ours = store.tool_calls.fenced(current)
-    await ours.save("t1", CHAT, 1, "c1", change(CallStatus.UNKNOWN, "interrupted"), row_id=row_id)
+    await ours.save(
+        CallKey("t1", CHAT, 1, "c1"), change(CallStatus.UNKNOWN, "interrupted"), row_id=row_id
+    )
     async with store.db.session() as s:
         assert list(await s.scalars(select(CallRecordRow.status))) == ["unknown"]
 

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from palui.db import Store
 from palui.db.models import CallRecordRow, InboxUpdate, OutboxMessage, Turn
 from palui.domain import CallChange, CallStage, CallStatus, StageEntry, Taint, TurnStatus
+from palui.domain.turn_record import CallKey, TurnEnd
 from tests.toolkit import ADD, CHAT, running_turn
 
 BERLIN = timezone(timedelta(hours=2))
@@ -28,15 +29,15 @@ async def test_a_call_record_reads_back_as_written_through_each_path(store: Stor
         sends_out=True, arguments='{"title": "a"}', went_out=True, at=T0 + timedelta(seconds=1),
     )  # fmt: skip
     row_id = await store.tool_calls.fenced(fence).save(
-        "t1", CHAT, 1, "c1", out, earlier=[policy], fresh=True
+        CallKey("t1", CHAT, 1, "c1"), out, earlier=[policy], fresh=True
     )
     done = CallChange(
         ADD, StageEntry(CallStage.EXECUTE, "ok"), settles=True, status=CallStatus.OK,
         result="added a", duration_s=0.25, at=T0 + timedelta(seconds=2),
     )  # fmt: skip
-    assert await store.tool_calls.save("t1", CHAT, 1, "c1", done, row_id=row_id) == row_id
+    assert await store.tool_calls.save(CallKey("t1", CHAT, 1, "c1"), done, row_id=row_id) == row_id
     post = CallChange(ADD, StageEntry(CallStage.POST_HOOK, "ok"), at=T0 + timedelta(seconds=3))
-    assert await store.tool_calls.save("t1", CHAT, 1, "c1", post) == row_id  # looked up
+    assert await store.tool_calls.save(CallKey("t1", CHAT, 1, "c1"), post) == row_id  # looked up
 
     async with store.db.session() as s:
         [row] = list(await s.scalars(select(CallRecordRow)))
@@ -64,9 +65,9 @@ async def test_a_turns_end_records_a_taint_source_only_where_none_was(store: Sto
     await running_turn(store, "t3", update_id=3)
     async with store.db.session() as s, s.begin():
         (await s.get_one(Turn, "t2")).taint_source = "an earlier message"
-    await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="one", taint=web)
-    await store.turns.finish("t2", TurnStatus.DONE, update_ids=[2], reply="two", taint=web)
-    await store.turns.finish("t3", TurnStatus.FAILED, update_ids=[3], error="boom")
+    await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="one", taint=web))
+    await store.turns.finish(TurnEnd("t2", TurnStatus.DONE, [2], reply="two", taint=web))
+    await store.turns.finish(TurnEnd("t3", TurnStatus.FAILED, [3], error="boom"))
     async with store.db.session() as s:
         turns = {t.id: t for t in await s.scalars(select(Turn))}
     assert (turns["t1"].tainted, turns["t1"].taint_source) == (True, web.label)
@@ -78,7 +79,7 @@ async def test_a_turns_end_records_a_taint_source_only_where_none_was(store: Sto
 
 async def test_a_part_recorded_without_a_message_id_keeps_the_last_one(store: Store) -> None:
     await running_turn(store)
-    ended = await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="a\n\nb")
+    ended = await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="a\n\nb"))
     assert ended is not None and ended.alone
     outbox_id = ended.item.id
     await store.outbox.part_sent(outbox_id, 1, done=False, message_id=70)

@@ -109,12 +109,10 @@ def _failing_call_records(monkeypatch: pytest.MonkeyPatch, app: Any, *, when: st
     end (after the tool ran), or on the first record of all (before anything went out)."""
     save = app.store.tool_calls.save
 
-    async def failing(
-        turn_id: str, chat_id: int, step: int, call_id: str, change: Any, **more: Any
-    ) -> int | None:
+    async def failing(key: Any, change: Any, **more: Any) -> int | None:
         if when == "always" or (when == "after_run" and change.settles):
             raise OperationalError("UPDATE call_records", {}, Exception("database is locked"))
-        return await save(turn_id, chat_id, step, call_id, change, **more)
+        return await save(key, change, **more)
 
     monkeypatch.setattr(app.store.tool_calls, "save", failing)
 

@@ -12,7 +12,8 @@ from typing import Any
 from sqlalchemy import select, text
 
 from palui.db.models import ChatLease, MessageRow, Turn
-from palui.domain import Taint, TurnKind, UnrecordedPreview
+from palui.domain import Taint, UnrecordedPreview
+from palui.domain.turn_record import TurnStart
 
 CHAT = 7170
 
@@ -41,15 +42,21 @@ async def test_every_way_a_turn_starts_writes_its_row_as_given(store: Any) -> No
     # First contact (the long way), fenced; then in the open session, fenced and not.
     taint = Taint.from_label("mcp-web:fetch")
     sid, _, _ = await store.turns.start_chat_turn(
-        "a", CHAT, [(1, "hi")], rerun=False, fence=fence, taint=taint, requester_id=5,
-        reply_to=9,
-    )  # fmt: skip
-    assert (await store.turns.start_chat_turn("b", CHAT, [(2, "yo")], fence=fence))[0] == sid
-    assert (await store.turns.start_chat_turn("c", CHAT, [(3, "so")], rerun=False))[0] == sid
+        TurnStart("a", CHAT, [(1, "hi")], fence=fence, taint=taint, requester_id=5, reply_to=9),
+        rerun=False,
+    )
+    assert (await store.turns.start_chat_turn(TurnStart("b", CHAT, [(2, "yo")], fence=fence)))[
+        0
+    ] == sid
+    assert (await store.turns.start_chat_turn(TurnStart("c", CHAT, [(3, "so")]), rerun=False))[
+        0
+    ] == sid
     # First contact, not fenced; and with the session given.
-    other, _, _ = await store.turns.start_chat_turn("d", CHAT + 1, [(4, "hey")], rerun=False)
-    await store.turns.start("e", CHAT, sid, TurnKind.CHAT, [(5, "x")], fence=fence)
-    await store.turns.start("f", CHAT, sid, TurnKind.CHAT, [])
+    other, _, _ = await store.turns.start_chat_turn(
+        TurnStart("d", CHAT + 1, [(4, "hey")]), rerun=False
+    )
+    await store.turns.start(TurnStart("e", CHAT, [(5, "x")], session_id=sid, fence=fence))
+    await store.turns.start(TurnStart("f", CHAT, session_id=sid))
     after = datetime.now(UTC)
 
     a = await _turn(store, "a")
@@ -76,15 +83,15 @@ async def test_every_way_a_turn_starts_writes_its_row_as_given(store: Any) -> No
 async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_them_all(
     store: Any,
 ) -> None:
-    await store.turns.start_chat_turn("a", CHAT, [(1, "hi")], rerun=False)
+    await store.turns.start_chat_turn(TurnStart("a", CHAT, [(1, "hi")]), rerun=False)
     await store.turns.record_preview("a", 77)  # "a" died with its preview recorded
-    await store.turns.start_chat_turn("b", CHAT, [(2, "and")], rerun=False)
+    await store.turns.start_chat_turn(TurnStart("b", CHAT, [(2, "and")]), rerun=False)
     await store.turns.preview_going_out("b", 80, "Hel")  # "b" died sending one, unrecorded
-    await store.turns.start_chat_turn("z", CHAT, [(3, "other")], rerun=False)
+    await store.turns.start_chat_turn(TurnStart("z", CHAT, [(3, "other")]), rerun=False)
     await store.turns.record_preview("z", 99)  # not on these updates: not taken
 
     session, message_id, unrecorded = await store.turns.start_chat_turn(
-        "c", CHAT, [(1, "hi"), (2, "and")]
+        TurnStart("c", CHAT, [(1, "hi"), (2, "and")])
     )
     assert (message_id, unrecorded) == (None, UnrecordedPreview(80, "Hel"))  # "b" is newer
     for turn_id in "ab":
@@ -98,7 +105,7 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
     c = await _turn(store, "c")  # it inherits the preview: a crash leaves it to the next
     assert (c.preview_message_id, c.preview_floor, c.preview_text) == (None, 80, "Hel")
     _, message_id, unrecorded = await store.turns.start_chat_turn(
-        "d", CHAT, [(1, "hi"), (2, "and")]
+        TurnStart("d", CHAT, [(1, "hi"), (2, "and")])
     )
     assert (message_id, unrecorded) == (None, UnrecordedPreview(80, "Hel"))
     assert (await _turn(store, "c")).preview_floor is None
@@ -107,9 +114,11 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
 async def test_an_untrusted_rerun_adds_no_row_and_claims_the_update(store: Any) -> None:
     await store.inbox.add(1, CHAT, 1, {"update_id": 1, "text": "mine"})
     sid, _, _ = await store.turns.start_chat_turn(
-        "a", CHAT, [(1, "mine")], rerun=False, untrusted={1: ["theirs", "more"]}
+        TurnStart("a", CHAT, [(1, "mine")], untrusted={1: ["theirs", "more"]}), rerun=False
     )
-    await store.turns.start_chat_turn("b", CHAT, [(1, "mine")], untrusted={1: ["theirs"]})
+    await store.turns.start_chat_turn(
+        TurnStart("b", CHAT, [(1, "mine")], untrusted={1: ["theirs"]})
+    )
     assert [item.turn_id for item in await store.inbox.pending(CHAT)] == ["b"]
     async with store.db.session() as s:
         rows = (

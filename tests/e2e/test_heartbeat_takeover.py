@@ -18,6 +18,7 @@ from palui.db import Store
 from palui.db.heartbeats import HeartbeatRepo
 from palui.db.models import ProcessHeartbeat
 from palui.domain import TurnStatus
+from palui.domain.turn_record import TurnEnd
 from palui.errors import DatabaseError, LeaseLost
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
@@ -103,7 +104,7 @@ async def test_a_chat_whose_holder_stopped_beating_is_taken_over_and_its_late_wr
                 await a.confirm(a_fence)
             with pytest.raises(LeaseLost):
                 await store.turns.finish(
-                    "t1", TurnStatus.DONE, update_ids=[1], reply="late", fence=a_fence
+                    TurnEnd("t1", TurnStatus.DONE, [1], reply="late", fence=a_fence)
                 )
             assert await turn_status(store, "t1") == "running"  # for B's recovery to settle
 

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from palui.db.models import CallRecordRow, JobRow, JobRun, Turn
+from palui.domain.turn_record import TurnStart
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 from tests.toolkit import buttons, tool_results, wait_for_card, wait_until
@@ -201,7 +202,7 @@ async def test_a_run_interrupted_by_a_crash_is_not_fired_again(
         await s.execute(update(JobRow).values(created_at=anchor, updated_at=anchor))
     # The process died while this run's turn was running.
     session = await store.chats.current_session(OWNER_CHAT)
-    await store.turns.start("crashed", OWNER_CHAT, session, "scheduled", [])
+    await store.turns.start(TurnStart("crashed", OWNER_CHAT, kind="scheduled", session_id=session))
     assert await store.jobs.claim_run(job, anchor + timedelta(hours=1))
     assert await store.jobs.start_run((await store.jobs.queued())[0].id, "crashed")
 

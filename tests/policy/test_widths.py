@@ -13,8 +13,9 @@ from palui.config import Settings
 from palui.domain import Taint, ToolCallRequest, TurnKind
 from palui.policy.matrix import Decision, Width, decide, decide_call
 from palui.tools.catalog import ToolCatalog
+from palui.tools.context import CallContext, CallPorts, PolicyInputs
 from palui.tools.registry import ToolRegistry
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.memory_channel import (
@@ -145,12 +146,12 @@ async def test_a_width_never_lets_a_job_run_a_destructive_call() -> None:
     toolset = notes()
     offer = ToolRegistry([toolset]).offer("", 30)
     catalog = ToolCatalog(None, {}, {}, widths={"fn": Width.ALL})
-    job = TurnTools(offer, toolkit.MemoryRecorder(), "t", kind=TurnKind.SCHEDULED, catalog=catalog)
+    policy, ports = PolicyInputs(catalog), CallPorts(toolkit.MemoryRecorder())
+    job = CallRunner(CallContext("t", kind=TurnKind.SCHEDULED, policy=policy, ports=ports), offer)
     outcome = await job.run(ToolCallRequest("c", "fn__delete_note", "{}"), 1)
     assert outcome.is_error and "not available" in outcome.text
-    tainted = TurnTools(
-        offer, toolkit.MemoryRecorder(), "t", catalog=catalog, taint=Taint("fn", "fn__find_notes")
-    )
+    taint = Taint("fn", "fn__find_notes")
+    tainted = CallRunner(CallContext("t", taint=taint, policy=policy, ports=ports), offer)
     assert tainted.needs_approval(ToolCallRequest("c", "fn__delete_note", "{}"))
     assert toolset.calls == []
 

@@ -6,8 +6,9 @@ import asyncio
 
 from palui.db import Store
 from palui.domain import ToolCallRequest
+from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolRegistry
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from tests.toolkit import FunctionToolset, MemoryRecorder
 
 
@@ -39,9 +40,10 @@ class Mailer:
         return f"{len(self.sent)} sent"
 
 
-def tools_for(store: Store, mailer: Mailer, turn: str) -> TurnTools:
+def tools_for(store: Store, mailer: Mailer, turn: str) -> CallRunner:
     offer = ToolRegistry([mailer.toolset()]).offer("", 30)
-    return TurnTools(offer, MemoryRecorder(), turn, ledger=store.actions, chat_id=7)
+    ports = CallPorts(MemoryRecorder(), store.actions)
+    return CallRunner(CallContext(turn, 7, ports=ports), offer)
 
 
 SEND = ToolCallRequest("c", "mcp-mail__send", '{"to": "ana"}')

@@ -9,7 +9,8 @@ import pytest
 
 from palui.config import Settings
 from palui.db.riders import Riders
-from palui.domain import OfferEvent, OfferReason, TurnKind, TurnStatus
+from palui.domain import OfferEvent, OfferReason, TurnStatus
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.web.viewer import Viewer
 from tests import toolkit
 from tests.catalog import CatalogToolset, catalog_toolsets
@@ -95,14 +96,16 @@ async def test_the_turn_page_shows_which_tools_were_offered_and_why(store) -> No
     chat_id = 1001
     await store.inbox.add(1, chat_id, chat_id, {"text": "show my github issue"})
     session_id = await store.chats.current_session(chat_id)
-    await store.turns.start("t1", chat_id, session_id, TurnKind.CHAT, [(1, "show my github issue")])
+    await store.turns.start(
+        TurnStart("t1", chat_id, [(1, "show my github issue")], session_id=session_id)
+    )
     riders = Riders()
     riders.offered("t1", [
         OfferEvent("github__get_issue", OfferReason.RANKED, "score 7.10", 312),
         OfferEvent("github__list_issues", OfferReason.NAMED, "score 3.20", 312),
         OfferEvent("jira__jira_get_issue", OfferReason.FOUND, "search: jira ticket", 312),
     ])  # fmt: skip
-    await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="ok", riders=riders)
+    await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="ok"), riders)
     from aiohttp.test_utils import TestClient, TestServer
 
     deps = web_deps(store, allowed_users=frozenset({chat_id}))

@@ -5,10 +5,11 @@ hook that fails withholds even an error's text)."""
 from __future__ import annotations
 
 from palui.domain import ToolCallRequest
+from palui.tools.context import CallContext, CallPorts, PolicyInputs
 from palui.tools.hooks import load_hooks
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from tests.toolkit import FunctionToolset, MemoryRecorder
 
 
@@ -20,11 +21,12 @@ async def _slow(**_: object) -> str:
     raise TimeoutError  # as a connector's call past its time limit ends
 
 
-def tools(post: str) -> tuple[TurnTools, MemoryRecorder]:
+def tools(post: str) -> tuple[CallRunner, MemoryRecorder]:
     toolset = FunctionToolset("fn", {"save": _broken, "sync": _slow}, trust="trusted")
     recorder = MemoryRecorder()
     rules = ToolRules(post_hooks=load_hooks([post]))
-    return TurnTools(ToolRegistry([toolset]).offer("", 30), recorder, "t", rules=rules), recorder
+    context = CallContext("t", policy=PolicyInputs(rules=rules), ports=CallPorts(recorder))
+    return CallRunner(context, ToolRegistry([toolset]).offer("", 30)), recorder
 
 
 async def test_post_hooks_see_a_failed_and_a_timed_out_call_with_their_status() -> None:

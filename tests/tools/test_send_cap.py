@@ -11,9 +11,10 @@ from palui.config import Settings
 from palui.domain import ToolCallRequest
 from palui.policy.kinds_file import parse_kinds_file
 from palui.tools.catalog import ToolCatalog
+from palui.tools.context import CallContext, CallPorts, PolicyInputs
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from tests.toolkit import FunctionToolset
 
 NOW = datetime(2026, 12, 4, 12, tzinfo=UTC)
@@ -35,15 +36,14 @@ def toolset() -> FunctionToolset:
     )
 
 
-def turn(store: Any, tools: FunctionToolset, rules: ToolRules, turn_id: str = "t1") -> TurnTools:
+def turn(store: Any, tools: FunctionToolset, rules: ToolRules, turn_id: str = "t1") -> CallRunner:
     offer = ToolRegistry([tools]).offer("", 30)
-    return TurnTools(
-        offer, store.tool_calls, turn_id, catalog=ToolCatalog(KINDS, {}, {}), chat_id=7,
-        rules=rules, now=lambda: NOW,
-    )  # fmt: skip
+    policy = PolicyInputs(ToolCatalog(KINDS, {}, {}), rules)
+    ports = CallPorts(store.tool_calls, now=lambda: NOW)
+    return CallRunner(CallContext(turn_id, 7, policy=policy, ports=ports), offer)
 
 
-async def run(tools: TurnTools, name: str, times: int) -> list[bool]:
+async def run(tools: CallRunner, name: str, times: int) -> list[bool]:
     """Whether each call ran (`is_error` false)."""
     outcomes = []
     for number in range(times):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from palui.agent.turn import TurnDeps, run_turn
 from palui.domain import ConnectorState, Message, OfferEvent, OfferReason, Role
+from palui.tools.context import CallContext, CallPorts
 from palui.tools.names import split_name
 from palui.tools.ranking import Query, ToolIndex, connector_words
 from palui.tools.registry import ToolRegistry
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from tests.catalog import CatalogToolset, catalog_toolsets
 from tests.toolkit import FunctionToolset, MemoryRecorder, ScriptedModel, answer, call, no_usage
 
@@ -117,9 +118,9 @@ def test_the_tools_the_conversation_used_stay_offered() -> None:
     assert offer.why("postgres__explain_query") is OfferReason.USED
 
 
-def deps_for(model: ScriptedModel, *toolsets) -> tuple[TurnDeps, TurnTools]:
+def deps_for(model: ScriptedModel, *toolsets) -> tuple[TurnDeps, CallRunner]:
     offer = ToolRegistry(list(toolsets)).offer("hello", 30)
-    tools = TurnTools(offer, MemoryRecorder(), "turn-1")
+    tools = CallRunner(CallContext("turn-1", ports=CallPorts(MemoryRecorder())), offer)
     deps = TurnDeps(model, no_usage, tools=offer.specs, offered=lambda: offer.specs, runner=tools)
     return deps, tools
 
@@ -145,7 +146,7 @@ async def test_find_tools_makes_a_left_out_tool_callable_at_the_next_step() -> N
     assert "word__protect_document" in offered_at(model, 1)
     assert len(offered_at(model, 1)) == 30  # the least relevant gave way
     assert word.calls == ["protect_document"]
-    events = tools.offer.drain()
+    events = tools.offer_events()
     assert [(e.tool, e.why) for e in events if e.tool == "word__protect_document"] == [
         ("word__protect_document", OfferReason.FOUND)
     ]

@@ -6,8 +6,9 @@ from palui.domain import RemoteTool, Taint, ToolCallRequest, TurnKind
 from palui.policy.classes import ToolClass
 from palui.policy.kinds_file import parse_kinds_file
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
+from palui.tools.context import CallContext, CallPorts, PolicyInputs
 from palui.tools.registry import ToolRegistry
-from palui.tools.runner import TurnTools
+from palui.tools.runner import CallRunner
 from tests.toolkit import FunctionToolset, MemoryRecorder
 
 
@@ -25,10 +26,12 @@ def notes(trust: str = "untrusted") -> FunctionToolset:
     )
 
 
-def turn_tools(toolset, kind=TurnKind.CHAT, catalog=None) -> tuple[TurnTools, MemoryRecorder]:
+def turn_tools(toolset, kind=TurnKind.CHAT, catalog=None) -> tuple[CallRunner, MemoryRecorder]:
     recorder = MemoryRecorder()
     offer = ToolRegistry([toolset]).offer("", 30)
-    return TurnTools(offer, recorder, "t1", kind=kind, catalog=catalog), recorder
+    policy = PolicyInputs(catalog) if catalog is not None else PolicyInputs()
+    context = CallContext("t1", kind=kind, policy=policy, ports=CallPorts(recorder))
+    return CallRunner(context, offer), recorder
 
 
 def req(tool: str) -> ToolCallRequest:
@@ -125,9 +128,9 @@ async def test_an_idempotent_write_just_approved_may_repeat_without_a_second_car
         for name in ("set_title", "add_note")
     }
     tainted = Taint("mcp-web", "mcp-web__fetch")
-    tools = TurnTools(
-        offer, MemoryRecorder(), "t", taint=tainted, just_approved=frozenset(approved)
-    )
+    policy = PolicyInputs(just_approved=frozenset(approved))
+    context = CallContext("t", taint=tainted, policy=policy, ports=CallPorts(MemoryRecorder()))
+    tools = CallRunner(context, offer)
     same = ToolCallRequest("c", "mcp-notes__set_title", '{"title": "x"}')
     other = ToolCallRequest("c", "mcp-notes__set_title", '{"title": "y"}')
     not_idempotent = ToolCallRequest("c", "mcp-notes__add_note", '{"title": "x"}')

@@ -10,6 +10,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from palui.db import Store
 from palui.domain import TurnKind, TurnStatus
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.web.viewer import Viewer
 from tests.fakes.web_console import console_with_viewer, web_deps
 
@@ -27,8 +28,10 @@ async def seed(
 ) -> None:
     await store.inbox.add(update_id, chat_id, chat_id, {"text": text})
     session_id = await store.chats.current_session(chat_id)
-    await store.turns.start(turn_id, chat_id, session_id, kind, [(update_id, text)])
-    await store.turns.finish(turn_id, status, update_ids=[update_id], reply="ok", steps=1)
+    await store.turns.start(
+        TurnStart(turn_id, chat_id, [(update_id, text)], kind=kind, session_id=session_id)
+    )
+    await store.turns.finish(TurnEnd(turn_id, status, [update_id], reply="ok", steps=1))
 
 
 @pytest.fixture

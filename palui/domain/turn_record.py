@@ -1,0 +1,69 @@
+"""What a turn's rows are written with: the turn's own when it starts and when it ends
+(`palui.db.turns`), and the key of each of its calls' records (`palui.db.calls`). One value
+each, built by the turn, in place of a dozen parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+
+from palui.domain import Fence, Taint, TurnKind, TurnStatus
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStart:
+    """A running turn, and the person's messages it starts on (once per update).
+
+    `session_id=None`: the chat's open session, read by the turn's own INSERT (created on first
+    contact). `untrusted`: per update, someone else's words in it (already fenced), stored as
+    tainted messages before the person's own; `taint` is then the turn's starting taint,
+    recorded now so later turns name it even if this one never ends. `requester_id`: whose
+    message started the turn (a group's `[groups] approver = "requester"`); `reply_to`: the
+    message its answer is threaded to. Under a `fence` (the chat lease the turn runs under)
+    nothing is written once another process took the lease over: `LeaseLost`."""
+
+    turn_id: str
+    chat_id: int
+    inputs: Sequence[tuple[int, str]] = ()  # (update id, the person's words)
+    _: KW_ONLY
+    kind: TurnKind = TurnKind.CHAT
+    session_id: int | None = None
+    untrusted: Mapping[int, Sequence[str]] = field(default_factory=dict)
+    taint: Taint | None = None
+    requester_id: int | None = None
+    reply_to: int | None = None
+    fence: Fence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """A turn's end: its reply into history and the outbox, its messages' inbox rows done.
+
+    `remember=False`: the reply is sent but left out of the history. `preview_message_id`: the
+    reply's first part is delivered as an edit of that message (the turn's streamed preview).
+    `taint`: what the turn read that it must carry. Under a `fence` (the chat lease the turn
+    runs under) nothing is written once another process took the lease over: `LeaseLost`."""
+
+    turn_id: str
+    status: TurnStatus
+    update_ids: Sequence[int]  # the messages it answered (none: a resumed turn, unpaused)
+    _: KW_ONLY
+    reply: str | None = None
+    remember: bool = True
+    steps: int = 0
+    budget_hit: str | None = None
+    error: str | None = None
+    taint: Taint | None = None
+    preview_message_id: int | None = None
+    fence: Fence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallKey:
+    """Which call a record is: by turn, model step and call id (a held call's record is the
+    one its approval and execution are added to when the turn resumes, in any process)."""
+
+    turn_id: str
+    chat_id: int
+    step: int
+    call_id: str
