@@ -1,0 +1,118 @@
+"""Topics are conversations (issue 30), through the real python-telegram-bot, the fake Bot API
+(tests/fakes/telegram_topics.py) and the fake model: each topic of a forum group, and of a
+private chat with topics, has its own history and /new, and everything Palui says about a topic
+(answers, cards, typing) goes into that topic; the General topic is the chat itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from palui.db.models import InboxUpdate
+from palui.domain import Conversation
+from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.model_server import ModelRequest, Script
+
+FORUM = -1_001_234_567_891  # a forum supergroup
+BOT = "@palui_test_bot"
+
+
+def user_contents(request: ModelRequest) -> list[str]:
+    return [m.get("content") or "" for m in request.messages if m["role"] == "user"]
+
+
+def echo(request: ModelRequest) -> Script:
+    return Script(text=f"heard: {request.last_user_text.removeprefix(BOT).strip()}")
+
+
+async def said(fake_telegram, chat_id: int, text: str) -> dict[str, Any]:
+    return await fake_telegram.wait_for_text(chat_id, text)
+
+
+async def test_two_topics_keep_separate_histories_and_new_clears_only_its_own(
+    start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.brain = echo
+    fake_telegram.topics.forum(FORUM)
+    plans = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Plans")
+    recipes = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Recipes")
+    await start_palui()
+
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} apples", plans)
+    assert (await said(fake_telegram, FORUM, "heard: apples"))["message_thread_id"] == plans
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} bananas", recipes)
+    assert (await said(fake_telegram, FORUM, "heard: bananas"))["message_thread_id"] == recipes
+    # Topic B's model request holds none of topic A's words.
+    assert user_contents(fake_model.requests[1]) == [f"{BOT} bananas"]
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} cherries", plans)
+    assert (await said(fake_telegram, FORUM, "heard: cherries"))["message_thread_id"] == plans
+    assert user_contents(fake_model.requests[2]) == [f"{BOT} apples", f"{BOT} cherries"]
+
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"/new{BOT}", recipes)
+    fresh = await said(fake_telegram, FORUM, "fresh conversation")
+    assert fresh["message_thread_id"] == recipes
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} dates", plans)
+    await said(fake_telegram, FORUM, "heard: dates")
+    assert user_contents(fake_model.requests[3]) == [
+        f"{BOT} apples",
+        f"{BOT} cherries",
+        f"{BOT} dates",
+    ]  # /new in the other topic left this one alone
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} eggs", recipes)
+    assert (await said(fake_telegram, FORUM, "heard: eggs"))["message_thread_id"] == recipes
+    assert user_contents(fake_model.requests[4]) == [f"{BOT} eggs"]
+
+    # The General topic is the forum itself: no thread id in, none out, its own history.
+    fake_telegram.push_message(FORUM, OWNER_ID, f"{BOT} figs")
+    general = await said(fake_telegram, FORUM, "heard: figs")
+    assert "message_thread_id" not in general
+    assert user_contents(fake_model.requests[5]) == [f"{BOT} figs"]
+
+
+async def test_a_card_goes_to_its_topic_and_its_tap_runs_the_call_there(
+    with_notes, start_palui, fake_telegram, fake_model
+) -> None:
+    steps = [Script(tool_calls=[("mcp-notes__delete_note", json.dumps({"id": "1"}))])]
+    steps.append(Script(text="Deleted it."))
+    fake_model.brain = lambda request: steps.pop(0)
+    fake_telegram.topics.forum(FORUM)
+    chores = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Chores")
+    await start_palui()
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} delete note 1", chores)
+    card = await said(fake_telegram, FORUM, "Approval needed")
+    assert card["message_thread_id"] == chores
+    keyboard = card["reply_markup"]["inline_keyboard"]
+    approve = next(b["callback_data"] for row in keyboard for b in row if b["text"] == "✅ Approve")
+    fake_telegram.push_callback(FORUM, OWNER_ID, card["message_id"], approve)
+    done = await said(fake_telegram, FORUM, "Deleted it.")
+    assert done["message_thread_id"] == chores
+    assert json.loads(with_notes.read_text()) == {}
+
+
+async def test_a_private_chat_with_topics_answers_in_the_topic_and_stores_its_key(
+    start_palui, fake_telegram, fake_model
+) -> None:
+    held = asyncio.Event()  # the first answer waits until "typing" has been shown
+    fake_model.queue(Script(text="heard: trains to Rome?", gate=held))
+    fake_telegram.topics.private_topics(OWNER_CHAT)
+    travel = fake_telegram.topics.open_topic(OWNER_CHAT, OWNER_ID, "Travel")
+    palui = await start_palui()
+    update = fake_telegram.push_topic_message(OWNER_CHAT, OWNER_ID, "trains to Rome?", travel)
+    typing = await fake_telegram.wait_for_request("sendChatAction")
+    assert typing.params["message_thread_id"] == travel
+    held.set()
+    answer = await said(fake_telegram, OWNER_CHAT, "heard: trains to Rome?")
+    fake_model.brain = echo
+    assert answer["message_thread_id"] == travel
+    # The inbox keeps the topic (its row names the topic's key): a recovery answers there too.
+    async with palui.app.db.session() as s:
+        stored = await s.scalar(select(InboxUpdate).where(InboxUpdate.update_id == update))
+    assert stored is not None and stored.chat_id != OWNER_CHAT
+    assert await palui.app.store.topics.conversation(stored.chat_id) == Conversation(OWNER_CHAT, travel)
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and outside the topic?")
+    plain = await said(fake_telegram, OWNER_CHAT, "heard: and outside the topic?")
+    assert "message_thread_id" not in plain
+    assert user_contents(fake_model.requests[-1]) == ["and outside the topic?"]
