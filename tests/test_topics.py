@@ -111,7 +111,8 @@ async def test_a_private_chat_with_topics_answers_in_the_topic_and_stores_its_ke
     async with palui.app.db.session() as s:
         stored = await s.scalar(select(InboxUpdate).where(InboxUpdate.update_id == update))
     assert stored is not None and stored.chat_id != OWNER_CHAT
-    assert await palui.app.store.topics.conversation(stored.chat_id) == Conversation(OWNER_CHAT, travel)
+    topic = await palui.app.store.topics.conversation(stored.chat_id)
+    assert topic == Conversation(OWNER_CHAT, travel)
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and outside the topic?")
     plain = await said(fake_telegram, OWNER_CHAT, "heard: and outside the topic?")
     assert "message_thread_id" not in plain
