@@ -9,6 +9,7 @@ import asyncio
 import json
 from typing import Any
 
+import aiohttp
 from sqlalchemy import select
 
 from palui.db.models import InboxUpdate
@@ -117,3 +118,50 @@ async def test_a_private_chat_with_topics_answers_in_the_topic_and_stores_its_ke
     plain = await said(fake_telegram, OWNER_CHAT, "heard: and outside the topic?")
     assert "message_thread_id" not in plain
     assert user_contents(fake_model.requests[-1]) == ["and outside the topic?"]
+
+
+async def test_a_job_scheduled_in_a_topic_posts_into_that_topic(
+    start_palui, fake_telegram, fake_model
+) -> None:
+    def brain(request: ModelRequest) -> Script:
+        if "scheduled job #" in request.last_user_text:
+            return Script(text="the plants need water")
+        if not any(m["role"] == "tool" for m in request.messages):
+            arguments = json.dumps({"prompt": "remind me to water", "schedule": "every 1s"})
+            return Script(tool_calls=[("palui__schedule_job", arguments)])
+        return Script(text="Scheduled.")
+
+    fake_model.brain = brain
+    fake_telegram.topics.forum(FORUM)
+    garden = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Garden")
+    await start_palui(PALUI_MIN_JOB_INTERVAL_S="1")
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} remind me every second", garden)
+    assert (await said(fake_telegram, FORUM, "Scheduled."))["message_thread_id"] == garden
+    posted = await said(fake_telegram, FORUM, "the plants need water")
+    assert posted["text"].startswith("⏰ Job #1")
+    assert posted["message_thread_id"] == garden
+
+
+async def test_a_webhook_with_a_topic_id_posts_its_summary_into_the_topic(
+    tmp_path, monkeypatch, start_palui, fake_telegram, fake_model
+) -> None:
+    fake_telegram.topics.forum(FORUM)
+    builds = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Builds")
+    config = tmp_path / "palui.toml"
+    config.write_text(
+        f'[webhooks.ci]\nchat_id = {FORUM}\ntopic_id = {builds}\nsecret_env = "CI_HOOK_SECRET"\n'
+    )
+    monkeypatch.setenv("PALUI_CONFIG", str(config))
+    monkeypatch.setenv("CI_HOOK_SECRET", "ci-secret-0123456789abcdef")
+    fake_model.reply("Build 12 failed.")
+    palui = await start_palui()
+    await fake_telegram.wait_for_request("getUpdates")  # polling starts after the server
+    assert palui.app.http is not None
+    headers = {"X-Palui-Secret": "ci-secret-0123456789abcdef", "Content-Type": "text/plain"}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{palui.app.http.url}/webhooks/ci", data=b"build 12", headers=headers) as r,
+    ):
+        assert r.status == 202
+    summary = await said(fake_telegram, FORUM, "Build 12 failed.")
+    assert summary["message_thread_id"] == builds

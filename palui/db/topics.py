@@ -12,6 +12,8 @@ A key never changes meaning once given, so each process keeps those it has seen.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy import select
 
 from palui.db.engine import Database
@@ -71,17 +73,16 @@ class TopicRepo(Repo):
         """The conversation of a key this process has seen (no query); a chat's own at once."""
         return self._conversations.get(key) if is_topic_key(key) else Conversation(key)
 
-    async def of_chats(self, chat_ids: frozenset[int]) -> dict[int, Conversation]:
-        """The keys of the topics of these chats (the web console shows a person's chats)."""
+    async def named(self, keys: Iterable[int]) -> dict[int, Conversation]:
+        """The conversations of the topic keys among `keys` (no query when there are none)."""
+        ids = [TOPIC_KEYS - key for key in keys if is_topic_key(key)]
+        if not ids:
+            return {}
         async with self._db.session() as s:
-            rows = (
-                await s.execute(
-                    select(Topic.id, Topic.chat_id, Topic.topic_id).where(
-                        Topic.chat_id.in_(chat_ids)
-                    )
-                )
-            ).all()
-        return {TOPIC_KEYS - r.id: Conversation(r.chat_id, r.topic_id) for r in rows}
+            rows = await s.execute(
+                select(Topic.id, Topic.chat_id, Topic.topic_id).where(Topic.id.in_(ids))
+            )
+            return {TOPIC_KEYS - r.id: Conversation(r.chat_id, r.topic_id) for r in rows}
 
     def _remember(self, conversation: Conversation, key: int) -> int:
         self._keys[conversation] = key
