@@ -165,3 +165,20 @@ async def test_a_webhook_with_a_topic_id_posts_its_summary_into_the_topic(
         assert r.status == 202
     summary = await said(fake_telegram, FORUM, "Build 12 failed.")
     assert summary["message_thread_id"] == builds
+
+
+async def test_a_topics_message_left_by_a_stopped_palui_is_answered_in_its_topic(
+    start_palui, fake_telegram, fake_model
+) -> None:
+    fake_model.queue(Script(hang=True), Script(text="answered after the restart"))
+    fake_telegram.topics.forum(FORUM)
+    trips = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Trips")
+    first = await start_palui()
+    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} which train?", trips)
+    await fake_model.wait_until_in_flight()
+    first.stop.set()
+    await first.task  # stopped mid-turn: the message waits in the inbox under the topic's key
+    await start_palui()  # a new process's view: the topic's key is read back from the database
+    answer = await said(fake_telegram, FORUM, "answered after the restart")
+    assert answer["message_thread_id"] == trips
+    assert user_contents(fake_model.requests[-1]) == [f"{BOT} which train?"]

@@ -102,7 +102,7 @@ class RunRepo(Repo):
                     )
                 )
             ).first()
-            return _summary(turn, int(count or 0), tuple(topic) if topic else (None, None))
+            return _summary(turn, int(count or 0), (topic[0], topic[1]) if topic else (None, None))
 
     async def decisions(self, decision_id: str, limit: int = 20) -> list[StepRecord]:
         """The policy stages recorded under a decision id, newest first (the id covers the tool,

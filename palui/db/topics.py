@@ -67,7 +67,9 @@ class TopicRepo(Repo):
             ).first()
         if row is None:
             raise LookupError(f"no topic has the conversation key {key}")
-        return self._remember(Conversation(row.chat_id, row.topic_id), key)
+        found = Conversation(row.chat_id, row.topic_id)
+        self._remember(found, key)
+        return found
 
     def known(self, key: int) -> Conversation | None:
         """The conversation of a key this process has seen (no query); a chat's own at once."""
