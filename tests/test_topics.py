@@ -174,7 +174,8 @@ async def test_a_topics_message_left_by_a_stopped_palui_is_answered_in_its_topic
     fake_telegram.topics.forum(FORUM)
     trips = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Trips")
     first = await start_palui()
-    fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} which train?", trips)
+    update = fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} which train?", trips)
+    await fake_telegram.wait_until_confirmed(update)  # Telegram won't send it again
     await fake_model.wait_until_in_flight()
     first.stop.set()
     await first.task  # stopped mid-turn: the message waits in the inbox under the topic's key
