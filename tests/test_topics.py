@@ -10,9 +10,13 @@ import json
 from typing import Any
 
 import aiohttp
+import pytest
 from sqlalchemy import select
+from telegram import Bot
+from telegram.error import BadRequest
 
 from palui.db.models import InboxUpdate
+from palui.db.topics import TopicRepo
 from palui.domain import Conversation
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
@@ -40,7 +44,7 @@ async def test_two_topics_keep_separate_histories_and_new_clears_only_its_own(
     fake_telegram.topics.forum(FORUM)
     plans = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Plans")
     recipes = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Recipes")
-    await start_palui()
+    palui = await start_palui()
 
     fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} apples", plans)
     assert (await said(fake_telegram, FORUM, "heard: apples"))["message_thread_id"] == plans
@@ -71,6 +75,10 @@ async def test_two_topics_keep_separate_histories_and_new_clears_only_its_own(
     general = await said(fake_telegram, FORUM, "heard: figs")
     assert "message_thread_id" not in general
     assert user_contents(fake_model.requests[5]) == [f"{BOT} figs"]
+    # `palui runs` names each turn's chat and topic.
+    runs = await palui.app.store.runs.recent_runs()
+    where = [(run.chat_id, run.topic_id) for run in reversed(runs)]
+    assert where == [(FORUM, t) for t in (plans, recipes, plans, plans, recipes, 0)]
 
 
 async def test_a_card_goes_to_its_topic_and_its_tap_runs_the_call_there(
@@ -112,8 +120,8 @@ async def test_a_private_chat_with_topics_answers_in_the_topic_and_stores_its_ke
     async with palui.app.db.session() as s:
         stored = await s.scalar(select(InboxUpdate).where(InboxUpdate.update_id == update))
     assert stored is not None and stored.chat_id != OWNER_CHAT
-    topic = await palui.app.store.topics.conversation(stored.chat_id)
-    assert topic == Conversation(OWNER_CHAT, travel)
+    fresh = TopicRepo(palui.app.db)  # another process's view: read from the database
+    assert await fresh.conversation(stored.chat_id) == Conversation(OWNER_CHAT, travel)
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and outside the topic?")
     plain = await said(fake_telegram, OWNER_CHAT, "heard: and outside the topic?")
     assert "message_thread_id" not in plain
@@ -183,3 +191,14 @@ async def test_a_topics_message_left_by_a_stopped_palui_is_answered_in_its_topic
     answer = await said(fake_telegram, FORUM, "answered after the restart")
     assert answer["message_thread_id"] == trips
     assert user_contents(fake_model.requests[-1]) == [f"{BOT} which train?"]
+
+
+async def test_the_fake_refuses_a_thread_where_telegram_has_no_topic(fake_telegram) -> None:
+    fake_telegram.topics.forum(FORUM)
+    topic = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Real")
+    async with Bot(fake_telegram.token, base_url=fake_telegram.base_url) as bot:
+        for chat_id, thread in ((OWNER_CHAT, topic), (FORUM, 1), (FORUM, topic + 50)):
+            with pytest.raises(BadRequest, match="thread not found"):
+                await bot.send_message(chat_id, "hi", message_thread_id=thread)
+        sent = await bot.send_message(FORUM, "hi", message_thread_id=topic)
+    assert (sent.message_thread_id, sent.is_topic_message) == (topic, True)
