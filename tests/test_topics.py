@@ -11,15 +11,18 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy import select
 from telegram import Bot
 from telegram.error import BadRequest
 
 from palui.db.models import InboxUpdate
 from palui.db.topics import TopicRepo
-from palui.domain import Conversation
+from palui.domain import Conversation, TurnKind, TurnStatus
+from palui.web.viewer import Viewer
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
+from tests.fakes.web_console import console_with_viewer, web_deps
 
 FORUM = -1_001_234_567_891  # a forum supergroup
 BOT = "@palui_test_bot"
@@ -202,3 +205,20 @@ async def test_the_fake_refuses_a_thread_where_telegram_has_no_topic(fake_telegr
                 await bot.send_message(chat_id, "hi", message_thread_id=thread)
         sent = await bot.send_message(FORUM, "hi", message_thread_id=topic)
     assert (sent.message_thread_id, sent.is_topic_message) == (topic, True)
+
+
+async def test_the_web_console_names_a_turns_chat_and_topic(store) -> None:
+    key = await store.topics.key(Conversation(FORUM, 7))
+    assert await store.topics.key(Conversation(FORUM, 7)) == key  # one key per topic
+    await store.inbox.add(1, key, OWNER_ID, {"text": "in the topic"})
+    session_id = await store.chats.current_session(key)
+    await store.turns.start("t1", key, session_id, TurnKind.CHAT, [(1, "in the topic")])
+    await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="ok", steps=1)
+    chats = frozenset({OWNER_ID, key})
+    viewer = Viewer(OWNER_ID, chats, "csrf", "@ana", await store.topics.named(chats))
+    app = console_with_viewer(web_deps(store, allowed_users=frozenset({OWNER_ID})), viewer)
+    async with TestClient(TestServer(app)) as client:
+        for path in ("/ui/turns", "/ui/turns/t1"):
+            answer = await client.get(path)
+            assert answer.status == 200
+            assert f"{FORUM} · topic 7" in await answer.text()
