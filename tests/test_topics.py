@@ -16,6 +16,7 @@ from sqlalchemy import select
 from telegram import Bot
 from telegram.error import BadRequest
 
+from palui.channels.telegram import TelegramChannel
 from palui.db.models import InboxUpdate
 from palui.db.topics import TopicRepo
 from palui.domain import Conversation, TurnKind, TurnStatus
@@ -222,3 +223,26 @@ async def test_the_web_console_names_a_turns_chat_and_topic(store) -> None:
             answer = await client.get(path)
             assert answer.status == 200
             assert f"{FORUM} · topic 7" in await answer.text()
+
+
+async def test_no_search_for_an_unrecorded_message_edits_another_topics_message(
+    store, fake_telegram
+) -> None:
+    fake_telegram.topics.forum(FORUM)
+    first = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "First")
+    second = fake_telegram.topics.open_topic(FORUM, OWNER_ID, "Second")
+    key = await store.topics.key(Conversation(FORUM, first))
+    floor = fake_telegram.message_id_of(
+        fake_telegram.push_topic_message(FORUM, OWNER_ID, f"{BOT} hi", first)
+    )
+    params = {"chat_id": FORUM, "text": "the second topic's words", "message_thread_id": second}
+    other = fake_telegram.topics.api_send_message(params)  # just above the first topic's floor
+    channel = TelegramChannel(fake_telegram.token, fake_telegram.url, conversations=store.topics)
+    try:
+        await channel.bot.initialize()
+        found = await channel.find_unrecorded(key, floor, "the first topic's answer")
+    finally:
+        await channel.bot.shutdown()
+    assert found is None  # a repeat at worst; never another topic's message changed
+    assert [m["text"] for m in fake_telegram.visible_messages(FORUM)] == [other["text"]]
+    assert not any(r.method == "editMessageText" for r in fake_telegram.requests)

@@ -71,6 +71,12 @@ class TopicRepo(Repo):
         self._remember(found, key)
         return found
 
+    async def has_topics(self, chat_id: int) -> bool:
+        """Whether any topic of the chat was ever a conversation here."""
+        async with self._db.session() as s:
+            found = await s.scalar(select(Topic.id).where(Topic.chat_id == chat_id).limit(1))
+            return found is not None
+
     def known(self, key: int) -> Conversation | None:
         """The conversation of a key this process has seen (no query); a chat's own at once."""
         return self._conversations.get(key) if is_topic_key(key) else Conversation(key)

@@ -358,6 +358,8 @@ class TelegramChannel:
         self, key: int, forms: Sequence[tuple[str, str | None]], message_id: int
     ) -> leftovers.Probe:
         chat_id = (await self._addresses.where(key)).chat_id
+        if await self._addresses.has_topics(key):
+            return leftovers.Probe.UNSURE  # the ids above the floor may be another topic's
         for text, parse_mode in forms:
             edit = functools.partial(
                 self.bot.edit_message_text, text, chat_id=chat_id, message_id=message_id,

@@ -47,6 +47,16 @@ class Addresses:
         except LookupError as exc:  # no such topic: nothing can be sent there
             raise PermanentChannelError(str(exc)) from exc
 
+    async def has_topics(self, key: int) -> bool:
+        """Whether the conversation's chat has topics. Its message ids are then shared by
+        them: a search for an unrecorded message (leftovers.py) edits candidates by id and
+        could overwrite another topic's message, so it is not made there (a part may then be
+        sent twice: a repeat, never another message changed)."""
+        if self._conversations is None:
+            return False
+        to = await self.where(key)
+        return bool(to.topic_id) or await self._conversations.has_topics(to.chat_id)
+
     def known(self, key: int) -> Conversation | None:
         """As `where`, without a query: None for a topic this process has not seen yet."""
         return Conversation(key) if self._conversations is None else self._conversations.known(key)
