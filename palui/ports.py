@@ -17,6 +17,7 @@ from palui.domain import (
     Claim,
     Completion,
     ConnectorStatus,
+    Conversation,
     Fence,
     HeldDecision,
     Inbound,
@@ -175,6 +176,21 @@ class InboundSink(Protocol):
     async def accept(self, inbound: Inbound) -> bool:
         """Store the event; once this returns the channel may acknowledge it. False when it was
         not stored (a stranger's, or one already stored)."""
+        ...
+
+
+class ConversationKeys(Protocol):
+    """A conversation's key and back (palui.db.topics): the Telegram channel names chats by
+    key past its edge, and addresses Telegram with the chat and topic behind it."""
+
+    async def key(self, conversation: Conversation) -> int: ...
+
+    async def conversation(self, key: int) -> Conversation: ...
+
+    async def has_topics(self, chat_id: int) -> bool: ...
+
+    def known(self, key: int) -> Conversation | None:
+        """The conversation of a key already seen, without a query."""
         ...
 
 

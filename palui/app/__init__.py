@@ -283,6 +283,7 @@ class Palui:
             self.settings.telegram_api_url,
             stream_replies=self.settings.stream_replies,
             metrics=self.metrics,
+            conversations=self.store.topics,  # each topic its own conversation
         )
 
     async def serve_telegram(self, stop: asyncio.Event) -> None:

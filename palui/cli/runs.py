@@ -128,6 +128,11 @@ async def _explain(repo: RunRepo, decision_id: str, out: TextIO, *, as_json: boo
     return 0
 
 
+def _chat(run: RunSummary, topic: str = "/") -> str:
+    """The chat, and its topic if the turn ran in one (`chat/topic` in the table)."""
+    return f"{run.chat_id}{topic}{run.topic_id}" if run.topic_id else str(run.chat_id)
+
+
 def _time(at: datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M:%S") if at else "-"
 
@@ -136,6 +141,7 @@ def _run_json(run: RunSummary) -> dict[str, Any]:
     return {
         "turn_id": run.turn_id,
         "chat_id": run.chat_id,
+        "topic_id": run.topic_id or None,
         "kind": run.kind,
         "status": run.status,
         "started_at": run.started_at.isoformat(),
@@ -165,7 +171,7 @@ def _runs_table(runs: list[RunSummary]) -> str:
     lines = [f"{'STARTED (UTC)':<20} {'CHAT':>14} {'KIND':<10} {'STATUS':<12} {'CALLS':>5}  TURN"]
     for run in runs:
         lines.append(
-            f"{_time(run.started_at):<20} {run.chat_id:>14} {run.kind:<10} {run.status:<12} "
+            f"{_time(run.started_at):<20} {_chat(run):>14} {run.kind:<10} {run.status:<12} "
             f"{run.calls:>5}  {run.turn_id}"
         )
     lines.append("`palui runs show <turn>` explains a turn's tool calls (a unique prefix will do).")
@@ -175,7 +181,8 @@ def _runs_table(runs: list[RunSummary]) -> str:
 def _show_text(run: RunSummary, steps: list[StepRecord]) -> str:
     lines = [
         f"Turn {run.turn_id}",
-        f"  chat {run.chat_id} · {run.kind} · {run.status} · started {_time(run.started_at)} UTC"
+        f"  chat {_chat(run, ' · topic ')} · {run.kind} · {run.status}"
+        f" · started {_time(run.started_at)} UTC"
         + (f" · ended {_time(run.ended_at)} UTC" if run.ended_at else ""),
     ]
     if run.error:

@@ -135,6 +135,7 @@ class WebhookSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     chat_id: int
+    topic_id: int = 0  # a topic of the chat (its message_thread_id); 0: the chat itself
     secret_env: str  # the name of the environment variable holding the secret, never the secret
     instructions: str = ""
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from palui.db.models import CallRecordRow, Turn
+from palui.db.models import CallRecordRow, Topic, Turn
 from palui.db.repo import Repo
+from palui.db.topics import TOPIC_KEYS
 from palui.domain import CallStage, CallStatus
 
 # A held or unapproved call is only a card: `palui runs` counts the calls that reached the end.
@@ -45,6 +46,7 @@ class RunSummary:
     ended_at: datetime | None
     calls: int
     error: str | None
+    topic_id: int = 0  # the chat's topic the turn ran in (palui.db.topics); 0: the chat itself
 
 
 class AmbiguousRun(LookupError):
@@ -66,12 +68,13 @@ class RunRepo(Repo):
         )
         async with self._db.session() as s:
             rows = await s.execute(
-                select(Turn, calls.c.n)
+                select(Turn, calls.c.n, Topic.chat_id, Topic.topic_id)
                 .outerjoin(calls, calls.c.turn_id == Turn.id)
+                .outerjoin(Topic, Topic.id == TOPIC_KEYS - Turn.chat_id)
                 .order_by(Turn.started_at.desc(), Turn.id)
                 .limit(limit)
             )
-            return [_summary(turn, n or 0) for turn, n in rows]
+            return [_summary(turn, n or 0, (chat, topic)) for turn, n, chat, topic in rows]
 
     async def find_run(self, prefix: str) -> RunSummary | None:
         """The turn whose id is or starts with `prefix`; AmbiguousRun if several fit."""
@@ -92,7 +95,14 @@ class RunRepo(Repo):
                 .select_from(CallRecordRow)
                 .where(CallRecordRow.turn_id == turn.id, CallRecordRow.status.not_in(NOT_RAN))
             )
-            return _summary(turn, int(count or 0))
+            topic = (
+                await s.execute(
+                    select(Topic.chat_id, Topic.topic_id).where(
+                        Topic.id == TOPIC_KEYS - turn.chat_id
+                    )
+                )
+            ).first()
+            return _summary(turn, int(count or 0), (topic[0], topic[1]) if topic else (None, None))
 
     async def decisions(self, decision_id: str, limit: int = 20) -> list[StepRecord]:
         """The policy stages recorded under a decision id, newest first (the id covers the tool,
@@ -140,8 +150,10 @@ def _utc(at: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _summary(turn: Turn, calls: int) -> RunSummary:
+def _summary(turn: Turn, calls: int, topic: tuple[Any, Any]) -> RunSummary:
+    """`topic`: the chat and topic behind a topic's key (None, None for a chat's own turn)."""
+    chat_id, topic_id = topic if topic[0] is not None else (turn.chat_id, 0)
     return RunSummary(
-        turn.id, turn.chat_id, turn.kind, turn.status, turn.started_at, turn.ended_at, calls,
-        turn.error,
+        turn.id, chat_id, turn.kind, turn.status, turn.started_at, turn.ended_at, calls,
+        turn.error, topic_id,
     )  # fmt: skip

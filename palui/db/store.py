@@ -29,6 +29,7 @@ from palui.db.stand_ins import StandInRepo
 from palui.db.stop_requests import StopRequestRepo
 from palui.db.strangers import StrangerRepo
 from palui.db.tools import ToolSettingRepo
+from palui.db.topics import TopicRepo
 from palui.db.turn_listing import TurnListingRepo
 from palui.db.turns import TurnRepo
 from palui.db.usage import UsageRepo
@@ -84,4 +85,5 @@ class Store:
         self.turn_listing = TurnListingRepo(db)  # the web console's turns and their calls
         self.skills = SkillTrustRepo(db)  # skills trusted by digest (palui.skills)
         self.queues = QueueRepo(db)  # what waits for a chat, in one query (chat.workers)
+        self.topics = TopicRepo(db)  # conversation keys of topics (palui.db.topics)
         self.stand_ins = StandInRepo(db)  # fallbacks that stood in for a refused primary

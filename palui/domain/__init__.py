@@ -24,6 +24,7 @@ from palui.domain.approvals import NewApproval as NewApproval
 from palui.domain.approvals import NewEdit as NewEdit
 from palui.domain.chat import EVERY_CHAT as EVERY_CHAT
 from palui.domain.chat import ChatScope as ChatScope
+from palui.domain.chat import Conversation as Conversation
 from palui.domain.chat import InboxItem as InboxItem
 from palui.domain.chat import InboxStatus as InboxStatus
 from palui.domain.chat import OutboxItem as OutboxItem
@@ -159,6 +160,7 @@ class Inbound:
     foreign: tuple[Foreign, ...] = ()  # someone else's words in it: untrusted (domain/media.py)
     mentions_bot: bool = False  # a group message that names this bot (`@name`)
     replies_to_bot: bool = False  # it replies to one of this bot's messages
+    topic_id: int = 0  # its topic (0: none); `chat_id` is then the topic's key (Conversation)
 
     @property
     def command(self) -> str | None:

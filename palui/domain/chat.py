@@ -70,3 +70,15 @@ class ChatScope:
 
 
 EVERY_CHAT = ChatScope()
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """Where one conversation happens: a chat, or one topic of a chat with topics (a forum
+    supergroup's, or a private chat's with topics turned on). Each conversation has its own
+    session, queue, lease, /new and /stop. Inside Palui a conversation is named by one integer,
+    its key (`palui.db.topics`): the chat's id for the chat itself, so chats without topics
+    are stored as they always were; only the Telegram channel turns a key back into this."""
+
+    chat_id: int
+    topic_id: int = 0  # 0: the chat itself (no topics, or a forum's General topic)

@@ -38,7 +38,7 @@ from aiohttp.typedefs import Middleware
 
 from palui.db import Store
 from palui.db.webhooks import Replayed
-from palui.domain import ConnectorState, ConnectorStatus
+from palui.domain import ConnectorState, ConnectorStatus, Conversation
 from palui.errors import ConfigError, PaluiError
 from palui.http.clients import FORWARDED_FOR, Network, client_address
 from palui.http.oauth import OAuthRoutes
@@ -324,8 +324,9 @@ class HttpServer:
         except BadPayload as exc:
             return self._refuse(request, 400, f"malformed payload: {exc}", str(exc))
         try:
+            chat = await self._store.topics.key(Conversation(spec.chat_id, spec.topic_id))
             delivery_id = await self._store.webhooks.add(
-                name, spec.chat_id, text, content_type=request.content_type,
+                name, chat, text, content_type=request.content_type,
                 instructions=spec.instructions, per_minute=self._rate_per_min,
                 replay_key=verdict.replay_key,
             )  # fmt: skip
@@ -339,7 +340,7 @@ class HttpServer:
             error = "too many deliveries; try again in a minute"
             return self._refuse(request, 429, error, "rate", retry_after=60)
         log.info("webhook_stored", webhook=name, delivery_id=delivery_id, size=len(body))
-        self._on_stored(spec.chat_id)
+        self._on_stored(chat)
         return web.json_response({"accepted": True, "delivery_id": delivery_id}, status=202)
 
     # -- POST /telegram ---------------------------------------------------------------------------

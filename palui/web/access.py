@@ -90,7 +90,8 @@ async def _viewer(deps: WebDeps, cookie: str | None) -> Viewer | None:
         return None
     groups = await deps.store.web.chats_spoken_in(session.user_id)
     chats = frozenset({session.user_id, *groups})
-    return Viewer(session.user_id, chats, session.csrf, session.display)
+    topics = await deps.store.topics.named(chats)
+    return Viewer(session.user_id, chats, session.csrf, session.display, topics)
 
 
 def routes(deps: WebDeps) -> list[web.RouteDef]:

@@ -24,6 +24,7 @@ class WebhookSpec:
     chat_id: int
     secret: str
     instructions: str = ""
+    topic_id: int = 0  # a topic of the chat (palui.domain.Conversation); 0: the chat itself
 
 
 def load_webhooks(settings: Settings) -> dict[str, WebhookSpec]:
@@ -47,7 +48,9 @@ def load_webhooks(settings: Settings) -> dict[str, WebhookSpec]:
                 f"{hook.secret_env} to a long random string ({MAKE_ONE}) and give the sender "
                 "the same one."
             )
-        specs[name] = WebhookSpec(name, hook.chat_id, secret, hook.instructions.strip())
+        specs[name] = WebhookSpec(
+            name, hook.chat_id, secret, hook.instructions.strip(), hook.topic_id
+        )
     if settings.telegram_webhook_url and settings.telegram_webhook_secret is None:
         raise ConfigError(
             "PALUI_TELEGRAM_WEBHOOK_SECRET is not set; it is required when "

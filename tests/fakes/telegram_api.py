@@ -43,6 +43,7 @@ from tests.fakes.telegram_entities import command_entities
 from tests.fakes.telegram_files import FakeFiles
 from tests.fakes.telegram_groups import FakeGroups
 from tests.fakes.telegram_limits import TelegramLimits
+from tests.fakes.telegram_topics import FakeTopics
 
 __all__ = ["DEFAULT_TOKEN", "AnsweredCallback", "FakeTelegram", "RecordedRequest"]
 
@@ -143,6 +144,8 @@ class FakeTelegram:
         # Groups, forwards, replies and reactions (issue 15): tests/fakes/telegram_groups.py.
         self.groups = FakeGroups(self.chats, self._pushed)
         self._handlers.update(self.groups.handlers())
+        self.topics = FakeTopics(self.chats, self.groups)  # issue 30: telegram_topics.py
+        self._handlers.update(self.topics.handlers())
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -317,6 +320,13 @@ class FakeTelegram:
         """Queue a user's message with `FakeGroups.message`'s options (a group chat for a
         negative `chat_id`, `reply_to` a message id, `forward_from` an origin); the update_id."""
         return self.push_update({"message": self.groups.message(chat_id, user_id, text, **options)})
+
+    def push_topic_message(
+        self, chat_id: int, user_id: int, text: str, topic: int, **options: Any
+    ) -> int:
+        """As `push_message`, said in topic `topic` (a thread id from `topics.open_topic`)."""
+        message = self.groups.message(chat_id, user_id, text, **options)
+        return self.push_update({"message": self.topics.in_topic(message, topic)})
 
     def message_id_of(self, update_id: int) -> int:
         """The message id of a pushed message update (what a reply or a reaction names)."""
@@ -498,6 +508,8 @@ class FakeTelegram:
             if handler is None:
                 result = await self._get_updates(params)
             else:
+                if method.lower() == "sendmessagedraft":
+                    self.topics.check_draft(params)
                 result = handler(params)
                 if method.lower() == "sendmessage":
                     self.drafts.message_sent(int(params["chat_id"]))

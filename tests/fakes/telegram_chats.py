@@ -140,6 +140,15 @@ class FakeChats:
         """The bot's message `message_id` was sent as a reply to `target` (telegram_groups)."""
         self._messages[(chat_id, message_id)]["reply_to_message"] = copy.deepcopy(target)
 
+    def annotate(self, chat_id: int, message_id: int, fields: dict[str, Any]) -> None:
+        """More fields on the bot's message `message_id` (a topic's thread: telegram_topics)."""
+        self._messages[(chat_id, message_id)].update(fields)
+
+    def chat_fields(self, chat_id: int, chat_type: str, fields: dict[str, Any]) -> None:
+        """The chat, with more fields (a forum's `is_forum`: telegram_topics)."""
+        self._chat(chat_id, chat_type, None)
+        self._chats[chat_id].update(fields)
+
     # --- Bot API ------------------------------------------------------------------------
 
     def api_send_message(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -38,11 +38,12 @@ from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
 from palui.channels.telegram.pacing import PermanentChannelError, paced, retry_seconds
-from palui.domain import Card
+from palui.channels.telegram.topics import Addresses
+from palui.domain import Card, Conversation
 from palui.errors import ChannelError, ConfigError
 from palui.logs import get_logger
 from palui.observe import Metrics
-from palui.ports import InboundSink, ReplyStream
+from palui.ports import ConversationKeys, InboundSink, ReplyStream
 
 log = get_logger("palui.telegram")
 
@@ -73,8 +74,10 @@ class TelegramChannel:
         first_preview_after_s: float | None = None,
         read_timeout_s: float = 15.0,
         metrics: Metrics | None = None,
+        conversations: ConversationKeys | None = None,
     ) -> None:
         self._metrics = metrics
+        self._addresses = Addresses(conversations)  # topics as conversations (topics.py)
         request = HTTPXRequest(
             connection_pool_size=16, read_timeout=read_timeout_s, connect_timeout=10
         )
@@ -135,7 +138,7 @@ class TelegramChannel:
             raise ValueError(f"not a Telegram update ({type(exc).__name__})") from None
         inbound = to_inbound(update, self._username())
         if inbound is not None:
-            await sink.accept(inbound)
+            await sink.accept(await self._addresses.keyed(inbound))
 
     def _username(self) -> str | None:
         """This bot's username (known once `initialize` asked Telegram)."""
@@ -165,7 +168,7 @@ class TelegramChannel:
                 for update in updates:
                     inbound = to_inbound(update, self._username())
                     if inbound is not None:
-                        await sink.accept(inbound)
+                        await sink.accept(await self._addresses.keyed(inbound))
                     # Only now may the next getUpdates confirm this update.
                     offset = update.update_id + 1
                 backoff = 1.0
@@ -188,20 +191,23 @@ class TelegramChannel:
             return None
 
         async def send(text: str, html: bool) -> int:
-            message = await self._translated(chat_id, self.bot.send_message, chat_id, text, html)
-            return self._noted(chat_id, message)
+            to = await self._addresses.where(chat_id)
+            return self._noted(
+                chat_id, await self._translated(to.chat_id, self._sender(to), text, html)
+            )
 
         async def edit(message_id: int, text: str, html: bool) -> None:
+            to = (await self._addresses.where(chat_id)).chat_id
             await self._translated(
-                chat_id, self.bot.edit_message_text, text, html,
-                chat_id=chat_id, message_id=message_id,
-            )  # fmt: skip
+                to, self.bot.edit_message_text, text, html, chat_id=to, message_id=message_id
+            )
 
         async def delete(message_id: int) -> None:
             await self.delete_message(chat_id, message_id)
 
         preview = StreamingReply(send, edit, delete=delete, first_after_s=self._first_after_s)
-        return self._drafts.reply(chat_id, preview)  # a draft where Telegram drafts, else edits
+        to = self._addresses.known(chat_id)  # a topic this process has not seen yet: no draft
+        return preview if to is None else self._drafts.reply(to.chat_id, preview, to.topic_id)
 
     async def _translated(self, for_chat: int, method: Any, *args: Any, **kwargs: Any) -> Any:
         """`_call` with the Bad Requests a stream must tell apart mapped to its errors."""
@@ -229,9 +235,10 @@ class TelegramChannel:
             if reply_to is not None
             else None
         )
+        to = await self._addresses.where(chat_id)
         try:
             sent = await self._call(
-                chat_id, self._send_html, chat_id, chunk, threaded, again_on_timeout=False
+                to.chat_id, self._send_html, to, chunk, threaded, again_on_timeout=False
             )
             return self._noted(chat_id, sent)
         except BadRequest as exc:
@@ -239,27 +246,25 @@ class TelegramChannel:
                 raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
             # Formatting is a nicety: if Telegram can't parse it, the words still arrive.
             log.warning("html_rejected", error=exc.message)
-            send = functools.partial(
-                self.bot.send_message, chat_id, chunk.plain, reply_parameters=threaded
-            )
+            send = functools.partial(self._sender(to), chunk.plain, reply_parameters=threaded)
             try:
-                return self._noted(chat_id, await self._call(chat_id, send, again_on_timeout=False))
+                sent = await self._call(to.chat_id, send, again_on_timeout=False)
+                return self._noted(chat_id, sent)
             except BadRequest as plain_exc:
                 raise PermanentChannelError(plain_exc.message) from plain_exc
 
     async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
         chunk: Chunk = part
-        edit = self.bot.edit_message_text
+        edit = functools.partial(
+            self.bot.edit_message_text,
+            chat_id=(to := (await self._addresses.where(chat_id)).chat_id),
+        )
         try:
             try:
-                await self._translated(
-                    chat_id, edit, chunk.html, True, chat_id=chat_id, message_id=message_id
-                )
+                await self._translated(to, edit, chunk.html, True, message_id=message_id)
             except MarkupRejected as exc:
                 log.warning("html_rejected", error=str(exc))
-                await self._translated(
-                    chat_id, edit, chunk.plain, False, chat_id=chat_id, message_id=message_id
-                )
+                await self._translated(to, edit, chunk.plain, False, message_id=message_id)
         except MessageNotModified:
             return  # it shows this already: an edit repeated after a crash
         except (MarkupRejected, BadRequest) as exc:
@@ -270,45 +275,47 @@ class TelegramChannel:
             raise
 
     async def delete_message(self, chat_id: int, message_id: int) -> None:
+        to = (await self._addresses.where(chat_id)).chat_id
         try:
-            done = await self._call(chat_id, self.bot.delete_message, chat_id, message_id)
+            done = await self._call(to, self.bot.delete_message, to, message_id)
         except BadRequest as exc:
             raise PermanentChannelError(f"Telegram refused to delete: {exc.message}") from exc
         if not done:
             raise PermanentChannelError("Telegram did not delete the message")
 
     async def _send_html(
-        self, chat_id: int, chunk: Chunk, threaded: ReplyParameters | None
+        self, to: Conversation, chunk: Chunk, threaded: ReplyParameters | None
     ) -> Message:
-        return await self.bot.send_message(
-            chat_id, chunk.html, parse_mode=ParseMode.HTML, reply_parameters=threaded
-        )
+        send = self._sender(to)
+        return await send(chunk.html, parse_mode=ParseMode.HTML, reply_parameters=threaded)  # type: ignore[no-any-return]
 
     async def send_notice(self, chat_id: int, text: str) -> None:
-        self._noted(chat_id, await self._call(chat_id, self.bot.send_message, chat_id, text))
+        to = await self._addresses.where(chat_id)
+        self._noted(chat_id, await self._call(to.chat_id, self._sender(to), text))
 
     async def typing(self, chat_id: int) -> None:
         # Not through `_call`: a chat action is not a message, so it takes no send slot and the
         # answer after it does not wait a second behind it.
+        to = await self._addresses.where(chat_id)
         with contextlib.suppress(TelegramError):
-            await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
+            await self.bot.send_chat_action(to.chat_id, ChatAction.TYPING, to.topic_id or None)
 
     async def send_card(self, chat_id: int, card: Card) -> int:
+        to = await self._addresses.where(chat_id)
         message = await self._call(
-            chat_id,
-            functools.partial(
-                self.bot.send_message, chat_id, card.text, reply_markup=keyboard(card)
-            ),
+            to.chat_id,
+            functools.partial(self._sender(to), card.text, reply_markup=keyboard(card)),
         )
         return self._noted(chat_id, message)
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
+        to = (await self._addresses.where(chat_id)).chat_id
         call = functools.partial(
-            self.bot.edit_message_text, card.text, chat_id=chat_id, message_id=message_id,
+            self.bot.edit_message_text, card.text, chat_id=to, message_id=message_id,
             reply_markup=keyboard(card),
         )  # fmt: skip
         try:
-            await self._call(chat_id, call)
+            await self._call(to, call)
         except BadRequest as exc:
             if "not modified" not in exc.message.lower():
                 raise ChannelError(f"Telegram refused the edit: {exc.message}") from exc
@@ -322,7 +329,8 @@ class TelegramChannel:
     async def react(self, chat_id: int, message_id: int, emoji: str) -> None:
         """setMessageReaction, best effort: a chat that allows no reactions changes nothing."""
         try:
-            await self.bot.set_message_reaction(chat_id, message_id, emoji)
+            to = (await self._addresses.where(chat_id)).chat_id
+            await self.bot.set_message_reaction(to, message_id, emoji)
         except TelegramError as exc:
             log.info("reaction_not_set", chat_id=chat_id, error=str(exc))
 
@@ -347,8 +355,11 @@ class TelegramChannel:
         return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor), skip)
 
     async def _probe(
-        self, chat_id: int, forms: Sequence[tuple[str, str | None]], message_id: int
+        self, key: int, forms: Sequence[tuple[str, str | None]], message_id: int
     ) -> leftovers.Probe:
+        chat_id = (await self._addresses.where(key)).chat_id
+        if await self._addresses.has_topics(key):
+            return leftovers.Probe.UNSURE  # the ids above the floor may be another topic's
         for text, parse_mode in forms:
             edit = functools.partial(
                 self.bot.edit_message_text, text, chat_id=chat_id, message_id=message_id,
@@ -365,6 +376,12 @@ class TelegramChannel:
                 return leftovers.Probe.UNSURE
             return leftovers.Probe.OURS
         return leftovers.Probe.UNSURE
+
+    def _sender(self, to: Conversation) -> Any:
+        """sendMessage to the conversation: its chat, in its topic if it is one."""
+        return functools.partial(
+            self.bot.send_message, to.chat_id, message_thread_id=to.topic_id or None
+        )
 
     def _noted(self, chat_id: int, message: Message) -> int:
         self._sent.note(chat_id, message.message_id)

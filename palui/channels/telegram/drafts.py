@@ -48,21 +48,23 @@ class Drafts:
         self._refused: OrderedDict[int, None] = OrderedDict()
         self._ids = itertools.count(1)  # draft_id must be non-zero; one per answer
 
-    def reply(self, chat_id: int, fallback: StreamingReply) -> ReplyStream:
+    def reply(self, chat_id: int, fallback: StreamingReply, topic_id: int = 0) -> ReplyStream:
         """A draft stream for a private chat that may draft, else the edited preview itself."""
         if not self._enabled or chat_id <= 0 or chat_id in self._refused:
             return fallback
         draft_id = next(self._ids)
 
         async def send_draft(text: str) -> None:
-            await self._send(chat_id, draft_id, text)
+            await self._send(chat_id, draft_id, text, topic_id)
 
         return DraftReply(send_draft, fallback, first_after_s=self._first_after_s)
 
-    async def _send(self, chat_id: int, draft_id: int, text: str) -> None:
+    async def _send(self, chat_id: int, draft_id: int, text: str, topic_id: int) -> None:
         # No message slot is taken: a draft is not a message, and the answer must not wait on it.
         try:
-            await self._bot.send_message_draft(chat_id, draft_id, text)
+            await self._bot.send_message_draft(
+                chat_id, draft_id, text, message_thread_id=topic_id or None
+            )
         except (EndPointNotFound, InvalidToken) as exc:  # 404: this Bot API has no drafts
             self._enabled = False
             log.warning("drafts_unsupported", error=exc.message)

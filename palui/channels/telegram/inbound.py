@@ -7,6 +7,7 @@ from typing import Any
 from telegram import Update
 
 from palui.channels.telegram.attachments import attachment_of, foreign_of
+from palui.channels.telegram.topics import topic_of
 from palui.channels.telegram.words import chat_kind, with_words
 from palui.domain import ChatKind, ChatUser, Inbound
 
@@ -29,6 +30,7 @@ def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | Non
             callback_query_id=query.id,
             callback_data=query.data,
             chat_kind=chat_kind(message.chat) if message is not None else ChatKind.PRIVATE,
+            topic_id=topic_of(message),  # a card's tap: the card's topic
         )
     message = update.message or update.edited_message
     if message is None or message.from_user is None:
@@ -45,6 +47,7 @@ def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | Non
         bot_username=bot_username,
         attachment=attachment,
         foreign=foreign_of(attachment),
+        topic_id=topic_of(message),
     )
     return with_words(inbound, message, bot_username)  # groups, forwards, replies (words.py)
 

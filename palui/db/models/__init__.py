@@ -4,7 +4,15 @@ lives here. Import any model from `palui.db.models` (Alembic's env does too)."""
 from palui.db.models.approvals import ApprovalEdit, ApprovalRow, PausedTurn
 from palui.db.models.base import NAMING, Base, UTCDateTime, utcnow
 from palui.db.models.calls import CallRecordRow, TurnOfferRow
-from palui.db.models.chats import Chat, ChatSession, MessageRow, ModelCall, ModelStandIn, Turn
+from palui.db.models.chats import (
+    Chat,
+    ChatSession,
+    MessageRow,
+    ModelCall,
+    ModelStandIn,
+    Topic,
+    Turn,
+)
 from palui.db.models.jobs import JobRow, JobRun
 from palui.db.models.leases import ChatLease, DeliveryLease, ProcessHeartbeat, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
@@ -53,6 +61,7 @@ __all__ = [
     "StopRequest",
     "StrangerNotice",
     "ToolSetting",
+    "Topic",
     "Turn",
     "TurnOfferRow",
     "UTCDateTime",
