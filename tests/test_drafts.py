@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 import palui.channels.telegram as telegram_channel
-from palui.channels.drafts import DraftRefused, DraftReply
 from palui.channels.ratelimit import SendLimits, SendRateLimiter
-from palui.channels.streaming import StreamingReply
 from palui.channels.telegram import TelegramChannel
+from palui.delivery.draft import DraftRefused, DraftReply
+from palui.delivery.preview import StreamingReply
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
 from tests.fakes.telegram_api import FakeTelegram

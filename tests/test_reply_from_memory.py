@@ -8,7 +8,7 @@ from typing import Any
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
-from palui.chat.outbox import Outbox
+from palui.delivery.outbox import Outbox
 from palui.domain import TurnKind, TurnStatus
 from tests.fakes.memory_channel import MemoryChannel
 

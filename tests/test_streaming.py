@@ -16,7 +16,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, RetryAfter
 
 from palui.channels.formatting import Chunk, split_for_telegram
-from palui.channels.streaming import (
+from palui.delivery.preview import (
     MarkupRejected,
     MessageNotModified,
     StreamingReply,

@@ -14,14 +14,16 @@ from palui.agent.turn import run_turn
 from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
-from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
+from palui.delivery.left_preview import LeftPreview
+from palui.delivery.shown import find_unrecorded_preview, preview_floor
+from palui.delivery.streams import reply_stream
+from palui.domain import ChatKind, Fence, Inbound, TurnKind
 from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled
 from palui.turns import foreign, words
 from palui.turns import taint as starting
 from palui.turns.drive import Drive
-from palui.turns.left_preview import LeftPreview
 from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
@@ -61,7 +63,7 @@ async def run_chat_turn(
             fence=fence, attempted=[i.update_id for i in batch if i.attachment is None],
         )  # fmt: skip
         if unrecorded is not None:
-            left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
+            left = await find_unrecorded_preview(parts.channel, store, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})
         # A server's question during one of this turn's calls goes to this chat and person.
         asking = ASKING.set(Asking(chat_id, latest.user.id))
@@ -71,25 +73,6 @@ async def run_chat_turn(
             ASKING.reset(asking)
             if riders:  # the turn stopped before any write could carry them (a shutdown)
                 await asyncio.shield(store.turns.write_riders(riders))
-
-
-async def _find_unrecorded(
-    parts: TurnParts, chat_id: int, turn_id: str, unrecorded: UnrecordedPreview
-) -> int | None:
-    """The preview an interrupted run was sending when it died, if it reached the chat: found
-    (it shows `unrecorded.text`, edited to itself) and recorded as this turn's own."""
-    found = await parts.channel.find_unrecorded(chat_id, unrecorded.floor, unrecorded.text)
-    if found is not None:
-        await parts.store.turns.record_preview(turn_id, found)
-    return found
-
-
-def _preview_floor(parts: TurnParts, chat_id: int, batch: Sequence[Inbound]) -> int | None:
-    """The newest message id known in the chat: a preview sent now gets a greater one."""
-    known = [i.message_id for i in batch if i.message_id is not None]
-    if (sent := parts.channel.newest_sent_id(chat_id)) is not None:
-        known.append(sent)
-    return max(known, default=None)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -141,7 +124,7 @@ async def _run(
     deps = parts.deps(turn_id, chat_id, tools, fence)
     # In a group the answer is one message threaded to what it answers: no preview edited
     # once a second under the group's 20 messages a minute.
-    stream = None if started.group else parts.channel.streaming_reply(chat_id)
+    stream = None if started.group else reply_stream(parts.channel, chat_id)
     if stream is None and started.left is not None:
         # No streaming now (off, or a group), but the answer still replaces what the
         # interrupted run left.
@@ -151,7 +134,7 @@ async def _run(
             stream.adopt(started.left)  # an interrupted turn's preview: this answer replaces it
 
         async def sending(text: str) -> None:
-            if (floor := _preview_floor(parts, chat_id, batch)) is not None:
+            if (floor := preview_floor(parts.channel, chat_id, batch)) is not None:
                 await store.turns.preview_going_out(turn_id, floor, text)
 
         guard = None

@@ -1,7 +1,7 @@
 """The preview an interrupted turn left, taken over by its re-run when this process does not
 stream (streaming switched off since): nothing is previewed, but the answer still replaces that
 message (the outbox edits it) and a re-run without an answer removes it, as a streamed re-run
-would (`palui.channels.streaming`)."""
+would (`palui.delivery.preview`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable
 
 from palui.errors import ChannelError
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports.sending import Sending
 
-log = get_logger("palui.turns")
+log = get_logger("palui.delivery")
 
 REPLACED = "(replaced below)"  # a left preview that could not be deleted, as the outbox says it
 
@@ -20,7 +20,7 @@ REPLACED = "(replaced below)"  # a left preview that could not be deleted, as th
 class LeftPreview:
     """A `ReplyStream` that shows nothing itself: it only carries the adopted preview."""
 
-    def __init__(self, channel: Channel, chat_id: int, message_id: int) -> None:
+    def __init__(self, channel: Sending, chat_id: int, message_id: int) -> None:
         self._channel = channel
         self._chat_id = chat_id
         self._message_id = message_id

@@ -1,0 +1,31 @@
+"""What people send: where a channel puts it, and who answers what is not a turn."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from palui.domain import Inbound
+
+
+class InboundSink(Protocol):
+    """Where a channel puts what people send (palui.chat.inbox)."""
+
+    def is_allowed(self, user_id: int) -> bool: ...
+
+    async def accept(self, inbound: Inbound) -> bool:
+        """Store the event; once this returns the channel may acknowledge it. False when it was
+        not stored (a stranger's, or one already stored)."""
+        ...
+
+
+class Interactions(Protocol):
+    """What a person taps or types that is not a turn: commands and button taps."""
+
+    def owns(self, inbound: Inbound) -> bool:
+        """Whether the inbound is answered here at once, rather than by the chat's next turn."""
+        ...
+
+    async def handle(self, inbound: Inbound) -> bool:
+        """Answer it and mark it done in the inbox; a reply is left in the outbox for the chat
+        layer to send. True when a paused turn of the chat can now resume."""
+        ...
