@@ -38,11 +38,8 @@ class Cards:
     def __init__(self) -> None:
         self.cards: list[Card] = []
 
-    def streaming_reply(self, chat_id: int) -> None:
+    def stream_faces(self, chat_id: int) -> None:
         return None
-
-    def render(self, text: str) -> list[str]:
-        return [text]
 
     async def typing(self, chat_id: int) -> None:
         return None
