@@ -2,8 +2,8 @@
 
 `MemoryChannel` implements every channel port (`palui.ports.Channel`) and records what Palui
 sends (reply parts, cards, card edits, callback answers); a test hands Palui what a person sends
-with `send`, `send_file`, `command` and `tap`, each of which returns once Palui has answered it (its turn, command or tap
-is done and the replies are delivered).
+with `send`, `send_file`, `command` and `tap`, each of which returns once Palui has answered it
+(its turn, command or tap is done and the replies are delivered).
 
 Use it through the app, so everything is wired as in production:
 
