@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 
 from palui.channels.markdown import Renderer, closes_fence, dedent, fence_opener, render
-from palui.ports.sending import Part
+from palui.ports.channel import Part
 
 __all__ = [
     "TELEGRAM_TEXT_LIMIT",

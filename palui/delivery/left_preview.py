@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 from palui.errors import ChannelError
 from palui.logs import get_logger
-from palui.ports.sending import Sending
+from palui.ports.channel import Sending
 
 log = get_logger("palui.delivery")
 

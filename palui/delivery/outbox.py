@@ -30,9 +30,8 @@ from palui.domain.sealed import spent, unsealed
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 from palui.observe import Metrics, Tracing
-from palui.ports.channel import Replies
+from palui.ports.channel import Part, Replies
 from palui.ports.leases import SenderLeases, Spawner
-from palui.ports.sending import Part
 
 log = get_logger("palui.delivery.outbox")
 

@@ -35,7 +35,7 @@ from palui.delivery.pacer import MIN_INTERVAL_S, Pacer
 from palui.delivery.preview_text import preview_text
 from palui.errors import ChannelError, LeaseLost, MarkupRejected, MessageNotModified
 from palui.logs import get_logger
-from palui.ports.sending import Part
+from palui.ports.channel import Part
 from palui.ports.streaming import DeleteMessage, EditText, Guard, OnPreview, OnSending, SendText
 
 __all__ = ["StreamState", "StreamingReply"]

@@ -10,7 +10,7 @@ chat shows it already, and where:
 - as a message nobody recorded: its sender died (kill -9) after the channel accepted it and
   before its record. A row another process stored (or, with none on record, one stored before
   this process started) and left pending may have been in flight then; so may a row whose send
-  failed here (`suspect`). Only for such rows the part is looked for (`palui.ports.Leftovers`),
+  failed here (`suspect`). Only for such rows the part is looked for (`Leftovers`, the channel's),
   above the newest message known before it and never at an id the records name as something
   else (`palui.db.outbox_search`); the message found is recorded as the part. The normal path
   costs no probe and no statement;
@@ -29,9 +29,7 @@ from palui.db import Store
 from palui.domain import Inbound, OutboxItem, UnrecordedPreview
 from palui.errors import ChannelError
 from palui.logs import get_logger
-from palui.ports.channel import Replies
-from palui.ports.leftovers import Leftovers
-from palui.ports.sending import Part
+from palui.ports.channel import Leftovers, Part, Replies
 
 log = get_logger("palui.delivery")
 

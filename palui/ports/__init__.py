@@ -1,17 +1,14 @@
 """The boundaries Palui's core talks through, as narrow protocols (implementations are injected).
 
-One module per concern, and a consumer depends on the port it uses, not on the whole channel:
+A consumer depends on the narrow port it uses, not on the whole channel:
 
-- `sending`: a reply's typed rendered parts sent, edited into a preview, deleted (`Sending`);
-  notices and the typing action (`Notices`);
+- `channel`: the chat channel's ports: `Sending` a reply's typed rendered `Part`s (sent, edited
+  into a preview, deleted), `Notices`, `Cards`, `Files`, `Reactions`, `Leftovers` (looking for
+  a message whose id a crash kept from the records); `Replies` (the outbox's), `Answering` (a
+  turn's), `Notifying` (cards and notices); and `Channel`, all of them: what a real adapter
+  (Telegram, the console) implements and only the composition root holds;
 - `streaming`: the raw calls a channel streams an answer with (`Streaming`, `StreamFaces`) and
-  the stream the turn feeds (`ReplyStream`, built by `palui.delivery`);
-- `cards`: cards with buttons and answers to their taps (`Cards`);
-- `files`, `reactions`: downloads of what people send (`Files`), emoji marks (`Reactions`);
-- `leftovers`: looking for a message whose id a crash kept from the records (`Leftovers`);
-- `channel`: `Replies` (the outbox's), `Answering` (a turn's), `Notifying` (cards and notices),
-  and `Channel`, all of the above:
-  what a real adapter (Telegram, the console) implements and only the composition root holds;
+  the stream a turn feeds (`ReplyStream`, built and paced by `palui.delivery`);
 - `inbound`: where a channel puts what people send (`InboundSink`, `Interactions`);
 - `model`: `ChatModel`, `Transcriber`; `tools`: `Toolset`, `ToolRunner`, `Ledger`, …;
 - `leases`: the leases work runs under (`Fences`, `SenderLeases`) and background work (`Spawner`).
@@ -19,25 +16,25 @@ One module per concern, and a consumer depends on the port it uses, not on the w
 The agent and the chat layer depend on these, never on the libraries or layers behind them.
 """
 
-from palui.ports.cards import Cards as Cards
 from palui.ports.channel import Answering as Answering
+from palui.ports.channel import Cards as Cards
 from palui.ports.channel import Channel as Channel
+from palui.ports.channel import Files as Files
+from palui.ports.channel import Leftovers as Leftovers
+from palui.ports.channel import Notices as Notices
 from palui.ports.channel import Notifying as Notifying
+from palui.ports.channel import Part as Part
+from palui.ports.channel import Reactions as Reactions
 from palui.ports.channel import Replies as Replies
-from palui.ports.files import Files as Files
+from palui.ports.channel import Sending as Sending
 from palui.ports.inbound import InboundSink as InboundSink
 from palui.ports.inbound import Interactions as Interactions
 from palui.ports.leases import Fences as Fences
 from palui.ports.leases import SenderLeases as SenderLeases
 from palui.ports.leases import Spawner as Spawner
-from palui.ports.leftovers import Leftovers as Leftovers
 from palui.ports.model import ChatModel as ChatModel
 from palui.ports.model import DeltaHandler as DeltaHandler
 from palui.ports.model import Transcriber as Transcriber
-from palui.ports.reactions import Reactions as Reactions
-from palui.ports.sending import Notices as Notices
-from palui.ports.sending import Part as Part
-from palui.ports.sending import Sending as Sending
 from palui.ports.streaming import ReplyStream as ReplyStream
 from palui.ports.streaming import StreamFaces as StreamFaces
 from palui.ports.streaming import Streaming as Streaming
