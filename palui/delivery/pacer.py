@@ -9,6 +9,9 @@ with nothing streamed. A face's `show` returns False to stop for good (its lease
 refused); any other failure counts, and `max_failures` in a row stop it (the answer still goes
 out). `stop` waits for a call in flight rather than cancelling it: a cancelled request may still
 reach the chat after the final answer and overwrite it, or show it twice.
+
+What a preview (or a draft) shows of an answer still being written is `preview_text`'s: plain
+text, within one Telegram message.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable
 
-from palui.delivery.preview_text import preview_text
+from palui.channels.formatting import TELEGRAM_TEXT_LIMIT, telegram_length, to_plain_text
 from palui.logs import get_logger
 
-__all__ = ["MAX_FAILURES", "MIN_INTERVAL_S", "Pacer", "Show"]
+__all__ = ["MAX_FAILURES", "MIN_INTERVAL_S", "MORE", "REPLACED", "Pacer", "Show", "preview_text"]
 
 log = get_logger("palui.streaming")
 
@@ -115,3 +118,42 @@ class Pacer:
             finally:
                 self._in_call = False
                 self._last_call_at = self._clock()
+
+
+# -- what is shown -------------------------------------------------------------------------
+
+MORE = " …"  # ends a preview that has more text than one message holds
+# What a preview shows when no answer will fill it and it could not be deleted (or when the answer
+# had to be sent anew, below it).
+REPLACED = "(replaced below)"
+
+
+def preview_text(markdown: str, suffix: str = "", limit: int = TELEGRAM_TEXT_LIMIT) -> str:
+    """The plain text to show for `markdown` so far, `suffix` kept whole, within `limit`.
+
+    Too long for one message: the beginning, cut after a word if one is near, and " …". The
+    beginning, not the newest end, so what the person is reading does not move away; it is
+    what the final answer's first message will show.
+    """
+    source = markdown[: 8 * limit]  # no Markdown shrinks that much; saves rendering huge text
+    plain = to_plain_text(source).strip()
+    if not plain:
+        return ""
+    if len(source) == len(markdown) and _utf16_len(plain + suffix) <= limit:
+        return plain + suffix
+    head = _fit(plain, limit - _utf16_len(MORE + suffix))
+    space = max(head.rfind(" "), head.rfind("\n"))
+    if space > len(head) * 3 // 4:
+        head = head[:space]
+    return _fit(head.rstrip() + MORE + suffix, limit)
+
+
+_utf16_len = telegram_length
+
+
+def _fit(text: str, limit: int) -> str:
+    """The longest prefix of `text` (give or take one unit) within `limit` UTF-16 units."""
+    head = text[: max(limit, 0)]
+    while (excess := _utf16_len(head) - limit) > 0:
+        head = head[: len(head) - (excess + 1) // 2]  # each character is one or two units
+    return head

@@ -31,8 +31,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 
 from palui.channels.formatting import split_for_telegram
-from palui.delivery.pacer import MIN_INTERVAL_S, Pacer
-from palui.delivery.preview_text import preview_text
+from palui.delivery.pacer import MIN_INTERVAL_S, REPLACED, Pacer, preview_text
 from palui.errors import ChannelError, LeaseLost, MarkupRejected, MessageNotModified
 from palui.logs import get_logger
 from palui.ports.channel import Part
@@ -46,7 +45,6 @@ log = get_logger("palui.streaming")
 # the person and then jump around, and a short answer that is done by then goes out once,
 # formatted, with no preview at all.
 FIRST_CHARS = 20
-REPLACED = "(replaced below)"  # a preview that could not be deleted, when no answer will fill it
 
 
 class StreamState(StrEnum):

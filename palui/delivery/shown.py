@@ -26,14 +26,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from palui.db import Store
+from palui.delivery.pacer import REPLACED
 from palui.domain import Inbound, OutboxItem, UnrecordedPreview
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.ports.channel import Leftovers, Part, Replies
 
 log = get_logger("palui.delivery")
-
-REPLACED = "(replaced below)"  # a preview left by a turn whose answer had to be sent anew
 
 
 class Shown:

@@ -14,9 +14,8 @@ from palui.agent.turn import run_turn
 from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
-from palui.delivery.left_preview import LeftPreview
-from palui.delivery.shown import find_unrecorded_preview, preview_floor
-from palui.delivery.streams import reply_stream
+from palui.delivery.shown import find_unrecorded_preview
+from palui.delivery.streams import answer_stream
 from palui.domain import ChatKind, Fence, Inbound, TurnKind
 from palui.logs import bound, get_logger
 from palui.media import with_images
@@ -122,26 +121,22 @@ async def _run(
         offer, turn_id, chat_id, TurnKind.CHAT, taint, persons, fence, riders=riders
     )
     deps = parts.deps(turn_id, chat_id, tools, fence)
-    # In a group the answer is one message threaded to what it answers: no preview edited
-    # once a second under the group's 20 messages a minute.
-    stream = None if started.group else reply_stream(parts.channel, chat_id)
-    if stream is None and started.left is not None:
-        # No streaming now (off, or a group), but the answer still replaces what the
-        # interrupted run left.
-        stream = LeftPreview(parts.channel, chat_id, started.left)
-    elif stream is not None:
-        if started.left is not None:
-            stream.adopt(started.left)  # an interrupted turn's preview: this answer replaces it
-
-        async def sending(text: str) -> None:
-            if (floor := preview_floor(parts.channel, chat_id, batch)) is not None:
-                await store.turns.preview_going_out(turn_id, floor, text)
-
-        guard = None
-        if fence is not None and parts.fences is not None:
-            guard = functools.partial(parts.fences.confirm, fence)
-        stream.watch_preview(functools.partial(store.turns.record_preview, turn_id), sending, guard)
-        deps = dataclasses.replace(deps, on_delta=stream.push)
+    guard = None
+    if fence is not None and parts.fences is not None:
+        guard = functools.partial(parts.fences.confirm, fence)
+    shown = answer_stream(
+        parts.channel,
+        store,
+        chat_id,
+        turn_id,
+        batch,
+        left=started.left,
+        group=started.group,
+        guard=guard,
+    )
+    stream = shown.stream
+    if shown.on_delta is not None:
+        deps = dataclasses.replace(deps, on_delta=shown.on_delta)
     log.info("turn_started", messages=len(batch), tools=len(offer.tools), enabled=offer.enabled)
     update_ids = [update_id for update_id, _ in inputs]
     return await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream, fence)
