@@ -51,14 +51,14 @@ async def measure(name: str, data: bytes) -> None:
     from palui.config.sections import MediaSettings
     from palui.domain import Attachment, AttachmentKind, ChatUser, Foreign, ForeignKind, Inbound
     from palui.media import MediaIntake, MediaLimits
-    from palui.ports import Channel
+    from palui.ports import Files
 
     # `[media]`'s defaults, for the fields this checkout's MediaLimits has (main's: the first 2).
     media = MediaSettings()
     limits = MediaLimits(
         **{f.name: getattr(media, f.name) for f in dataclasses.fields(MediaLimits)}
     )
-    intake = MediaIntake(cast(Channel, _Hands(data)), limits, transcriber=None, sees_images=_never)
+    intake = MediaIntake(cast(Files, _Hands(data)), limits, transcriber=None, sees_images=_never)
     pdf = Attachment(AttachmentKind.DOCUMENT, "f", len(data), "application/pdf", f"{name}.pdf")
     label = Foreign(ForeignKind.DOCUMENT, f"a document you sent: {name}.pdf")
     inbound = Inbound(1, 1, ChatUser(1), None, attachment=pdf, foreign=(label,))

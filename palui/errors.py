@@ -5,8 +5,12 @@ PaluiError
 ├── DatabaseError        the database can't be reached or is not migrated
 ├── ModelError           the model call failed
 │   └── ModelUnavailable every configured model (primary and fallbacks) was unreachable
-├── ChannelError         the chat channel refused or failed a request
-│   └── FileTooLarge     a file a person sent is past the download limit
+├── ChannelError         the chat channel refused or failed a request (`permanent`: never retry)
+│   ├── PermanentChannelError  the channel will never accept it (bot blocked, message gone)
+│   ├── MessageNotModified     an edit found the message showing this already: done
+│   ├── MarkupRejected         formatted text the channel could not parse
+│   ├── DraftRefused           the channel will not show a draft in this chat
+│   └── FileTooLarge           a file a person sent is past the download limit
 ├── BudgetExceeded       a turn ran out of steps or time
 └── LeaseLost            another process took over the chat's lease this work ran under
 """
@@ -40,7 +44,33 @@ class ModelUnavailable(ModelError):
 
 
 class ChannelError(PaluiError):
-    """The chat channel refused or failed a request."""
+    """The chat channel refused or failed a request.
+
+    `permanent` is the one answer to "may this work later?": False (the default) leaves what
+    was being sent pending for a retry; True drops it (or takes the other way, e.g. a preview
+    that can't be edited is replaced by new messages). Set by the class, never read by name."""
+
+    permanent: bool = False
+
+
+class PermanentChannelError(ChannelError):
+    """The channel will never accept this request (bot blocked, chat or message gone)."""
+
+    permanent = True
+
+
+class MessageNotModified(ChannelError):
+    """An edit found the message already showing this text (Telegram's "message is not
+    modified"); the edit counts as done."""
+
+
+class MarkupRejected(ChannelError):
+    """Formatted (HTML) text was refused because the channel could not parse it."""
+
+
+class DraftRefused(ChannelError):
+    """The channel will not show a draft in this chat (a group, an older Bot API): the answer
+    falls back to an edited preview."""
 
 
 class FileTooLarge(ChannelError):

@@ -647,7 +647,7 @@ class Cards:
     def __init__(self) -> None:
         self.cards: list[Card] = []
 
-    def streaming_reply(self, chat_id: int) -> None:
+    def stream_faces(self, chat_id: int) -> None:
         return None
 
     def render(self, text: str) -> list[str]:

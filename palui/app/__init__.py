@@ -47,7 +47,6 @@ from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
 from palui.chat.chats import Chats
 from palui.chat.inbox import Inbox
-from palui.chat.outbox import Outbox
 from palui.chat.pauses import CapPauses
 from palui.chat.sweepers import sweep_retention
 from palui.chat.wakeups import Wakeups
@@ -55,6 +54,7 @@ from palui.chat.workers import ChatWorkers
 from palui.config import Settings
 from palui.connectors.warm import prepare_result_checks
 from palui.db import Database, Store
+from palui.delivery.outbox import Outbox
 from palui.domain import EVERY_CHAT, ChatScope, ChatUser, Inbound
 from palui.http import FailureThrottle, HttpServer, TelegramWebhook
 from palui.interact.commands import Commands

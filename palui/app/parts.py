@@ -22,7 +22,7 @@ from palui.memory import Memory, MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
 from palui.policy.matrix import Width
-from palui.ports import Channel
+from palui.ports import Files
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
@@ -55,7 +55,7 @@ def build_transcriber(settings: Settings) -> LiteLLMTranscriber | None:
     )
 
 
-def media_intake(settings: Settings, channel: Channel, model: str) -> MediaIntake:
+def media_intake(settings: Settings, channel: Files, model: str) -> MediaIntake:
     """Files people send (palui.media): the chat layer reads them before a turn."""
     seen: list[bool] = []  # whether the model sees images, asked once per process
 

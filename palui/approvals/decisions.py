@@ -39,7 +39,7 @@ from palui.domain import (
 from palui.logs import get_logger
 from palui.observe import Metrics
 from palui.policy.classify import definition_hash
-from palui.ports import Channel
+from palui.ports import Cards
 from palui.tools.digest import call_digest, canonical
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import CallRunner, parse_arguments
@@ -72,7 +72,7 @@ class Approvals:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
+        channel: Cards,
         *,
         ttl_s: int,
         now: Callable[[], datetime],

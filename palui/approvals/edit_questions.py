@@ -23,7 +23,7 @@ from palui.db.approvals import ApprovalRecord
 from palui.domain import Button, Card, EditStatus, RemoteTool
 from palui.errors import ChannelError
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports import Cards
 from palui.tools.catalog import off_site
 from palui.tools.guards import Guards
 from palui.tools.names import full_name, split_name
@@ -69,7 +69,7 @@ def off_site_tools(registry: ToolRegistry) -> set[str]:
 
 class EditQuestions:
     def __init__(
-        self, store: Store, channel: Channel, registry: ToolRegistry, guards: Guards
+        self, store: Store, channel: Cards, registry: ToolRegistry, guards: Guards
     ) -> None:
         self._store = store
         self._edits = store.approval_edits

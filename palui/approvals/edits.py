@@ -43,7 +43,7 @@ from palui.domain import ApprovalStatus, Card, EditStatus, Inbound, RemoteTool
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
-from palui.ports import Channel
+from palui.ports import Cards
 from palui.tools.digest import call_digest, canonical
 from palui.tools.guards import GuardRejected, Guards
 from palui.tools.registry import ToolRegistry
@@ -58,7 +58,7 @@ class EditFlow:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
+        channel: Cards,
         approvals: Approvals,
         registry: ToolRegistry,
         rules: ToolRules,

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from palui import callbacks
 from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.domain import Card
 from palui.errors import ChannelError
+from palui.ports import Part
 
 
 class ConsoleChannel:
-    """Implements the `Channel` port on a text stream."""
+    """Implements every channel port (`palui.ports.Channel`) on a text stream."""
 
     def __init__(self, out: TextIO, chat_id: int = 0) -> None:
         self._out = out
@@ -20,24 +21,27 @@ class ConsoleChannel:
         self.pending_cards: list[Card] = []  # approval cards shown and not yet asked about
         self._cards = 0
 
-    def streaming_reply(self, chat_id: int) -> None:
+    def stream_faces(self, chat_id: int) -> None:
         return None  # a terminal shows the whole answer at once
 
-    def render(self, text: str) -> Sequence[str]:
-        return [text]
+    def render(self, text: str) -> Sequence[Part]:
+        return [Part(text, text)]  # printed as written: `plain`
 
     def _only_mine(self, chat_id: int) -> None:
         if chat_id != self._chat_id:
             # Not permanent: whatever it was stays pending for the process serving that chat.
             raise ChannelError(f"chat {chat_id} is not the console's")
 
-    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
-        self._only_mine(chat_id)
-        self._out.write(f"\npalui> {part}\n\n")
-        self._out.flush()
+    async def send_part(self, chat_id: int, part: Part, *, reply_to: int | None = None) -> None:
+        self._print(chat_id, part.plain)
 
-    async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
+    async def edit_part(self, chat_id: int, message_id: int, part: Part) -> None:
         await self.send_part(chat_id, part)  # never streams, so there is no preview to edit
+
+    def _print(self, chat_id: int, text: str) -> None:
+        self._only_mine(chat_id)
+        self._out.write(f"\npalui> {text}\n\n")
+        self._out.flush()
 
     async def delete_message(self, chat_id: int, message_id: int) -> None:
         return None
@@ -49,12 +53,12 @@ class ConsoleChannel:
         return None
 
     async def find_part(
-        self, chat_id: int, floor: int, part: Any, skip: Collection[int]
+        self, chat_id: int, floor: int, part: Part, skip: Collection[int]
     ) -> int | None:
         return None
 
     async def send_notice(self, chat_id: int, text: str) -> None:
-        await self.send_part(chat_id, text)
+        self._print(chat_id, text)
 
     async def typing(self, chat_id: int) -> None:
         return None

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from palui.channels.markdown import Renderer, closes_fence, dedent, fence_opener, render
+from palui.ports.channel import Part
 
 __all__ = [
     "TELEGRAM_TEXT_LIMIT",
-    "Chunk",
     "split_for_telegram",
     "to_plain_text",
     "to_telegram_html",
@@ -22,14 +21,6 @@ __all__ = [
 
 TELEGRAM_TEXT_LIMIT = 4096
 _MIN_LIMIT = 128  # room for `<pre><code class="language-…">` around at least a few characters
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One Telegram message: `html` for parse_mode HTML, `plain` to send if the HTML is refused."""
-
-    html: str
-    plain: str
 
 
 def _escape_html(text: str) -> str:
@@ -83,7 +74,7 @@ def telegram_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def split_for_telegram(markdown: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[Chunk]:
+def split_for_telegram(markdown: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[Part]:
     """Split Markdown into messages whose HTML and plain text each fit in `limit` characters.
 
     Paragraphs are kept whole where possible, then lines, sentences, words; a code block that
@@ -110,7 +101,7 @@ def split_for_telegram(markdown: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[
         else:
             pieces.extend(_split(block, fits, 0))
     chunks = [
-        Chunk(to_telegram_html(p.strip()), to_plain_text(p.strip())) for p in _pack(pieces, fits)
+        Part(to_telegram_html(p.strip()), to_plain_text(p.strip())) for p in _pack(pieces, fits)
     ]
     return [chunk for chunk in chunks if chunk.plain.strip()]
 

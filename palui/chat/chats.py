@@ -20,11 +20,11 @@ from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
 from palui.chat.background import Background
 from palui.chat.inbox import Inbox
-from palui.chat.outbox import Outbox
 from palui.chat.recovery import Recovery
 from palui.chat.sweepers import sweep_approvals, sweep_outbox
 from palui.chat.workers import ChatWorkers
 from palui.db import Store
+from palui.delivery.outbox import Outbox
 from palui.domain import EVERY_CHAT, ChatScope, Inbound
 from palui.logs import get_logger
 

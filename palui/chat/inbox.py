@@ -17,27 +17,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Protocol
 
 from palui.chat.background import Background
 from palui.chat.groups import QUEUED, addressed, in_group
-from palui.chat.outbox import Outbox
 from palui.chat.stored_inbound import inbound_from_json, inbound_to_json
 from palui.chat.strangers import StrangerRefusals
 from palui.chat.workers import ChatWorkers
 from palui.db import InboxItem, Store
+from palui.delivery.outbox import Outbox
 from palui.domain import Inbound
 from palui.logs import bound, get_logger
-from palui.ports import Channel, Interactions
+from palui.ports import Interactions, Notifying, Reactions
 from palui.turns.foreign import said
 
 log = get_logger("palui.chat.inbox")
+
+
+class Intake(Notifying, Reactions, Protocol):
+    """What the inbox answers through: a stranger's refusal, the 👀 on a queued message."""
 
 
 class Inbox:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
+        channel: Intake,
         workers: ChatWorkers,
         outbox: Outbox,
         interactions: Interactions,

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 from palui.chat.caps import CapCounts, Caps, cap_hit
-from palui.chat.outbox import Outbox
 from palui.db import Store
+from palui.delivery.outbox import Outbox
 from palui.domain.windows import day_start, hour_ago
 from palui.logs import get_logger
 from palui.observe import Metrics

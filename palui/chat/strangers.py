@@ -21,7 +21,7 @@ from palui.db import Store
 from palui.domain import Inbound
 from palui.errors import ChannelError
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports import Notifying
 
 log = get_logger("palui.chat.strangers")
 
@@ -43,7 +43,7 @@ class StrangerRefusals:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
+        channel: Notifying,
         background: Background,
         *,
         now: Callable[[], datetime],

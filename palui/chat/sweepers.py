@@ -9,9 +9,9 @@ from collections.abc import Callable
 from datetime import datetime
 
 from palui.approvals.decisions import Approvals
-from palui.chat.outbox import Outbox
 from palui.db import Store
 from palui.db.retention import RetentionDays
+from palui.delivery.outbox import Outbox
 from palui.logs import get_logger
 
 log = get_logger("palui.chat.sweepers")

@@ -4,8 +4,8 @@ work runs in the chat's turn order (after the running turn, never beside it)."""
 
 from __future__ import annotations
 
-from palui.chat.outbox import Outbox
 from palui.chat.workers import ChatWorkers
+from palui.delivery.outbox import Outbox
 
 
 class Wakeups:

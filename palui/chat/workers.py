@@ -33,11 +33,11 @@ from palui.chat.groups import one_persons
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
 from palui.chat.leases import ChatLeases
 from palui.chat.media_step import read_media
-from palui.chat.outbox import Outbox, Ready
 from palui.chat.pauses import CapPauses
 from palui.chat.recovery import Recovery
 from palui.chat.stored_inbound import for_a_turn, inbound_from_json
 from palui.db import Store
+from palui.delivery.outbox import Outbox, Ready
 from palui.domain import EVERY_CHAT, ChatScope, Fence, Inbound
 from palui.errors import LeaseLost
 from palui.jobs.runs import admit_run

@@ -30,7 +30,7 @@ from palui.callbacks import question
 from palui.domain import Button, Card
 from palui.errors import ChannelError
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports import Cards
 
 log = get_logger(__name__)
 
@@ -93,9 +93,9 @@ class Questions:
 
     def __init__(self) -> None:
         self._pending: dict[str, Pending] = {}
-        self._channel: Channel | None = None
+        self._channel: Cards | None = None
 
-    def bind(self, channel: Channel) -> None:
+    def bind(self, channel: Cards) -> None:
         self._channel = channel
 
     def asker(self, connector_id: str) -> ElicitationFnT:

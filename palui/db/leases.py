@@ -109,7 +109,7 @@ async def check(s: AsyncSession, fence: Fence | None, table: Table = ChatLease) 
 def _other_held(table: Table, chat_id: Any, holder: Any, now: Any, dead_before: Any) -> Any:
     """SQL true while another process holds the chat's other lease, which excludes this one.
 
-    A chat's worker sends its own replies under its chat lease (`palui.chat.outbox`), so no
+    A chat's worker sends its own replies under its chat lease (`palui.delivery.outbox`), so no
     other process may send that chat's outbox meanwhile: the delivery lease can't be taken
     while another holder has the chat lease, lapsed or not (a holder that stalled may still
     renew it; a new holder's take ends that). Nor can the chat lease be taken while another

@@ -1,6 +1,6 @@
 """Where to look for a reply part a dead sender may have put in the chat without recording it.
 
-Read only when a sender takes over a row that may have been in flight (`palui.chat.outbox`),
+Read only when a sender takes over a row that may have been in flight (`palui.delivery.outbox`),
 never on the normal path. Two things come from the records:
 
 - the floor: the newest message id that certainly came before the part. Replies go out in

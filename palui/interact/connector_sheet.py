@@ -24,7 +24,7 @@ from palui.memory import Memory
 from palui.memory.switches import Switch
 from palui.policy.classes import ToolClass
 from palui.policy.matrix import Width
-from palui.ports import Channel, Toolset
+from palui.ports import Notifying, Toolset
 from palui.tools.catalog import CatalogEntry
 from palui.tools.switchboard import Switchboard
 from palui.turns.offer import Offers
@@ -49,7 +49,7 @@ class ConnectorSheet:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
+        channel: Notifying,
         offers: Offers,
         *,
         paused: PausedConnectors,

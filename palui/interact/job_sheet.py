@@ -20,7 +20,7 @@ from palui.domain import Button, Card, Inbound
 from palui.interact.sheet_tap import SheetTap
 from palui.jobs.control import JobControl
 from palui.jobs.view import is_once, last_run_words, next_run, schedule_words, when
-from palui.ports import Channel
+from palui.ports import Cards
 
 MAX_PROMPT_SHOWN = 300
 
@@ -29,7 +29,7 @@ class JobSheet:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
+        channel: Cards,
         *,
         now: Callable[[], datetime],
         jobs_changed: Callable[[], Awaitable[None]] | None = None,

@@ -10,11 +10,11 @@ from palui.connectors.elicitation import CANCEL, DECLINE, Questions
 from palui.db import Store
 from palui.domain import Card, Inbound
 from palui.errors import ChannelError
-from palui.ports import Channel
+from palui.ports import Cards
 
 
 class QuestionTaps:
-    def __init__(self, store: Store, channel: Channel, questions: Questions) -> None:
+    def __init__(self, store: Store, channel: Cards, questions: Questions) -> None:
         self._store = store
         self._channel = channel
         self._questions = questions

@@ -17,7 +17,7 @@ from palui.db import Store
 from palui.domain import Inbound
 from palui.errors import ChannelError
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports import Cards
 
 log = get_logger("palui.interact")
 
@@ -35,7 +35,7 @@ class Handler(Protocol):
 class Router:
     """Implements the `Interactions` port for the chat layer."""
 
-    def __init__(self, handlers: Sequence[Handler], store: Store, channel: Channel) -> None:
+    def __init__(self, handlers: Sequence[Handler], store: Store, channel: Cards) -> None:
         self._handlers = tuple(handlers)
         self._store = store
         self._channel = channel

@@ -12,7 +12,7 @@ from palui import callbacks
 from palui.callbacks import SkillButton
 from palui.domain import Button, Card, Inbound
 from palui.interact.sheet_tap import SheetTap
-from palui.ports import Channel
+from palui.ports import Cards
 from palui.skills import SkillLibrary, SkillState, SkillView
 
 KEY_HEX = 16  # digest hex digits a button carries
@@ -31,7 +31,7 @@ def _private(inbound: Inbound) -> bool:
 
 
 class SkillSheet:
-    def __init__(self, library: SkillLibrary, channel: Channel) -> None:
+    def __init__(self, library: SkillLibrary, channel: Cards) -> None:
         self.library = library
         self._channel = channel
 

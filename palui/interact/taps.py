@@ -22,7 +22,7 @@ from palui.domain import Card, Inbound
 from palui.errors import ChannelError
 from palui.interact.sheet_tap import SheetTap
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports import Cards
 
 log = get_logger("palui.interact.taps")
 
@@ -36,7 +36,7 @@ class Sheet(Protocol):
 class _Tap:
     """A tap is marked done, then answered with a toast (a failed toast changes nothing)."""
 
-    def __init__(self, store: Store, channel: Channel) -> None:
+    def __init__(self, store: Store, channel: Cards) -> None:
         self._store = store
         self._channel = channel
 
@@ -58,7 +58,7 @@ class _Tap:
 class ApprovalTaps(_Tap):
     """✅ Approve, ❌ Deny and 📄 Show all arguments on an approval card."""
 
-    def __init__(self, store: Store, channel: Channel, approvals: Approvals) -> None:
+    def __init__(self, store: Store, channel: Cards, approvals: Approvals) -> None:
         super().__init__(store, channel)
         self._approvals = approvals
 
@@ -74,7 +74,7 @@ class ApprovalTaps(_Tap):
 class EditTaps(_Tap):
     """✏️ Edit on an approval card, and Keep / Keep the rest / Cancel on its questions."""
 
-    def __init__(self, store: Store, channel: Channel, edits: EditFlow) -> None:
+    def __init__(self, store: Store, channel: Cards, edits: EditFlow) -> None:
         super().__init__(store, channel)
         self._edits = edits
 
@@ -95,7 +95,7 @@ class SheetTaps(_Tap):
     the card is redrawn in place."""
 
     def __init__(
-        self, store: Store, channel: Channel, button: type[SheetButton], sheet: Sheet
+        self, store: Store, channel: Cards, button: type[SheetButton], sheet: Sheet
     ) -> None:
         super().__init__(store, channel)
         self._button = button

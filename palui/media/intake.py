@@ -16,7 +16,7 @@ from palui.errors import ChannelError, FileTooLarge, ModelError
 from palui.logs import get_logger
 from palui.media import documents, photos, voice
 from palui.media.child import ChildLimits, Unreadable, read_pdf
-from palui.ports import Channel, Transcriber
+from palui.ports import Files, Transcriber
 
 log = get_logger("palui.media")
 
@@ -66,7 +66,7 @@ class Refused:
 class MediaIntake:
     def __init__(
         self,
-        channel: Channel,
+        channel: Files,
         limits: MediaLimits,
         *,
         transcriber: Transcriber | None,

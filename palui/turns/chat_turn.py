@@ -14,7 +14,9 @@ from palui.agent.turn import run_turn
 from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
-from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
+from palui.delivery.shown import find_unrecorded_preview
+from palui.delivery.streams import answer_stream
+from palui.domain import ChatKind, Fence, Inbound, TurnKind
 from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
 from palui.media import with_images
@@ -22,7 +24,6 @@ from palui.memory import Recalled
 from palui.turns import foreign, words
 from palui.turns import taint as starting
 from palui.turns.drive import Drive
-from palui.turns.left_preview import LeftPreview
 from palui.turns.parts import TurnParts
 
 log = get_logger("palui.turns")
@@ -70,7 +71,7 @@ async def run_chat_turn(
             start, chat_kind=latest.chat_kind, rerun=rerun, attempted=attempted
         )
         if unrecorded is not None:
-            left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
+            left = await find_unrecorded_preview(parts.channel, store, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})
         # A server's question during one of this turn's calls goes to this chat and person.
         asking = ASKING.set(Asking(chat_id, latest.user.id))
@@ -80,25 +81,6 @@ async def run_chat_turn(
             ASKING.reset(asking)
             if riders:  # the turn stopped before any write could carry them (a shutdown)
                 await asyncio.shield(store.turns.write_riders(riders))
-
-
-async def _find_unrecorded(
-    parts: TurnParts, chat_id: int, turn_id: str, unrecorded: UnrecordedPreview
-) -> int | None:
-    """The preview an interrupted run was sending when it died, if it reached the chat: found
-    (it shows `unrecorded.text`, edited to itself) and recorded as this turn's own."""
-    found = await parts.channel.find_unrecorded(chat_id, unrecorded.floor, unrecorded.text)
-    if found is not None:
-        await parts.store.turns.record_preview(turn_id, found)
-    return found
-
-
-def _preview_floor(parts: TurnParts, chat_id: int, batch: Sequence[Inbound]) -> int | None:
-    """The newest message id known in the chat: a preview sent now gets a greater one."""
-    known = [i.message_id for i in batch if i.message_id is not None]
-    if (sent := parts.channel.newest_sent_id(chat_id)) is not None:
-        known.append(sent)
-    return max(known, default=None)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -148,26 +130,22 @@ async def _run(
         offer, turn_id, chat_id, TurnKind.CHAT, taint, persons, fence, riders=riders
     )
     deps = parts.deps(turn_id, chat_id, tools, fence)
-    # In a group the answer is one message threaded to what it answers: no preview edited
-    # once a second under the group's 20 messages a minute.
-    stream = None if started.group else parts.channel.streaming_reply(chat_id)
-    if stream is None and started.left is not None:
-        # No streaming now (off, or a group), but the answer still replaces what the
-        # interrupted run left.
-        stream = LeftPreview(parts.channel, chat_id, started.left)
-    elif stream is not None:
-        if started.left is not None:
-            stream.adopt(started.left)  # an interrupted turn's preview: this answer replaces it
-
-        async def sending(text: str) -> None:
-            if (floor := _preview_floor(parts, chat_id, batch)) is not None:
-                await store.turns.preview_going_out(turn_id, floor, text)
-
-        guard = None
-        if fence is not None and parts.fences is not None:
-            guard = functools.partial(parts.fences.confirm, fence)
-        stream.watch_preview(functools.partial(store.turns.record_preview, turn_id), sending, guard)
-        deps = dataclasses.replace(deps, on_delta=stream.push)
+    guard = None
+    if fence is not None and parts.fences is not None:
+        guard = functools.partial(parts.fences.confirm, fence)
+    shown = answer_stream(
+        parts.channel,
+        store,
+        chat_id,
+        turn_id,
+        batch,
+        left=started.left,
+        group=started.group,
+        guard=guard,
+    )
+    stream = shown.stream
+    if shown.on_delta is not None:
+        deps = dataclasses.replace(deps, on_delta=shown.on_delta)
     log.info("turn_started", messages=len(batch), tools=len(offer.tools), enabled=offer.enabled)
     update_ids = [update_id for update_id, _ in inputs]
     return await drive(chat_id, turn_id, run_turn(deps, messages), tools, update_ids, stream, fence)

@@ -116,7 +116,7 @@ def sub_task_named(approval: NewApproval, snapshot: TurnSnapshot) -> NewApproval
 async def finish_stream(stream: ReplyStream) -> int | None:
     """Stop the streamed preview; the preview the answer is to replace, if there is one.
 
-    The final edit is the outbox's (`palui.chat.outbox`): it records the edit with the reply's
+    The final edit is the outbox's (`palui.delivery.outbox`): it records the edit with the reply's
     other parts, so a crash between the edit and its record repeats the edit (harmless) instead
     of sending the answer again as a new message."""
     await stream.close()

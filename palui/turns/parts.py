@@ -15,7 +15,7 @@ from palui.domain import Completion, Fence, Taint, TurnKind
 from palui.memory import Memory
 from palui.observe import Metrics, Tracing, traced_model
 from palui.policy.named import NamedDestinations
-from palui.ports import Channel, ChatModel, Fences
+from palui.ports import Answering, ChatModel, Fences
 from palui.skills import SkillLibrary, skills_prompt
 from palui.tools import delegation
 from palui.tools.catalog import ToolCatalog
@@ -37,7 +37,7 @@ IDEMPOTENT_RETRY_WINDOW = timedelta(minutes=2)  # "immediate" retry of a just-ap
 class TurnParts:
     store: Store
     model: ChatModel
-    channel: Channel
+    channel: Answering
     catalog: ToolCatalog
     approvals: Approvals
     limits: Limits

@@ -20,7 +20,7 @@ from palui.db.webhooks import Delivery
 from palui.domain import Fence, Inbound, Message, TurnKind
 from palui.memory import Memory
 from palui.observe import Metrics, Tracing
-from palui.ports import Channel, ChatModel, Fences
+from palui.ports import Answering, ChatModel, Fences
 from palui.skills import SkillLibrary
 from palui.tools.catalog import ToolCatalog
 from palui.tools.registry import ToolOffer, ToolRegistry
@@ -44,7 +44,7 @@ class TurnRunner:
         self,
         store: Store,
         model: ChatModel,
-        channel: Channel,
+        channel: Answering,
         registry: ToolRegistry,
         catalog: ToolCatalog,
         approvals: Approvals,
@@ -106,7 +106,7 @@ class TurnRunner:
     ) -> Ended | None:
         """`images`: photos for this turn's model calls, by their message's text (palui.media).
         `rerun=False`: no earlier turn took these messages (see `chat_turn`). Returns the reply
-        its end stored, for the worker to deliver (`palui.chat.outbox.Outbox.deliver`)."""
+        its end stored, for the worker to deliver (`palui.delivery.outbox.Outbox.deliver`)."""
         return await run_chat_turn(
             self._parts, self._drive, chat_id, batch, fence, images or {}, rerun=rerun
         )

@@ -107,6 +107,6 @@ async def test_the_console_channel_refuses_to_print_another_chats_reply() -> Non
     out = io.StringIO()
     channel = ConsoleChannel(out, CONSOLE_CHAT_ID)
     with pytest.raises(ChannelError, match="not the console's"):
-        await channel.send_part(TELEGRAM_CHAT, "A reply for Ana on Telegram.")
-    await channel.send_part(CONSOLE_CHAT_ID, "Hi, console.")
+        await channel.send_part(TELEGRAM_CHAT, *channel.render("A reply for Ana on Telegram."))
+    await channel.send_part(CONSOLE_CHAT_ID, *channel.render("Hi, console."))
     assert out.getvalue() == "\npalui> Hi, console.\n\n"

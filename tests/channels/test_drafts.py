@@ -10,10 +10,12 @@ from collections.abc import AsyncIterator
 import pytest
 
 import palui.channels.telegram as telegram_channel
-from palui.channels.drafts import DraftRefused, DraftReply
 from palui.channels.ratelimit import SendLimits, SendRateLimiter
-from palui.channels.streaming import StreamingReply
 from palui.channels.telegram import TelegramChannel
+from palui.delivery.draft import DraftReply
+from palui.delivery.preview import StreamingReply
+from palui.delivery.streams import reply_stream
+from palui.errors import DraftRefused
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
 from tests.fakes.telegram_api import FakeTelegram
@@ -81,7 +83,7 @@ async def channel() -> AsyncIterator[tuple[TelegramChannel, FakeTelegram]]:
 async def test_in_a_group_the_answer_is_a_preview_then_an_edit(channel) -> None:
     tg, fake = channel
     fake.drafts_supported = True  # Telegram has drafts, but not for groups
-    stream = tg.streaming_reply(GROUP)
+    stream = reply_stream(tg, GROUP)
     assert stream is not None and not isinstance(stream, DraftReply)
     await stream.push("a preview that is long enough to show")
     preview = await fake.wait_for_request("sendMessage")
@@ -98,7 +100,7 @@ async def test_a_draft_telegram_refuses_falls_back_to_edits_and_later_answers_sk
     channel,
 ) -> None:
     tg, fake = channel  # drafts not supported: sendMessageDraft is 404, as on an older Bot API
-    stream = tg.streaming_reply(OWNER_CHAT)
+    stream = reply_stream(tg, OWNER_CHAT)
     assert isinstance(stream, DraftReply)
     await stream.push("the first words of a long answer")
     preview = await fake.wait_for_request("sendMessage")
@@ -106,7 +108,7 @@ async def test_a_draft_telegram_refuses_falls_back_to_edits_and_later_answers_sk
     await stream.close()
     assert not stream.drafting and stream.preview_message_id is not None
     assert len(calls(fake, "sendMessageDraft")) == 1
-    assert not isinstance(tg.streaming_reply(OWNER_CHAT), DraftReply)  # remembered
+    assert not isinstance(reply_stream(tg, OWNER_CHAT), DraftReply)  # remembered
 
 
 class Recorder:

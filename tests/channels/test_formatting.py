@@ -8,11 +8,11 @@ import re
 import pytest
 
 from palui.channels.formatting import (
-    Chunk,
     split_for_telegram,
     to_plain_text,
     to_telegram_html,
 )
+from palui.ports import Part
 from tests.fakes.telegram_entities import parse_text
 
 
@@ -149,7 +149,7 @@ def test_short_reply_is_one_chunk_with_the_whole_rendering() -> None:
     markdown = "**Hi!**\n\nHere is a list:\n- a\n- b\n"
 
     assert split_for_telegram(markdown) == [
-        Chunk(to_telegram_html(markdown.strip()), to_plain_text(markdown.strip()))
+        Part(to_telegram_html(markdown.strip()), to_plain_text(markdown.strip()))
     ]
 
 

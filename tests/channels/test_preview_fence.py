@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from palui.channels.streaming import StreamingReply
+from palui.delivery.preview import StreamingReply
 from palui.errors import LeaseLost
 
 CHAT = 1001

@@ -15,14 +15,13 @@ from telegram import Bot
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, RetryAfter
 
-from palui.channels.formatting import Chunk, split_for_telegram
-from palui.channels.streaming import (
-    MarkupRejected,
-    MessageNotModified,
+from palui.channels.formatting import split_for_telegram
+from palui.delivery.preview import (
     StreamingReply,
     StreamState,
 )
-from palui.errors import ChannelError
+from palui.errors import ChannelError, MarkupRejected, MessageNotModified
+from palui.ports import Part
 from tests.fakes.telegram_api import FakeTelegram
 
 CHAT = 1001
@@ -349,7 +348,7 @@ async def test_when_the_preview_cant_be_edited_the_answer_arrives_as_new_message
 
 async def test_refused_html_falls_back_to_plain_text(fake_telegram: FakeTelegram, bot: Bot) -> None:
     calls = TelegramCalls(bot, FakeClock(auto=True))
-    broken = [Chunk("<b>first part", "first part"), Chunk("<i>second part", "second part")]
+    broken = [Part("<b>first part", "first part"), Part("<i>second part", "second part")]
     stream = streaming(calls, render=lambda _text: broken)
     await stream.push("A preview that is long enough")
     await fake_telegram.wait_for_messages(CHAT, 1)

@@ -12,8 +12,8 @@ from sqlalchemy import insert, update
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
-from palui.chat.outbox import Outbox
 from palui.db.models import ApprovalRow, OutboxMessage
+from palui.delivery.outbox import Outbox
 from palui.errors import ChannelError
 
 CHAT = 4242

@@ -8,7 +8,7 @@ from typing import Any
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
-from palui.chat.outbox import Outbox
+from palui.delivery.outbox import Outbox
 from palui.domain import TurnStatus
 from palui.domain.turn_record import TurnEnd, TurnStart
 from tests.fakes.memory_channel import MemoryChannel

@@ -146,7 +146,7 @@ async def test_a_part_whose_send_timed_out_is_not_sent_again_blindly(fake_telegr
     finally:
         await channel.bot.shutdown()
     assert accepted.is_set()
-    assert not getattr(failed.value, "permanent", False)
+    assert not failed.value.permanent
     sends = [r for r in fake_telegram.requests if r.method == "sendMessage"]
     assert len(sends) == 1
     assert visible_texts(fake_telegram) == [SHOWN]

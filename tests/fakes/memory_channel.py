@@ -1,9 +1,9 @@
 """An in-memory channel: Palui in this process, without the fake Telegram server or litellm.
 
-`MemoryChannel` implements the `Channel` port and records what Palui sends (reply parts, cards,
-card edits, callback answers); a test hands Palui what a person sends with `send`, `send_file`,
-`command` and `tap`, each of which returns once Palui has answered it (its turn, command or tap
-is done and the replies are delivered).
+`MemoryChannel` implements every channel port (`palui.ports.Channel`) and records what Palui
+sends (reply parts, cards, card edits, callback answers); a test hands Palui what a person sends
+with `send`, `send_file`, `command` and `tap`, each of which returns once Palui has answered it
+(its turn, command or tap is done and the replies are delivered).
 
 Use it through the app, so everything is wired as in production:
 
@@ -37,7 +37,7 @@ from palui.db import Store
 from palui.db.tools import ToolSettingRecord
 from palui.domain import Attachment, Card, ChatUser, Inbound
 from palui.errors import ChannelError
-from palui.ports import ChatModel, Toolset
+from palui.ports import ChatModel, Part, Toolset
 from palui.tools.watch import stored_tool
 
 CHAT_ID = 1001
@@ -143,19 +143,19 @@ class MemoryChannel:
 
     # -- the Channel port --------------------------------------------------------------------------
 
-    def streaming_reply(self, chat_id: int) -> None:
+    def stream_faces(self, chat_id: int) -> None:
         return None
 
-    def render(self, text: str) -> Sequence[Any]:
-        return [text]
+    def render(self, text: str) -> Sequence[Part]:
+        return [Part(text, text)]
 
-    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
-        self.parts.append((chat_id, str(part)))
+    async def send_part(self, chat_id: int, part: Part, *, reply_to: int | None = None) -> None:
+        self.parts.append((chat_id, part.plain))
         if reply_to is not None:
             self.replies_to.append((chat_id, reply_to))
 
-    async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
-        self.parts.append((chat_id, str(part)))  # never streams: no preview to edit
+    async def edit_part(self, chat_id: int, message_id: int, part: Part) -> None:
+        self.parts.append((chat_id, part.plain))  # never streams: no preview to edit
 
     async def delete_message(self, chat_id: int, message_id: int) -> None:
         return None
@@ -167,7 +167,7 @@ class MemoryChannel:
         return None  # never streams: no preview is ever left unrecorded
 
     async def find_part(
-        self, chat_id: int, floor: int, part: Any, skip: Collection[int]
+        self, chat_id: int, floor: int, part: Part, skip: Collection[int]
     ) -> int | None:
         return None
 

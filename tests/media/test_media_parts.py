@@ -21,7 +21,7 @@ from palui.domain import (
 )
 from palui.media import MediaIntake, MediaLimits, Read, documents, voice, with_images
 from palui.media.child import ChildLimits, Unreadable, read_pdf
-from palui.ports import Channel
+from palui.ports import Files
 
 ANA = {"id": 1001, "is_bot": False, "first_name": "Ana"}
 CHAT = {"id": 1001, "type": "private", "first_name": "Ana"}
@@ -139,7 +139,7 @@ async def _sees() -> bool:
 
 def _intake() -> MediaIntake:
     return MediaIntake(
-        cast(Channel, _Files()),
+        cast(Files, _Files()),
         MediaLimits(1000, 1000, 10, 30, 256),
         transcriber=_Ears(),
         sees_images=_sees,

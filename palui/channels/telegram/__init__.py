@@ -1,8 +1,9 @@
 """Telegram: long polling through an inbox, and a careful sender.
 
 The only package importing telegram: `inbound.py` reads updates (`attachments.py` their files),
-`keyboards.py` builds buttons, `drafts.py` streams answers as native drafts in private chats,
-`files.py` downloads what people send.
+`keyboards.py` builds buttons, `drafts.py` decides which chats get native drafts, `leftovers.py`
+looks for messages sent unrecorded, `files.py` downloads what people send. Pacing an answer's
+preview or draft is `palui.delivery`'s: this package gives it the raw calls (`stream_faces`).
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
@@ -30,20 +31,25 @@ from telegram.error import (
 from telegram.ext import Defaults, ExtBot
 from telegram.request import HTTPXRequest
 
-from palui.channels.formatting import Chunk, split_for_telegram
+from palui.channels.formatting import split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
-from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
 from palui.channels.telegram import files, leftovers
 from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
-from palui.channels.telegram.pacing import PermanentChannelError, paced, retry_seconds
+from palui.channels.telegram.pacing import paced, retry_seconds
 from palui.channels.telegram.topics import Addresses
 from palui.domain import Card, Conversation
-from palui.errors import ChannelError, ConfigError
+from palui.errors import (
+    ChannelError,
+    ConfigError,
+    MarkupRejected,
+    MessageNotModified,
+    PermanentChannelError,
+)
 from palui.logs import get_logger
 from palui.observe import Metrics
-from palui.ports import ConversationKeys, InboundSink, ReplyStream
+from palui.ports import ConversationKeys, InboundSink, Part, StreamFaces
 
 log = get_logger("palui.telegram")
 
@@ -60,7 +66,7 @@ NO_LINK_PREVIEWS = Defaults(link_preview_options=LinkPreviewOptions(is_disabled=
 
 
 class TelegramChannel:
-    """Implements the `Channel` port over the Bot API (polling mode)."""
+    """Implements every channel port (`palui.ports.Channel`) over the Bot API (polling mode)."""
 
     def __init__(
         self,
@@ -92,9 +98,7 @@ class TelegramChannel:
         self._first_after_s = (
             FIRST_PREVIEW_AFTER_S if first_preview_after_s is None else first_preview_after_s
         )
-        self._drafts = Drafts(
-            self.bot, self._limiter, enabled=drafts, first_after_s=self._first_after_s
-        )
+        self._drafts = Drafts(self.bot, self._limiter, enabled=drafts)
         self._poller: asyncio.Task[None] | None = None
         self._sent = leftovers.SentIds()  # where to look for a message sent but not recorded
 
@@ -184,9 +188,9 @@ class TelegramChannel:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 60)
 
-    # -- the Channel port ------------------------------------------------------------------------
+    # -- the channel ports ------------------------------------------------------------------------
 
-    def streaming_reply(self, chat_id: int) -> ReplyStream | None:
+    def stream_faces(self, chat_id: int) -> StreamFaces | None:
         if not self._stream_replies:
             return None
 
@@ -205,9 +209,11 @@ class TelegramChannel:
         async def delete(message_id: int) -> None:
             await self.delete_message(chat_id, message_id)
 
-        preview = StreamingReply(send, edit, delete=delete, first_after_s=self._first_after_s)
-        to = self._addresses.known(chat_id)  # a topic this process has not seen yet: no draft
-        return preview if to is None else self._drafts.reply(to.chat_id, preview, to.topic_id)
+        # A draft where Telegram drafts (a topic this process has not seen yet: none), else
+        # only the edited preview.
+        to = self._addresses.known(chat_id)
+        send_draft = None if to is None else self._drafts.sender(to.chat_id, to.topic_id)
+        return StreamFaces(send, edit, delete, send_draft, self._first_after_s)
 
     async def _translated(self, for_chat: int, method: Any, *args: Any, **kwargs: Any) -> Any:
         """`_call` with the Bad Requests a stream must tell apart mapped to its errors."""
@@ -224,11 +230,10 @@ class TelegramChannel:
                 raise MarkupRejected(exc.message) from exc
             raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
 
-    def render(self, text: str) -> Sequence[Chunk]:
+    def render(self, text: str) -> Sequence[Part]:
         return split_for_telegram(text)
 
-    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> int:
-        chunk: Chunk = part
+    async def send_part(self, chat_id: int, part: Part, *, reply_to: int | None = None) -> int:
         # A reply to a message that was deleted meanwhile is sent anyway, unthreaded.
         threaded = (
             ReplyParameters(reply_to, allow_sending_without_reply=True)
@@ -238,7 +243,7 @@ class TelegramChannel:
         to = await self._addresses.where(chat_id)
         try:
             sent = await self._call(
-                to.chat_id, self._send_html, to, chunk, threaded, again_on_timeout=False
+                to.chat_id, self._send_html, to, part, threaded, again_on_timeout=False
             )
             return self._noted(chat_id, sent)
         except BadRequest as exc:
@@ -246,25 +251,24 @@ class TelegramChannel:
                 raise ChannelError(f"Telegram refused the message: {exc.message}") from exc
             # Formatting is a nicety: if Telegram can't parse it, the words still arrive.
             log.warning("html_rejected", error=exc.message)
-            send = functools.partial(self._sender(to), chunk.plain, reply_parameters=threaded)
+            send = functools.partial(self._sender(to), part.plain, reply_parameters=threaded)
             try:
                 sent = await self._call(to.chat_id, send, again_on_timeout=False)
                 return self._noted(chat_id, sent)
             except BadRequest as plain_exc:
                 raise PermanentChannelError(plain_exc.message) from plain_exc
 
-    async def edit_part(self, chat_id: int, message_id: int, part: Any) -> None:
-        chunk: Chunk = part
+    async def edit_part(self, chat_id: int, message_id: int, part: Part) -> None:
         edit = functools.partial(
             self.bot.edit_message_text,
             chat_id=(to := (await self._addresses.where(chat_id)).chat_id),
         )
         try:
             try:
-                await self._translated(to, edit, chunk.html, True, message_id=message_id)
+                await self._translated(to, edit, part.html, True, message_id=message_id)
             except MarkupRejected as exc:
                 log.warning("html_rejected", error=str(exc))
-                await self._translated(to, edit, chunk.plain, False, message_id=message_id)
+                await self._translated(to, edit, part.plain, False, message_id=message_id)
         except MessageNotModified:
             return  # it shows this already: an edit repeated after a crash
         except (MarkupRejected, BadRequest) as exc:
@@ -284,7 +288,7 @@ class TelegramChannel:
             raise PermanentChannelError("Telegram did not delete the message")
 
     async def _send_html(
-        self, to: Conversation, chunk: Chunk, threaded: ReplyParameters | None
+        self, to: Conversation, chunk: Part, threaded: ReplyParameters | None
     ) -> Message:
         send = self._sender(to)
         return await send(chunk.html, parse_mode=ParseMode.HTML, reply_parameters=threaded)  # type: ignore[no-any-return]
@@ -345,12 +349,11 @@ class TelegramChannel:
         return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor))
 
     async def find_part(
-        self, chat_id: int, floor: int, part: Any, skip: Collection[int]
+        self, chat_id: int, floor: int, part: Part, skip: Collection[int]
     ) -> int | None:
-        chunk: Chunk = part
         # Edited to exactly what `send_part` sent ("not modified" needs the same entities):
         # the HTML, or the plain words where Telegram refused the markup.
-        forms = ((chunk.html, ParseMode.HTML), (chunk.plain, None))
+        forms = ((part.html, ParseMode.HTML), (part.plain, None))
         probe = functools.partial(self._probe, chat_id, forms)
         return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor), skip)
 

@@ -1,4 +1,4 @@
-"""Native drafts (`sendMessageDraft`, Bot API 9.5+) for `TelegramChannel.streaming_reply`.
+"""Native drafts (`sendMessageDraft`, Bot API 9.5+) for `TelegramChannel.stream_faces`.
 
 Telegram drafts only in private chats (a positive chat id). When it refuses anyway, the refusal
 is remembered so later answers go straight to the edited preview: bot-wide when the Bot API does
@@ -21,12 +21,10 @@ from telegram.error import (
     TelegramError,
 )
 
-from palui.channels.drafts import DraftRefused, DraftReply
 from palui.channels.ratelimit import SendRateLimiter
-from palui.channels.streaming import StreamingReply
-from palui.errors import ChannelError
+from palui.errors import ChannelError, DraftRefused
 from palui.logs import get_logger
-from palui.ports import ReplyStream
+from palui.ports.streaming import SendDraft
 
 __all__ = ["Drafts"]
 
@@ -36,28 +34,26 @@ MAX_REFUSED_CHATS = 1024
 
 
 class Drafts:
-    """Which chats get drafts, and the `send_draft` each `DraftReply` is given."""
+    """Which chats get drafts, and the `send_draft` each answer's `DraftReply` is given
+    (`palui.delivery.draft` paces it)."""
 
-    def __init__(
-        self, bot: Bot, limiter: SendRateLimiter, *, enabled: bool, first_after_s: float
-    ) -> None:
+    def __init__(self, bot: Bot, limiter: SendRateLimiter, *, enabled: bool) -> None:
         self._bot = bot
         self._limiter = limiter
         self._enabled = enabled
-        self._first_after_s = first_after_s
         self._refused: OrderedDict[int, None] = OrderedDict()
         self._ids = itertools.count(1)  # draft_id must be non-zero; one per answer
 
-    def reply(self, chat_id: int, fallback: StreamingReply, topic_id: int = 0) -> ReplyStream:
-        """A draft stream for a private chat that may draft, else the edited preview itself."""
+    def sender(self, chat_id: int, topic_id: int = 0) -> SendDraft | None:
+        """One answer's `send_draft` in a private chat that may draft, else None (edits)."""
         if not self._enabled or chat_id <= 0 or chat_id in self._refused:
-            return fallback
+            return None
         draft_id = next(self._ids)
 
         async def send_draft(text: str) -> None:
             await self._send(chat_id, draft_id, text, topic_id)
 
-        return DraftReply(send_draft, fallback, first_after_s=self._first_after_s)
+        return send_draft
 
     async def _send(self, chat_id: int, draft_id: int, text: str, topic_id: int) -> None:
         # No message slot is taken: a draft is not a message, and the answer must not wait on it.

@@ -11,19 +11,13 @@ from typing import Any
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
 from palui.channels.ratelimit import SendRateLimiter
-from palui.errors import ChannelError
+from palui.errors import ChannelError, PermanentChannelError
 from palui.logs import get_logger
 from palui.observe import Metrics
 
 log = get_logger("palui.telegram")
 
 MAX_SEND_ATTEMPTS = 5
-
-
-class PermanentChannelError(ChannelError):
-    """Telegram will never accept this message (bot blocked, chat gone): don't retry."""
-
-    permanent = True
 
 
 def retry_seconds(exc: RetryAfter) -> float:
@@ -43,7 +37,7 @@ async def paced(
 
     `again_on_timeout=False` for a reply's part: a request that timed out or lost its
     connection may have reached the chat, and the outbox, told so by the error, looks for the
-    part before sending it again (`palui.chat.outbox`) instead of this sending it blindly,
+    part before sending it again (`palui.delivery.outbox`) instead of this sending it blindly,
     which would show it twice."""
     for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
         await limiter.acquire(chat_id)

@@ -6,20 +6,9 @@ most the part in flight and never loses one. Two things keep a part from going o
 the process the chat's delivery lock (a streamed answer's last edit takes it too, see
 `palui.turns.ending`), across processes the chat's delivery lease.
 
-A streamed answer's first part replaces its preview: the row carries the preview's message id
-and part 0 is delivered as an edit of it. An edit is idempotent (a repeat after a crash between
-the edit and its record changes nothing), so the answer is shown once either way. A preview that
-can't be edited any more (deleted, too old) is removed, or else marked as replaced, and the
-answer is sent as new messages. A row with `reply_to` (a group's answer) sends part 0 as a reply
-to that message: threaded to what it answers.
-
-A part can still reach the chat with no record of it: its sender died (kill -9) after Telegram
-accepted it and before `part_sent`. Each part's record carries the message it became, so a
-sender that takes over a row a dead sender may have had in flight (`_suspect`) first looks for
-the part above the newest message known before it, by editing candidates to the part's exact
-text (`Channel.find_part`: "not modified" on the bot's own message showing it) and skipping
-every id the records name; the message found is recorded as the part, else the part is sent.
-Only such rows are looked for: the normal path costs no probe and no statement.
+Whether a part is already in the chat (in its preview, or sent by a sender that died before
+recording it) is decided by `palui.delivery.shown`, before each part goes out. A row with
+`reply_to` (a group's answer) sends part 0 as a reply to that message: threaded to what it answers.
 
 The delivery lease is fenced like a chat's: a sender that stalled past its lapse while another
 process took the chat's outbox over records nothing more and stops (see `_deliver_held`).
@@ -32,37 +21,34 @@ the stored text.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-from datetime import UTC, datetime
 
-from palui.chat.background import Background
-from palui.chat.leases import ChatLeases
 from palui.db import Store
+from palui.delivery.shown import Shown
 from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
 from palui.domain.sealed import spent, unsealed
 from palui.errors import ChannelError, LeaseLost
 from palui.logs import get_logger
 from palui.observe import Metrics, Tracing
-from palui.ports import Channel
+from palui.ports.channel import Part, Replies
+from palui.ports.leases import SenderLeases, Spawner
 
-log = get_logger("palui.chat.outbox")
+log = get_logger("palui.delivery.outbox")
 
 Ready = tuple[int, OutboxItem]  # (`Outbox.mark` before the reply was stored, the reply)
 ROUND_SLOTS = 1024  # `Outbox.mark`: chats sharing a slot only cost each other a read
-REPLACED = "(replaced below)"  # a preview left by a turn whose answer had to be sent anew
 
 
 class Outbox:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
-        senders: ChatLeases,
-        background: Background,
+        channel: Replies,
+        senders: SenderLeases,
+        background: Spawner,
         *,
         scope: ChatScope = EVERY_CHAT,
-        chat_leases: ChatLeases | None = None,
+        chat_leases: SenderLeases | None = None,
         metrics: Metrics | None = None,
         tracing: Tracing | None = None,
     ) -> None:
@@ -77,12 +63,7 @@ class Outbox:
         self._background = background
         # Per chat, only while it is in use (`_forget_lock`).
         self._locks: dict[int, asyncio.Lock] = {}
-        # Which parts may be in the chat unrecorded (`_suspect`): rows another process stored
-        # (or, with none on record, stored before this moment), unless already looked for;
-        # rows whose send failed here (until sent).
-        self._started = datetime.now(UTC)
-        self._cleared: set[int] = set()
-        self._doubt: set[int] = set()
+        self._shown = Shown(store, channel, senders.holder)  # which parts the chat shows
         # Delivery rounds begun in this process, counted per slot of chats (`mark`): bounded,
         # and a chat's own rounds always move its slot.
         self._rounds = [0] * ROUND_SLOTS
@@ -163,7 +144,7 @@ class Outbox:
             del self._locks[chat_id]
 
     async def _deliver_fenced(
-        self, chat_id: int, fence: Fence, leases: ChatLeases, known: OutboxItem | None = None
+        self, chat_id: int, fence: Fence, leases: SenderLeases, known: OutboxItem | None = None
     ) -> None:
         try:
             await self._deliver_held(chat_id, fence, leases, known)
@@ -174,7 +155,7 @@ class Outbox:
             self._metrics.stale_write_refused("delivery")
 
     async def _deliver_held(
-        self, chat_id: int, fence: Fence, leases: ChatLeases, known: OutboxItem | None = None
+        self, chat_id: int, fence: Fence, leases: SenderLeases, known: OutboxItem | None = None
     ) -> None:
         """Send under `fence`, taken from `leases`: the delivery lease, or the chat's own. The
         lease is confirmed right before each part goes out and the part's record is fenced;
@@ -207,15 +188,15 @@ class Outbox:
                         except Exception:
                             # In the chat but not on record (e.g. the database went away): the
                             # next delivery looks for it before sending it again.
-                            self._doubt.add(item.id)
+                            self._shown.doubt(item.id)
                             raise
                         if done:
-                            self._settled(item.id)
+                            self._shown.settled(item.id)
                 except ChannelError as exc:
-                    if getattr(exc, "permanent", False):
+                    if exc.permanent:
                         log.error("reply_dropped", chat_id=chat_id, error=str(exc))
                         await recorded(len(parts), done=True)
-                        self._settled(item.id)
+                        self._shown.settled(item.id)
                         continue
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
                     self._stuck.add(chat_id)
@@ -226,72 +207,15 @@ class Outbox:
             if under_chat:
                 return
 
-    async def _send(self, item: OutboxItem, index: int, part: object) -> int | None:
-        """Put part `index` of `item` in the chat; the message it became (None: no ids)."""
-        chat_id = item.chat_id
-        preview = item.edit_message_id if index == 0 else None
-        if preview is not None and await self._into_preview(chat_id, preview, part):
-            return preview
-        if self._suspect(item) and (found := await self._find(item, part)) is not None:
-            return found
+    async def _send(self, item: OutboxItem, index: int, part: Part) -> int | None:
+        """Put part `index` of `item` in the chat, unless it shows it already; the message it
+        became (None: no ids)."""
+        if (shown := await self._shown.where(item, index, part)) is not None:
+            return shown
         reply_to = item.reply_to if index == 0 else None
         try:
-            return await self._channel.send_part(chat_id, part, reply_to=reply_to)
+            return await self._channel.send_part(item.chat_id, part, reply_to=reply_to)
         except ChannelError as exc:
-            if not getattr(exc, "permanent", False):
-                self._doubt.add(item.id)  # it may have reached the chat all the same
+            if not exc.permanent:
+                self._shown.doubt(item.id)  # it may have reached the chat all the same
             raise
-
-    def _suspect(self, item: OutboxItem) -> bool:
-        """May a sender that is gone have sent this row's next part without recording it? A row
-        another process stored (or, where no process is on record, one stored before this one
-        started) and left pending may have been in flight when that process died: this
-        process holds the chat's lease now, so the other is not sending it. Only the first
-        part this process sends of it, not the ones after. And one whose send failed here may
-        have gone out before the failure."""
-        if item.id in self._doubt:
-            return True
-        if item.sender is not None:
-            foreign = item.sender != self._senders.holder
-        else:
-            foreign = item.created_at is not None and item.created_at < self._started
-        return foreign and item.id not in self._cleared
-
-    def _settled(self, outbox_id: int) -> None:
-        """A row wholly delivered (or dropped) is suspect no more: forget it."""
-        self._doubt.discard(outbox_id)
-        self._cleared.discard(outbox_id)
-
-    async def _find(self, item: OutboxItem, part: object) -> int | None:
-        """The part in the chat already, sent by a sender that died before recording it."""
-        self._doubt.discard(item.id)
-        self._cleared.add(item.id)  # the next parts went out from here, if at all
-        lookup = await self._store.outbox.where_to_look(item)
-        if lookup is None:
-            return None  # nothing to search above: sent again, as before
-        found = await self._channel.find_part(item.chat_id, lookup.floor, part, lookup.named)
-        if found is not None:
-            log.info("reply_part_adopted", chat_id=item.chat_id, outbox_id=item.id, id=found)
-        return found
-
-    async def _into_preview(self, chat_id: int, message_id: int, part: object) -> bool:
-        """Show the answer's first part in its preview (True). A preview that can't be edited
-        is removed (or marked as replaced): False, the part is to go out as a new message."""
-        try:
-            await self._channel.edit_part(chat_id, message_id, part)
-            return True
-        except ChannelError as exc:
-            if not getattr(exc, "permanent", False):
-                raise  # may work later: the sweeper tries again
-            log.warning("preview_not_editable", chat_id=chat_id, error=str(exc))
-        try:
-            await self._channel.delete_message(chat_id, message_id)
-        except ChannelError as exc:
-            log.warning("preview_not_deleted", chat_id=chat_id, error=str(exc))
-            with contextlib.suppress(ChannelError):
-                await self._channel.edit_part(chat_id, message_id, self._replaced())
-        return False
-
-    def _replaced(self) -> object:
-        [part] = self._channel.render(REPLACED)
-        return part

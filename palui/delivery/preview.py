@@ -1,7 +1,8 @@
 """Show a model's answer growing in one chat message, then replace it with the formatted answer.
 
 `StreamingReply` knows nothing about Telegram: it is given `send` and `edit` callables (the
-channel wraps them with its rate limiter and flood retries) and decides what to show and when.
+channel's `StreamFaces`, wrapped with its rate limiter and flood retries) and decides what to
+show; when is the pacer's (`palui.delivery.pacer`, shared with drafts).
 
     stream = StreamingReply(send, edit)
     completion = await model.complete(messages, on_delta=stream.push)
@@ -18,69 +19,32 @@ A preview outlives its process: `on_sending` hears the first preview's text befo
 and `on_preview` its message id as soon as it is sent (the turn records both), and the re-run of
 an interrupted turn `adopt`s the message it left, so its own preview and answer replace it
 rather than appear beside it. `close` stops previewing and leaves the final edit to the outbox
-(`palui.chat.outbox`), which records it; `discard` removes a preview that will show no answer.
+(`palui.delivery.outbox`), which records it; `discard` removes a preview that will show no answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 
-from palui.channels.formatting import Chunk, split_for_telegram
-from palui.channels.preview_text import preview_text
-from palui.errors import ChannelError, LeaseLost
+from palui.channels.formatting import split_for_telegram
+from palui.delivery.pacer import MIN_INTERVAL_S, REPLACED, Pacer, preview_text
+from palui.errors import ChannelError, LeaseLost, MarkupRejected, MessageNotModified
 from palui.logs import get_logger
+from palui.ports.channel import Part
+from palui.ports.streaming import DeleteMessage, EditText, Guard, OnPreview, OnSending, SendText
 
-__all__ = [
-    "DeleteMessage",
-    "EditText",
-    "Guard",
-    "MarkupRejected",
-    "MessageNotModified",
-    "OnPreview",
-    "OnSending",
-    "SendText",
-    "StreamState",
-    "StreamingReply",
-]
+__all__ = ["StreamState", "StreamingReply"]
 
 log = get_logger("palui.streaming")
-
-SendText = Callable[[str, bool], Awaitable[int]]
-"""`send(text, html) -> message_id`; `html` means parse_mode HTML, else no parse_mode."""
-EditText = Callable[[int, str, bool], Awaitable[None]]
-"""`edit(message_id, text, html)`; replaces the message's text."""
-DeleteMessage = Callable[[int], Awaitable[None]]
-"""`delete(message_id)`; removes the message from the chat."""
-OnPreview = Callable[[int], Awaitable[None]]
-"""Told the preview's message id once it is sent."""
-Guard = Callable[[], Awaitable[None]]
-"""Awaited before each preview send or edit; raises `LeaseLost` once the turn's chat lease was
-taken over (a stalled holder must not touch the preview its successor has taken over)."""
-OnSending = Callable[[str], Awaitable[None]]
-"""Told the first preview's text just before it is sent (a send may reach the chat and the
-process die before its id is heard: the text is what the re-run looks for)."""
 
 # A few words, or a finished first line, before anything is shown: one lone word would notify
 # the person and then jump around, and a short answer that is done by then goes out once,
 # formatted, with no preview at all.
 FIRST_CHARS = 20
-MIN_INTERVAL_S = 1.0  # UX: edits at most every ~1 s (and Telegram's ~1 message/s per chat)
-MAX_PREVIEW_FAILURES = 3  # in a row; then stop previewing and let `finish` send the answer
-REPLACED = "(replaced below)"  # a preview that could not be deleted, when no answer will fill it
-
-
-class MessageNotModified(ChannelError):
-    """`edit` found the message already showing this text (Telegram's "message is not
-    modified"); the edit counts as done."""
-
-
-class MarkupRejected(ChannelError):
-    """`send`/`edit` with html=True was refused because the HTML could not be parsed."""
 
 
 class StreamState(StrEnum):
@@ -105,7 +69,7 @@ class StreamingReply:
         *,
         min_interval_s: float = MIN_INTERVAL_S,
         first_chars: int = FIRST_CHARS,
-        render: Callable[[str], Sequence[Chunk]] = split_for_telegram,
+        render: Callable[[str], Sequence[Part]] = split_for_telegram,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         delete: DeleteMessage | None = None,
@@ -118,24 +82,21 @@ class StreamingReply:
         self._on_sending: OnSending | None = None
         self._guard: Guard | None = None
         self._adopted = False
-        self._min_interval_s = min_interval_s
         self._first_chars = first_chars
-        self._first_after_s = first_after_s
-        self._first_delta_at: float | None = None
         self._render = render
-        self._clock = clock
-        self._sleep = sleep
-        self._text = ""
         self._state = StreamState.COLLECTING
-        self._closing = False  # finish or abort has begun: no more previews
         self._preview_id: int | None = None
-        self._shown = ""  # what the preview shows now
         self._message_ids: list[int] = []
-        self._wake = asyncio.Event()  # set when there is newer text to show
-        self._worker: asyncio.Task[None] | None = None
-        self._in_call = False
-        self._last_call_at = -math.inf
-        self._failures = 0
+        self._pacer = Pacer(
+            self._show,
+            lambda: self._preview_id is None,
+            name="streaming-preview",
+            min_interval_s=min_interval_s,
+            first_after_s=first_after_s,
+            clock=clock,
+            sleep=sleep,
+            failed="stream_preview_failed",
+        )
 
     @property
     def state(self) -> StreamState:
@@ -144,7 +105,7 @@ class StreamingReply:
     @property
     def text(self) -> str:
         """Everything pushed so far."""
-        return self._text
+        return self._pacer.text
 
     @property
     def preview_message_id(self) -> int | None:
@@ -165,7 +126,7 @@ class StreamingReply:
 
     def held_since(self, at: float) -> None:
         """Count the first preview's hold from `at` (when a draft that gave way began)."""
-        self._first_delta_at = at
+        self._pacer.first_delta_at = at
 
     def watch_preview(
         self,
@@ -182,7 +143,7 @@ class StreamingReply:
 
     def adopt(self, message_id: int) -> None:
         """Take over a preview an interrupted turn left: show this answer in it. Call first."""
-        if self._preview_id is not None or self._closing:
+        if self._preview_id is not None or self._pacer.closing:
             raise RuntimeError("adopt a preview before the stream shows anything")
         self._preview_id = message_id
         self._adopted = True
@@ -191,17 +152,17 @@ class StreamingReply:
     async def close(self) -> None:
         """Stop previewing without a final edit: the outbox edits the preview into the answer.
         Once this returns no preview call is in flight and `preview_message_id` is final."""
-        if self._closing:
+        if self._pacer.closing:
             return
-        await self._stop_previews()
+        await self._pacer.stop()
         self._state = StreamState.FINISHED
 
     async def discard(self) -> None:
         """No answer will fill the preview (e.g. the turn failed): delete it, or if it can't be
         deleted, replace its text with a short note. Best effort; safe in a `finally`."""
-        if self._closing:
+        if self._pacer.closing:
             return
-        await self._stop_previews()
+        await self._pacer.stop()
         self._state = StreamState.ABORTED
         if self._preview_id is None or not await self._still_ours():
             return
@@ -216,18 +177,12 @@ class StreamingReply:
 
     async def push(self, delta: str) -> None:
         """Add the next piece of the answer. Returns at once; never waits for the chat."""
-        if self._closing:
+        if self._pacer.closing:
             return  # e.g. a delta racing /stop
-        self._text += delta
-        if self._first_delta_at is None:
-            self._first_delta_at = self._clock()
+        self._pacer.add(delta)
         if self._preview_id is None and not self._worth_showing():
             return
-        if self._failures >= MAX_PREVIEW_FAILURES:
-            return
-        self._wake.set()
-        if self._worker is None:
-            self._worker = asyncio.create_task(self._show_previews(), name="streaming-preview")
+        self._pacer.kick()
 
     async def finish(self, final_text: str) -> None:
         """Make the chat show `final_text`, formatted, exactly once.
@@ -236,12 +191,12 @@ class StreamingReply:
         preview can't be edited, every chunk is sent as a new message. Errors sending a chunk
         propagate, with `message_ids` telling how many chunks went out before.
         """
-        if self._closing:
+        if self._pacer.closing:
             raise RuntimeError(f"this reply is already {self._state}")
         chunks = list(self._render(final_text))
         if not chunks:
             raise ValueError("the final answer is empty: there is nothing to show")
-        await self._stop_previews()
+        await self._pacer.stop()
         try:
             rest = chunks
             if self._preview_id is not None:
@@ -260,14 +215,14 @@ class StreamingReply:
 
         Does nothing once `finish` or `abort` has begun, so it is safe in a `finally`.
         """
-        if self._closing:
+        if self._pacer.closing:
             return
-        await self._stop_previews()
+        await self._pacer.stop()
         self._state = StreamState.ABORTED
         if self._preview_id is None or not await self._still_ours():
             return
-        text = preview_text(self._text, f"\n\n{note}" if note else "")
-        if text == self._shown:
+        text = preview_text(self._pacer.text, f"\n\n{note}" if note else "")
+        if text == self._pacer.shown:
             return
         try:
             await self._edit(self._preview_id, text, False)
@@ -276,42 +231,13 @@ class StreamingReply:
         except Exception as exc:
             log.warning("stream_abort_edit_failed", error=str(exc))
             return
-        self._shown = text
+        self._pacer.shown = text
 
-    # -- the preview ------------------------------------------------------------------------
+    # -- the preview (the pacer calls `_show`) ----------------------------------------------
 
     def _worth_showing(self) -> bool:
-        visible = self._text.strip()
+        visible = self._pacer.text.strip()
         return len(visible) >= self._first_chars or "\n" in visible
-
-    async def _show_previews(self) -> None:
-        while not self._closing:
-            await self._wake.wait()
-            wait_s = self._last_call_at + self._min_interval_s - self._clock()
-            if self._preview_id is None and self._first_delta_at is not None:
-                wait_s = max(wait_s, self._first_delta_at + self._first_after_s - self._clock())
-            if wait_s > 0:
-                await self._sleep(wait_s)  # deltas arriving meanwhile make one edit, not many
-            self._wake.clear()
-            text = preview_text(self._text)
-            if not text or text == self._shown:
-                continue
-            self._in_call = True
-            try:
-                await self._show(text)
-            except LeaseLost:
-                log.warning("stream_preview_lease_lost")
-                return  # another process runs the chat now: its re-run owns the preview
-            except Exception as exc:
-                self._failures += 1
-                log.warning("stream_preview_failed", error=str(exc), failures=self._failures)
-                if self._failures >= MAX_PREVIEW_FAILURES:
-                    return
-            else:
-                self._failures = 0
-            finally:
-                self._in_call = False
-                self._last_call_at = self._clock()
 
     async def _still_ours(self) -> bool:
         if self._guard is not None:
@@ -321,35 +247,28 @@ class StreamingReply:
                 return False
         return True
 
-    async def _show(self, text: str) -> None:
-        if self._guard is not None:
-            await self._guard()
-        if self._preview_id is None:
-            if self._on_sending is not None:
-                await self._on_sending(text)
-            self._preview_id = await self._send(text, False)
-            self._state = StreamState.PREVIEWING
-            if self._on_preview is not None:
-                await self._on_preview(self._preview_id)
-        else:
-            with contextlib.suppress(MessageNotModified):
-                await self._edit(self._preview_id, text, False)
-        self._shown = text
-
-    async def _stop_previews(self) -> None:
-        self._closing = True
-        worker = self._worker
-        if worker is None or worker.done():
-            return
-        if not self._in_call:
-            worker.cancel()  # it is only waiting, for a delta or for its turn
-        # A call in flight is awaited, not cancelled: a cancelled request may still reach
-        # Telegram after the final edit and overwrite it, or leave a message we can't name.
-        await asyncio.wait([worker])
+    async def _show(self, text: str) -> bool:
+        try:
+            if self._guard is not None:
+                await self._guard()
+            if self._preview_id is None:
+                if self._on_sending is not None:
+                    await self._on_sending(text)
+                self._preview_id = await self._send(text, False)
+                self._state = StreamState.PREVIEWING
+                if self._on_preview is not None:
+                    await self._on_preview(self._preview_id)
+            else:
+                with contextlib.suppress(MessageNotModified):
+                    await self._edit(self._preview_id, text, False)
+        except LeaseLost:
+            log.warning("stream_preview_lease_lost")
+            return False  # another process runs the chat now: its re-run owns the preview
+        return True
 
     # -- the final answer -------------------------------------------------------------------
 
-    async def _replace_preview(self, message_id: int, chunk: Chunk) -> bool:
+    async def _replace_preview(self, message_id: int, chunk: Part) -> bool:
         try:
             try:
                 await self._edit(message_id, chunk.html, True)
@@ -363,7 +282,7 @@ class StreamingReply:
             return False
         return True
 
-    async def _send_chunk(self, chunk: Chunk) -> int:
+    async def _send_chunk(self, chunk: Part) -> int:
         try:
             return await self._send(chunk.html, True)
         except MarkupRejected as exc:

@@ -10,42 +10,27 @@ edited preview) to fall back to. It falls back, with the text so far, when a dra
 (`DraftRefused`: a group, an older Bot API, a chat Telegram won't draft in) and when it is to
 take over a preview an interrupted turn left (`adopt`): that message must show this answer.
 
-Drafts are paced by this class (at most one per `min_interval_s`, after the same first hold as a
-preview, so an answer that is done at once makes no draft at all), not by the sender's message
-slots: they are not messages, and the final answer must not wait behind them.
+Drafts are paced by the same pacer as a preview (`palui.delivery.pacer`: at most one per
+`min_interval_s`, after the same first hold, so an answer that is done at once makes no draft at
+all), not by the sender's message slots: they are not messages, and the final answer must not
+wait behind them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Awaitable, Callable
 
-from palui.channels.preview_text import preview_text
-from palui.channels.streaming import (
-    MIN_INTERVAL_S,
-    Guard,
-    OnPreview,
-    OnSending,
-    StreamingReply,
-    StreamState,
-)
-from palui.errors import ChannelError
+from palui.delivery.pacer import MIN_INTERVAL_S, Pacer
+from palui.delivery.preview import StreamingReply, StreamState
+from palui.errors import DraftRefused
 from palui.logs import get_logger
+from palui.ports.streaming import Guard, OnPreview, OnSending, SendDraft
 
-__all__ = ["DraftRefused", "DraftReply", "SendDraft"]
+__all__ = ["DraftReply"]
 
 log = get_logger("palui.drafts")
-
-SendDraft = Callable[[str], Awaitable[None]]
-"""`send_draft(text)`: show `text` (plain) as the answer's draft."""
-
-MAX_DRAFT_FAILURES = 3  # in a row; then stop drafting, the final answer still goes out
-
-
-class DraftRefused(ChannelError):
-    """Telegram will not show a draft in this chat (group, older Bot API): fall back to edits."""
 
 
 class DraftReply:
@@ -67,21 +52,18 @@ class DraftReply:
         self._send_draft = send_draft
         self._fallback = fallback
         self._drafting = True  # False: everything goes to the fallback
-        self._min_interval_s = min_interval_s
-        self._first_after_s = first_after_s
-        self._clock = clock
-        self._sleep = sleep
-        self._text = ""
-        self._first_delta_at: float | None = None
-        self._closing = False
-        self._shown = ""
         self._drafts = 0
-        self._wake = asyncio.Event()
-        self._worker: asyncio.Task[None] | None = None
-        self._in_call = False
-        self._last_call_at = -math.inf
-        self._failures = 0
         self._state = StreamState.COLLECTING
+        self._pacer = Pacer(
+            self._show,
+            lambda: self._drafts == 0,
+            name="streaming-draft",
+            min_interval_s=min_interval_s,
+            first_after_s=first_after_s,
+            clock=clock,
+            sleep=sleep,
+            failed="draft_failed",
+        )
 
     @property
     def drafting(self) -> bool:
@@ -98,7 +80,7 @@ class DraftReply:
 
     @property
     def text(self) -> str:
-        return self._text
+        return self._pacer.text
 
     @property
     def message_ids(self) -> tuple[int, ...]:
@@ -123,106 +105,69 @@ class DraftReply:
 
     def adopt(self, message_id: int) -> None:
         """A preview an interrupted turn left must show this answer: edit it, no draft."""
-        if self._text or self._closing:
+        if self._pacer.text or self._pacer.closing:
             raise RuntimeError("adopt a preview before the stream shows anything")
         self._drafting = False
         self._fallback.adopt(message_id)
 
     async def push(self, delta: str) -> None:
-        if self._closing:
+        if self._pacer.closing:
             return
         if not self._drafting:
             await self._fallback.push(delta)
             return
-        self._text += delta
-        if self._first_delta_at is None:
-            self._first_delta_at = self._clock()
-        if not self._text.strip() or self._failures >= MAX_DRAFT_FAILURES:
-            return
-        self._wake.set()
-        if self._worker is None:
-            self._worker = asyncio.create_task(self._show_drafts(), name="streaming-draft")
+        self._pacer.add(delta)
+        if self._pacer.text.strip():
+            self._pacer.kick()
 
     async def finish(self, final_text: str) -> None:
-        await self._stop_drafts()
+        await self._pacer.stop()
         self._state = StreamState.FINISHED
         await self._fallback.finish(final_text)  # no preview: the answer goes out as new messages
 
     async def close(self) -> None:
         """Stop drafting; the outbox sends the answer (the draft vanishes when it arrives)."""
-        if self._closing:
+        if self._pacer.closing:
             return
-        await self._stop_drafts()
+        await self._pacer.stop()
         self._state = StreamState.FINISHED
         if not self._drafting:
             await self._fallback.close()
 
     async def abort(self, note: str | None = None) -> None:
         """Stop drafting. A draft leaves nothing behind: the turn's own reply says why."""
-        if self._closing:
+        if self._pacer.closing:
             return
-        await self._stop_drafts()
+        await self._pacer.stop()
         self._state = StreamState.ABORTED
         if not self._drafting:
             await self._fallback.abort(note)
 
     async def discard(self) -> None:
-        if self._closing:
+        if self._pacer.closing:
             return
-        await self._stop_drafts()
+        await self._pacer.stop()
         self._state = StreamState.ABORTED
         if not self._drafting:
             await self._fallback.discard()
 
-    # -- the drafts -------------------------------------------------------------------------
+    # -- the drafts (the pacer calls `_show`) -----------------------------------------------
 
-    async def _show_drafts(self) -> None:
-        while not self._closing and self._drafting:
-            await self._wake.wait()
-            wait_s = self._last_call_at + self._min_interval_s - self._clock()
-            if self._drafts == 0 and self._first_delta_at is not None:
-                wait_s = max(wait_s, self._first_delta_at + self._first_after_s - self._clock())
-            if wait_s > 0:
-                await self._sleep(wait_s)  # deltas arriving meanwhile make one draft, not many
-            self._wake.clear()
-            text = preview_text(self._text)
-            if not text or text == self._shown:
-                continue
-            self._in_call = True
-            try:
-                await self._send_draft(text)
-            except DraftRefused as exc:
-                log.info("draft_refused", error=str(exc))
-                await self._fall_back()
-                return
-            except Exception as exc:
-                self._failures += 1
-                log.warning("draft_failed", error=str(exc), failures=self._failures)
-                if self._failures >= MAX_DRAFT_FAILURES:
-                    return
-            else:
-                self._failures = 0
-                self._drafts += 1
-                self._shown = text
-                self._state = StreamState.PREVIEWING
-            finally:
-                self._in_call = False
-                self._last_call_at = self._clock()
+    async def _show(self, text: str) -> bool:
+        try:
+            await self._send_draft(text)
+        except DraftRefused as exc:
+            log.info("draft_refused", error=str(exc))
+            await self._fall_back()
+            return False
+        self._drafts += 1
+        self._state = StreamState.PREVIEWING
+        return True
 
     async def _fall_back(self) -> None:
         """Edits from now on: the preview starts from the text so far."""
         self._drafting = False
-        if self._first_delta_at is not None:
-            self._fallback.held_since(self._first_delta_at)  # the hold is over: no second one
-        if self._text and not self._closing:
-            await self._fallback.push(self._text)
-
-    async def _stop_drafts(self) -> None:
-        self._closing = True
-        worker = self._worker
-        if worker is None or worker.done():
-            return
-        if not self._in_call:
-            worker.cancel()
-        # A draft in flight is awaited: one that lands after the answer would show it again.
-        await asyncio.wait([worker])
+        if self._pacer.first_delta_at is not None:
+            self._fallback.held_since(self._pacer.first_delta_at)  # the hold is over: no second
+        if self._pacer.text and not self._pacer.closing:
+            await self._fallback.push(self._pacer.text)
