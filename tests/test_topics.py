@@ -19,7 +19,8 @@ from telegram.error import BadRequest
 from palui.channels.telegram import TelegramChannel
 from palui.db.models import InboxUpdate
 from palui.db.topics import TopicRepo
-from palui.domain import Conversation, TurnKind, TurnStatus
+from palui.domain import Conversation, TurnStatus
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.web.viewer import Viewer
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
@@ -213,8 +214,8 @@ async def test_the_web_console_names_a_turns_chat_and_topic(store) -> None:
     assert await store.topics.key(Conversation(FORUM, 7)) == key  # one key per topic
     await store.inbox.add(1, key, OWNER_ID, {"text": "in the topic"})
     session_id = await store.chats.current_session(key)
-    await store.turns.start("t1", key, session_id, TurnKind.CHAT, [(1, "in the topic")])
-    await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="ok", steps=1)
+    await store.turns.start(TurnStart("t1", key, [(1, "in the topic")], session_id=session_id))
+    await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="ok", steps=1))
     chats = frozenset({OWNER_ID, key})
     viewer = Viewer(OWNER_ID, chats, "csrf", "@ana", await store.topics.named(chats))
     app = console_with_viewer(web_deps(store, allowed_users=frozenset({OWNER_ID})), viewer)
