@@ -2,9 +2,9 @@
 
 `ChatModel` is implemented by `palui.llm.LiteLLMModel`; `Channel` by the Telegram and console
 channels; `InboundSink` by the chat layer's inbox (channels hand it what people send);
-`Transcriber` by `palui.llm.transcription`; `Interactions` by `palui.interact`'s router (the
-chat layer hands it what is not a turn). The agent and the chat layer depend on these, never on
-the libraries or layers behind them.
+`Transcriber` by `palui.llm.transcription`; `Speaker` by `palui.llm.speech`; `Interactions` by
+`palui.interact`'s router (the chat layer hands it what is not a turn). The agent and the chat
+layer depend on these, never on the libraries or layers behind them.
 """
 
 from __future__ import annotations
@@ -132,14 +132,21 @@ class Channel(Protocol):
         it; the ids in `skip` are other messages of ours and are never edited."""
         ...
 
+    async def send_voice(
+        self, chat_id: int, audio: bytes, *, reply_to: int | None = None
+    ) -> int | None:
+        """Send OGG/Opus audio as a voice message; the message id (None: a channel without
+        voice, which sends nothing). Raises `ChannelError` when it can't be sent."""
+        ...
+
     async def send_notice(self, chat_id: int, text: str) -> None:
         """Best effort, not stored: e.g. the refusal a stranger gets."""
         ...
 
     async def typing(self, chat_id: int) -> None: ...
 
-    async def send_card(self, chat_id: int, card: Card) -> int:
-        """Send a card; returns its message id."""
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
+        """Send a card (`reply_to`: threaded to that message, as in a group); its message id."""
         ...
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
@@ -164,6 +171,16 @@ class Transcriber(Protocol):
 
     async def transcribe(self, audio: bytes, file_name: str, mime_type: str | None) -> str:
         """The words heard; raises `ModelError` (or `ModelUnavailable`) when it can't."""
+        ...
+
+
+class Speaker(Protocol):
+    """Text to speech (`palui.llm.speech`)."""
+
+    name: str
+
+    async def speak(self, text: str) -> bytes:
+        """OGG/Opus audio of `text`; raises `ModelError` when it can't."""
         ...
 
 

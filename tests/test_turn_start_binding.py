@@ -40,14 +40,14 @@ async def test_every_way_a_turn_starts_writes_its_row_as_given(store: Any) -> No
     before = datetime.now(UTC)
     # First contact (the long way), fenced; then in the open session, fenced and not.
     taint = Taint.from_label("mcp-web:fetch")
-    sid, _, _ = await store.turns.start_chat_turn(
+    sid, *_ = await store.turns.start_chat_turn(
         "a", CHAT, [(1, "hi")], rerun=False, fence=fence, taint=taint, requester_id=5,
         reply_to=9,
     )  # fmt: skip
     assert (await store.turns.start_chat_turn("b", CHAT, [(2, "yo")], fence=fence))[0] == sid
     assert (await store.turns.start_chat_turn("c", CHAT, [(3, "so")], rerun=False))[0] == sid
     # First contact, not fenced; and with the session given.
-    other, _, _ = await store.turns.start_chat_turn("d", CHAT + 1, [(4, "hey")], rerun=False)
+    other, *_ = await store.turns.start_chat_turn("d", CHAT + 1, [(4, "hey")], rerun=False)
     await store.turns.start("e", CHAT, sid, TurnKind.CHAT, [(5, "x")], fence=fence)
     await store.turns.start("f", CHAT, sid, TurnKind.CHAT, [])
     after = datetime.now(UTC)
@@ -83,7 +83,7 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
     await store.turns.start_chat_turn("z", CHAT, [(3, "other")], rerun=False)
     await store.turns.record_preview("z", 99)  # not on these updates: not taken
 
-    session, message_id, unrecorded = await store.turns.start_chat_turn(
+    session, message_id, unrecorded, *_ = await store.turns.start_chat_turn(
         "c", CHAT, [(1, "hi"), (2, "and")]
     )
     assert (message_id, unrecorded) == (None, UnrecordedPreview(80, "Hel"))  # "b" is newer
@@ -106,7 +106,7 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
 
 async def test_an_untrusted_rerun_adds_no_row_and_claims_the_update(store: Any) -> None:
     await store.inbox.add(1, CHAT, 1, {"update_id": 1, "text": "mine"})
-    sid, _, _ = await store.turns.start_chat_turn(
+    sid, *_ = await store.turns.start_chat_turn(
         "a", CHAT, [(1, "mine")], rerun=False, untrusted={1: ["theirs", "more"]}
     )
     await store.turns.start_chat_turn("b", CHAT, [(1, "mine")], untrusted={1: ["theirs"]})

@@ -32,8 +32,10 @@ from palui.app.parts import (
     load_kinds,
     media_intake,
     memory_config,
+    model_chooser,
     retention_days,
     utc_now,
+    voice_replies,
     web_base,
 )
 from palui.app.remote import build_remote, close_remote, oauth_routes, remote_commands
@@ -177,12 +179,12 @@ class Palui:
         background = Background()
         leases, senders, recovery = leasing(store, s.lease_ttl_s, scope, m)
         outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases,
-                        metrics=m, tracing=t)  # fmt: skip
+                        metrics=m, tracing=t, voice=voice_replies(s))  # fmt: skip
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(hidden, paused, memory),
             memory=memory, board=board, fences=leases, skills=self.skills, metrics=m,
-            tracing=t,
+            tracing=t, choose=model_chooser(s, self.model),
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,

@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
+from palui.chat.spoken import Spoken, VoiceReplies, send_spoken, with_voice
 from palui.db import Store
 from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
 from palui.domain.sealed import spent, unsealed
@@ -65,7 +66,9 @@ class Outbox:
         chat_leases: ChatLeases | None = None,
         metrics: Metrics | None = None,
         tracing: Tracing | None = None,
+        voice: VoiceReplies | None = None,
     ) -> None:
+        self._voice = voice  # spoken replies' voice messages (`palui.chat.spoken`)
         self._tracing = tracing or Tracing()
         self._metrics = metrics or Metrics()  # the replies it could not send yet
         self._stuck: set[int] = set()  # chats whose last delivery stopped on a failed send
@@ -193,7 +196,7 @@ class Outbox:
         while items := [known] if known is not None else await pending(chat_id):
             known = None
             for position, item in enumerate(items):
-                parts = self._channel.render(unsealed(item.text))
+                parts = with_voice(item, self._channel.render(unsealed(item.text)))
                 # Once the reply is out (or dropped), its row keeps the text without secrets.
                 recorded = functools.partial(record, item.id, fence=fence, kept=spent(item.text))
                 try:
@@ -229,6 +232,8 @@ class Outbox:
     async def _send(self, item: OutboxItem, index: int, part: object) -> int | None:
         """Put part `index` of `item` in the chat; the message it became (None: no ids)."""
         chat_id = item.chat_id
+        if isinstance(part, Spoken):  # never looked for: a voice message can't be edited
+            return await send_spoken(self._channel, self._voice, item, part)
         preview = item.edit_message_id if index == 0 else None
         if preview is not None and await self._into_preview(chat_id, preview, part):
             return preview

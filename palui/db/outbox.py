@@ -16,7 +16,7 @@ from palui.db.leases import Table as LeaseTable
 from palui.db.leases import fence_params, held_by_params
 from palui.db.models import ChatLease, DeliveryLease, OutboxMessage, utcnow
 from palui.db.outbox_search import Lookup, where_to_look
-from palui.db.repo import Repo
+from palui.db.repo import Repo, insert_for
 from palui.domain import Fence, OutboxItem
 from palui.errors import LeaseLost
 
@@ -52,13 +52,25 @@ _PART_RECORDS = {
 
 
 class OutboxRepo(Repo):
-    async def add(self, chat_id: int, text: str, *, sender: str | None = None) -> int:
-        """`sender`: the process storing it (its lease holder name)."""
+    async def add(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        sender: str | None = None,
+        reply_to: int | None = None,
+        about_update: int | None = None,
+    ) -> int | None:
+        """`sender`: the process storing it (its lease holder name); `reply_to`: the message it
+        answers (a group's threading). `about_update`: the inbox update it is about, stored
+        once: None when a reply about it is stored already (a re-run after a crash)."""
+        row = {"chat_id": chat_id, "text": text, "sender": sender, "reply_to": reply_to}
+        row |= {"about_update": about_update, "parts_sent": 0, "created_at": utcnow()}
+        added = insert_for(self._db.is_sqlite)(OUTBOX).values(row)
+        if about_update is not None:
+            added = added.on_conflict_do_nothing(index_elements=["about_update"])
         async with self._db.session() as s, s.begin():
-            row = OutboxMessage(chat_id=chat_id, text=text, sender=sender)
-            s.add(row)
-            await s.flush()
-            return row.id
+            return await s.scalar(added.returning(OUTBOX.c.id))
 
     async def pending(self, chat_id: int | None = None) -> list[OutboxItem]:
         query = select(OutboxMessage).where(OutboxMessage.sent_at.is_(None))
@@ -76,6 +88,7 @@ class OutboxRepo(Repo):
                     r.reply_to,
                     r.created_at,
                     r.sender,
+                    r.voice,
                 )
                 for r in rows
             ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import NoResultFound
@@ -52,7 +52,9 @@ def _ending(fenced: bool, tainted: bool) -> Update:
         update(TURNS)
         .where(TURNS.c.id == bindparam("turn_id"), *fence)
         .values(values)
-        .returning(TURNS.c.session_id, TURNS.c.chat_id, TURNS.c.tainted, TURNS.c.reply_to)
+        .returning(
+            TURNS.c.session_id, TURNS.c.chat_id, TURNS.c.tainted, TURNS.c.reply_to, TURNS.c.voice
+        )
     )
 
 
@@ -72,7 +74,7 @@ _FIRST_WAITING = (
 _STORE_REPLY = insert_params(
     OUTBOX,
     ("chat_id", "text", "turn_id", "parts_sent", "edit_message_id", "reply_to", "created_at",
-     "sender"),
+     "sender", "voice"),
 ).returning(OUTBOX.c.id, _FIRST_WAITING)  # fmt: skip
 _UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
 _PREVIEW_GOING_OUT = (
@@ -106,6 +108,14 @@ class Ended:
     alone: bool
 
 
+class ChatTurnStart(NamedTuple):
+    session_id: int
+    preview: int | None  # the preview it takes over
+    unrecorded: UnrecordedPreview | None  # else one an interrupted turn sent with no id
+    model: str | None  # the chat's chosen model (None: the default)
+    voice: bool  # its answer is also spoken
+
+
 class TurnRepo(Repo):
     async def start(
         self,
@@ -120,6 +130,7 @@ class TurnRepo(Repo):
         requester_id: int | None = None,
         reply_to: int | None = None,
         fence: Fence | None = None,
+        model: str | None = None,
     ) -> int | None:
         """Record a running turn and add the person's messages (once per update) to history.
 
@@ -127,8 +138,9 @@ class TurnRepo(Repo):
         messages before the person's own; `taint` is then the turn's starting taint, recorded
         now so later turns name it even if this one never ends. `requester_id`: whose message
         started the turn (a group's `[groups] approver = "requester"`); `reply_to`: the message
-        its answer is threaded to. Under a `fence` (the chat lease the turn runs under) nothing is
-        written once another process took the lease over: `LeaseLost`.
+        its answer is threaded to; `model`: the model it asks (None: the default). Under a
+        `fence` (the chat lease the turn runs under) nothing is written once another process
+        took the lease over: `LeaseLost`.
 
         Returns the preview message it takes over: one that an interrupted earlier turn for the
         same messages left in the chat (the new turn's answer is then shown in it)."""
@@ -136,7 +148,7 @@ class TurnRepo(Repo):
             left = await start_turn(
                 s, turn_id, chat_id, session_id, kind, inputs, self._db.is_sqlite,
                 untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence,
+                reply_to=reply_to, fence=fence, model=model,
             )  # fmt: skip
         return left.message_id
 
@@ -154,13 +166,15 @@ class TurnRepo(Repo):
         reply_to: int | None = None,
         fence: Fence | None = None,
         attempted: Sequence[int] = (),
-    ) -> tuple[int, int | None, UnrecordedPreview | None]:
+        voice: bool = False,
+    ) -> ChatTurnStart:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
         session (created on first contact): (the session, the preview it takes over, or else
         the preview an interrupted turn was sending with no id recorded: the new turn inherits
         it, so a crash while it looks for it leaves it to the next re-run).
         `rerun=False`: no earlier turn took these messages, so none left a preview.
-        `attempted`: the updates whose attempt this start counts (`palui.chat.attempts`)."""
+        `attempted`: the updates whose attempt this start counts (`palui.chat.attempts`).
+        `voice`: it answers a voice note (spoken too if the chat has /voice on)."""
         async with self._db.session() as s, s.begin():
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
@@ -168,12 +182,14 @@ class TurnRepo(Repo):
                 s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._db.is_sqlite,
                 rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
                 reply_to=reply_to, fence=fence, chat_kind=chat_kind,
-                lock=not self._db.is_sqlite,
+                lock=not self._db.is_sqlite, voice=voice,
             )  # fmt: skip
             if attempted:
                 await count_attempt(s, attempted)
         assert left.session_id is not None
-        return left.session_id, left.message_id, left.unrecorded
+        return ChatTurnStart(
+            left.session_id, left.message_id, left.unrecorded, left.model, left.voice
+        )
 
     async def preview_going_out(self, turn_id: str, floor: int, text: str) -> None:
         """The turn's first preview is about to be sent (only a turn slower than the first
@@ -252,6 +268,14 @@ class TurnRepo(Repo):
         async with self._db.session() as s:
             return await s.scalar(select(Turn.requester_id).where(Turn.id == turn_id))
 
+    async def requester_and_model(self, turn_id: str) -> tuple[int | None, str | None]:
+        """`requester`, and the model the turn asks (None: the default)."""
+        async with self._db.session() as s:
+            row = (
+                await s.execute(select(Turn.requester_id, Turn.model).where(Turn.id == turn_id))
+            ).one_or_none()
+        return (None, None) if row is None else (row[0], row[1])
+
     async def kind_and_taint(self, turn_id: str) -> tuple[TurnKind, bool] | None:
         """A turn's kind and whether it is tainted so far (None for an unknown turn)."""
         async with self._db.session() as s:
@@ -307,13 +331,13 @@ async def _finish(
             {
                 "chat_id": ended.chat_id, "text": reply, "turn_id": turn_id, "parts_sent": 0,
                 "edit_message_id": preview_message_id, "reply_to": ended.reply_to,
-                "created_at": created_at, "sender": sender,
+                "created_at": created_at, "sender": sender, "voice": bool(ended.voice),
             },
         )  # fmt: skip
         outbox_id, first = added.one()
         item = OutboxItem(
             int(outbox_id), ended.chat_id, reply, 0, preview_message_id, ended.reply_to,
-            created_at=created_at, sender=sender,
+            created_at=created_at, sender=sender, voice=bool(ended.voice),
         )  # fmt: skip
         stored = Ended(item, alone=first is None or int(first) == item.id)
     if update_ids:

@@ -54,6 +54,7 @@ class OutboxItem:
     reply_to: int | None = None  # the message the first part answers (threaded, in a group)
     created_at: datetime | None = None  # before the sender's start: a dead sender's, maybe
     sender: str | None = None  # the process that stored it (a lease holder name)
+    voice: bool = False  # also spoken, after its text (a voice message: its last part)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from palui.agent.turn import run_turn
 from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
-from palui.domain import ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
+from palui.domain import AttachmentKind, ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
 from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled
@@ -54,15 +54,17 @@ async def run_chat_turn(
         # One transaction: the chat's session, the turn, the person's messages, the inbox
         # claim and attempt count (a file's attempt was counted before it was read,
         # palui.chat.media_step). Someone else's words (a forward, a document) taint it.
-        session_id, left, unrecorded = await store.turns.start_chat_turn(
+        begun = await store.turns.start_chat_turn(
             turn_id, chat_id, inputs, chat_kind=latest.chat_kind, rerun=rerun,
             untrusted=foreign.untrusted_rows(batch), taint=starting.from_foreign(batch),
             requester_id=latest.user.id, reply_to=latest.message_id if group else None,
             fence=fence, attempted=[i.update_id for i in batch if i.attachment is None],
+            voice=any(i.attachment and i.attachment.kind is AttachmentKind.VOICE for i in batch),
         )  # fmt: skip
-        if unrecorded is not None:
-            left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
-        started = _Started(turn_id, session_id, left, group, fence, images or {})
+        left = begun.preview
+        if begun.unrecorded is not None:
+            left = await _find_unrecorded(parts, chat_id, turn_id, begun.unrecorded)
+        started = _Started(turn_id, begun.session_id, left, group, fence, images or {}, begun.model)
         # A server's question during one of this turn's calls goes to this chat and person.
         asking = ASKING.set(Asking(chat_id, latest.user.id))
         try:
@@ -102,6 +104,7 @@ class _Started:
     group: bool
     fence: Fence | None
     images: Mapping[str, tuple[str, ...]]
+    model: str | None  # the chat's chosen model (None: the default)
 
 
 async def _run(
@@ -138,7 +141,7 @@ async def _run(
     tools = await parts.tools(
         offer, turn_id, chat_id, TurnKind.CHAT, taint, persons, fence, riders=riders
     )
-    deps = parts.deps(turn_id, chat_id, tools, fence)
+    deps = parts.deps(turn_id, chat_id, tools, fence, started.model)
     # In a group the answer is one message threaded to what it answers: no preview edited
     # once a second under the group's 20 messages a minute.
     stream = None if started.group else parts.channel.streaming_reply(chat_id)

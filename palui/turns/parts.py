@@ -50,6 +50,8 @@ class TurnParts:
     metrics: Metrics = field(default_factory=Metrics)
     outage: ModelOutage | None = None  # chat turns wait for a model that stopped answering
     tracing: Tracing = field(default_factory=Tracing)
+    # A chat's chosen model (/model) by name; the default `model` for None or one not allowed.
+    choose: Callable[[str | None], ChatModel] | None = None
 
     async def skills_prompt(self, message: str) -> str:
         """The trusted skills' names and descriptions for a turn's system message, the most
@@ -99,8 +101,16 @@ class TurnParts:
         )  # fmt: skip
 
     def deps(
-        self, turn_id: str, chat_id: int, tools: TurnTools, fence: Fence | None = None
+        self,
+        turn_id: str,
+        chat_id: int,
+        tools: TurnTools,
+        fence: Fence | None = None,
+        model: str | None = None,
     ) -> TurnDeps:
+        """`model`: the model the turn asks (its chat's choice, a job's), None: the default."""
+        chosen = self.model if self.choose is None else self.choose(model)
+
         async def record_usage(completion: Completion, latency_s: float) -> None:
             # Written with the turn's next transaction: a call's record, or the turn's end.
             tools.riders.model_call(turn_id, chat_id, completion, latency_s)
@@ -112,7 +122,7 @@ class TurnParts:
             )
 
         return TurnDeps(
-            model=traced_model(self.model, self.tracing),
+            model=traced_model(chosen, self.tracing),
             record_usage=record_usage,
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,

@@ -33,7 +33,7 @@ from telegram.request import HTTPXRequest
 from palui.channels.formatting import Chunk, split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.streaming import MarkupRejected, MessageNotModified, StreamingReply
-from palui.channels.telegram import files, leftovers
+from palui.channels.telegram import files, leftovers, voice
 from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
@@ -284,6 +284,15 @@ class TelegramChannel:
             chat_id, chunk.html, parse_mode=ParseMode.HTML, reply_parameters=threaded
         )
 
+    async def send_voice(self, chat_id: int, audio: bytes, *, reply_to: int | None = None) -> int:
+        send = functools.partial(voice.send_voice, self.bot, chat_id, audio, reply_to)
+        try:
+            return self._noted(chat_id, await self._call(chat_id, send, again_on_timeout=False))
+        except BadRequest as exc:
+            raise PermanentChannelError(
+                f"Telegram refused the voice message: {exc.message}"
+            ) from exc
+
     async def send_notice(self, chat_id: int, text: str) -> None:
         self._noted(chat_id, await self._call(chat_id, self.bot.send_message, chat_id, text))
 
@@ -293,13 +302,12 @@ class TelegramChannel:
         with contextlib.suppress(TelegramError):
             await self.bot.send_chat_action(chat_id, ChatAction.TYPING)
 
-    async def send_card(self, chat_id: int, card: Card) -> int:
-        message = await self._call(
-            chat_id,
-            functools.partial(
-                self.bot.send_message, chat_id, card.text, reply_markup=keyboard(card)
-            ),
-        )
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
+        send = functools.partial(
+            self.bot.send_message, chat_id, card.text, reply_markup=keyboard(card),
+            reply_parameters=voice.replying(reply_to),
+        )  # fmt: skip
+        message = await self._call(chat_id, send)
         return self._noted(chat_id, message)
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
