@@ -34,6 +34,7 @@ from palui.app.parts import (
     memory_config,
     model_chooser,
     retention_days,
+    status_info,
     utc_now,
     voice_replies,
     web_base,
@@ -43,7 +44,7 @@ from palui.app.running import Running
 from palui.app.warmup import WarmUp, first_turn
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
-from palui.callbacks import ConnectorButton, JobButton, SkillButton
+from palui.callbacks import ConnectorButton, JobButton, ModelButton, SkillButton
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
@@ -62,10 +63,11 @@ from palui.http import FailureThrottle, HttpServer, TelegramWebhook
 from palui.interact.commands import Commands
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
+from palui.interact.model_sheet import ModelSheet
 from palui.interact.paused import PausedConnectors
 from palui.interact.router import Router
 from palui.interact.skill_sheet import SkillSheet
-from palui.interact.status import Status, StatusInfo
+from palui.interact.status import Status
 from palui.interact.taps import ApprovalTaps, EditTaps, SheetTaps
 from palui.interact.web_link import WebLinks
 from palui.jobs.scheduler import JobScheduler
@@ -207,19 +209,16 @@ class Palui:
             store, channel, turns.offers, paused=paused, memory=memory, board=board
         )
         job_sheet = JobSheet(store, channel, now=now, jobs_changed=scheduler.sync)
-        info = StatusInfo(
-            model=self.model.name, fallbacks=tuple(s.fallback_models),
-            database_kind=self.db.kind, daily_token_cap=s.daily_token_cap,
-            runs_per_hour=s.runs_per_hour,
-        )  # fmt: skip
+        info = status_info(s, self.model.name, self.db.kind)
         status = Status(store, turns.offers, paused, memory, info, now=now, board=board)
+        models = ModelSheet(store, channel, s.choosable_models or (self.model.name,))
         skill_sheet = SkillSheet(self.skills, channel)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
             remote=remote_commands(self.remote, store, channel, self.connectors, wakeups, now),
             web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
-            skills=skill_sheet,
+            skills=skill_sheet, models=models, speaks=s.tts_model is not None,
         )  # fmt: skip
         router = Router(
             [
@@ -229,6 +228,7 @@ class Palui:
                 SheetTaps(store, channel, ConnectorButton, connector_sheet),
                 SheetTaps(store, channel, JobButton, job_sheet),
                 SheetTaps(store, channel, SkillButton, skill_sheet),
+                SheetTaps(store, channel, ModelButton, models),
             ],
             store,
             channel,

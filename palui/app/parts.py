@@ -16,6 +16,7 @@ from palui.db.retention import RetentionDays
 from palui.domain import RECALL_ID
 from palui.errors import ConfigError
 from palui.interact.paused import PausedConnectors
+from palui.interact.status import StatusInfo
 from palui.llm import LiteLLMModel
 from palui.llm.speech import LiteLLMSpeaker
 from palui.llm.transcription import LiteLLMTranscriber, model_sees_images
@@ -194,6 +195,15 @@ def memory_config(settings: Settings) -> MemoryConfig:
 
 def retention_days(settings: Settings) -> RetentionDays:
     return RetentionDays(**settings.retention.model_dump())
+
+
+def status_info(settings: Settings, model: str, database_kind: str) -> StatusInfo:
+    s = settings
+    return StatusInfo(
+        model=model, fallbacks=tuple(s.fallback_models), database_kind=database_kind,
+        daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
+        models=s.choosable_models or (model,),
+    )  # fmt: skip
 
 
 def utc_now() -> datetime:
