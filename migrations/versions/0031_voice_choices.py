@@ -1,9 +1,10 @@
-"""voice replies, a chat's chosen model, and a voice note's 🎙 line stored once
+"""voice replies, a chat's chosen model, a voice note's 🎙 line stored once, group authors
 
 A chat's /model choice and /voice switch live on its row; a turn reads them with its INSERT (the
 model it asks, whether its answer is also spoken) and a reply carries the spoken flag to its
 delivery. A job keeps the model its chat had chosen when it was made. A reply about an inbox
-update (the 🎙 line) is unique per update: a re-run after a crash stores no second one.
+update (the 🎙 line) is unique per update: a re-run after a crash stores no second one. A group
+message keeps its author's label, which reaches the model as the message's name.
 
 Revision ID: 0031_voice
 Revises: 0030
@@ -36,9 +37,13 @@ def upgrade() -> None:
         batch.create_unique_constraint(op.f("uq_outbox_about_update"), ["about_update"])
     with op.batch_alter_table("jobs") as batch:
         batch.add_column(sa.Column("model", sa.String(length=200), nullable=True))
+    with op.batch_alter_table("messages") as batch:
+        batch.add_column(sa.Column("author", sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("messages") as batch:
+        batch.drop_column("author")
     with op.batch_alter_table("jobs") as batch:
         batch.drop_column("model")
     with op.batch_alter_table("outbox") as batch:

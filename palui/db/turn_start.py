@@ -158,10 +158,12 @@ async def start_turn(
     lock: bool = False,
     voice: bool = False,
     model: str | None = None,
+    authors: Mapping[int, str] | None = None,
 ) -> Left:
     """`session_id=None`: the chat's open session, read by the turn's INSERT (created on
     first contact), with the chat's choices: its model (else `model`), and whether the answer
-    is spoken (`voice`: it answers a voice note, and the chat has /voice on)."""
+    is spoken (`voice`: it answers a voice note, and the chat has /voice on). `authors`: per
+    update, who wrote it (a group's messages: the label the model sees beside the words)."""
     update_ids = [u for u, _ in inputs]
     # Only messages an earlier turn took (and was interrupted on) can have left a preview.
     left = await _take_previews(s, chat_id, update_ids) if rerun else Left()
@@ -191,6 +193,7 @@ async def start_turn(
     if not inputs:
         return left
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
+    authors = authors or {}
     upsert, once = _MESSAGE_INSERTS[is_sqlite]
     if not untrusted:
         # One statement for all the messages; a redelivered update adds nothing, and a re-run
@@ -202,7 +205,7 @@ async def start_turn(
             [
                 row | {
                     "content": text, "update_id": update_id, "tainted": False,
-                    "created_at": utcnow(),
+                    "created_at": utcnow(), "author": authors.get(update_id),
                 }
                 for update_id, text in inputs
             ],
@@ -219,6 +222,7 @@ async def start_turn(
                     row | {
                         "content": content, "tainted": tainted, "created_at": utcnow(),
                         "update_id": update_id if index == 0 else None,
+                        "author": None if tainted else authors.get(update_id),
                     },
                 )  # fmt: skip
                 if index == 0 and added.scalar() is None:

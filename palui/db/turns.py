@@ -167,6 +167,7 @@ class TurnRepo(Repo):
         fence: Fence | None = None,
         attempted: Sequence[int] = (),
         voice: bool = False,
+        authors: Mapping[int, str] | None = None,
     ) -> ChatTurnStart:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
         session (created on first contact): (the session, the preview it takes over, or else
@@ -174,7 +175,8 @@ class TurnRepo(Repo):
         it, so a crash while it looks for it leaves it to the next re-run).
         `rerun=False`: no earlier turn took these messages, so none left a preview.
         `attempted`: the updates whose attempt this start counts (`palui.chat.attempts`).
-        `voice`: it answers a voice note (spoken too if the chat has /voice on)."""
+        `voice`: it answers a voice note (spoken too if the chat has /voice on); `authors`: a
+        group's messages' writers, by update."""
         async with self._db.session() as s, s.begin():
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
@@ -182,7 +184,7 @@ class TurnRepo(Repo):
                 s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._db.is_sqlite,
                 rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
                 reply_to=reply_to, fence=fence, chat_kind=chat_kind,
-                lock=not self._db.is_sqlite, voice=voice,
+                lock=not self._db.is_sqlite, voice=voice, authors=authors,
             )  # fmt: skip
             if attempted:
                 await count_attempt(s, attempted)
@@ -267,6 +269,11 @@ class TurnRepo(Repo):
         before this was recorded)."""
         async with self._db.session() as s:
             return await s.scalar(select(Turn.requester_id).where(Turn.id == turn_id))
+
+    async def reply_to(self, turn_id: str) -> int | None:
+        """The message the turn's answer (and cards) are threaded to (a group's turn)."""
+        async with self._db.session() as s:
+            return await s.scalar(select(Turn.reply_to).where(Turn.id == turn_id))
 
     async def requester_and_model(self, turn_id: str) -> tuple[int | None, str | None]:
         """`requester`, and the model the turn asks (None: the default)."""

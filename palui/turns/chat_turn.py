@@ -15,6 +15,7 @@ from palui.connectors.elicitation import ASKING, Asking
 from palui.db.riders import Riders
 from palui.db.turns import Ended
 from palui.domain import AttachmentKind, ChatKind, Fence, Inbound, TurnKind, UnrecordedPreview
+from palui.domain.chat import author_label
 from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled
@@ -60,6 +61,7 @@ async def run_chat_turn(
             requester_id=latest.user.id, reply_to=latest.message_id if group else None,
             fence=fence, attempted=[i.update_id for i in batch if i.attachment is None],
             voice=any(i.attachment and i.attachment.kind is AttachmentKind.VOICE for i in batch),
+            authors={i.update_id: _label(i) for i in batch} if group else None,
         )  # fmt: skip
         left = begun.preview
         if begun.unrecorded is not None:
@@ -84,6 +86,11 @@ async def _find_unrecorded(
     if found is not None:
         await parts.store.turns.record_preview(turn_id, found)
     return found
+
+
+def _label(inbound: Inbound) -> str:
+    user = inbound.user
+    return author_label(user.id, user.username, user.first_name)
 
 
 def _preview_floor(parts: TurnParts, chat_id: int, batch: Sequence[Inbound]) -> int | None:

@@ -57,6 +57,8 @@ class MessageRow(Base):
     # add the same message to the history twice.
     update_id: Mapped[int | None] = mapped_column(BigInteger, unique=True)
     tainted: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Who wrote a group message (`ChatUser.label`): it reaches the model as the message's name.
+    author: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (Index("ix_messages_session_id_id", "session_id", "id"),)
