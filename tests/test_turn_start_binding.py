@@ -97,7 +97,7 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
     assert [p.turn_id for p in history.provenance] == ["c", "c", "z"]
     c = await _turn(store, "c")  # it inherits the preview: a crash leaves it to the next
     assert (c.preview_message_id, c.preview_floor, c.preview_text) == (None, 80, "Hel")
-    _, message_id, unrecorded = await store.turns.start_chat_turn(
+    _, message_id, unrecorded, *_ = await store.turns.start_chat_turn(
         "d", CHAT, [(1, "hi"), (2, "and")]
     )
     assert (message_id, unrecorded) == (None, UnrecordedPreview(80, "Hel"))
