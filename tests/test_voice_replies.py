@@ -5,6 +5,10 @@ alone; a typed message gets text only."""
 
 from __future__ import annotations
 
+import io
+
+from palui.cli.doctor import run_doctor
+from palui.db import Database
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.speech import FakeSpeech
 
@@ -82,3 +86,27 @@ async def test_a_typed_message_and_a_long_answer_get_no_voice_message(
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "bye")
     await fake_telegram.wait_for_text(OWNER_CHAT, "echo: bye")
     assert fake_model.speech.received == [] and fake_telegram.chats.voices == []
+
+
+async def test_doctor_checks_the_transcription_and_speech_models_when_set(
+    settings_env, fake_model, fake_telegram, monkeypatch
+) -> None:
+    for key, value in VOICE.items():
+        monkeypatch.setenv(key, value)
+    db = Database(settings_env["PALUI_DATABASE_URL"])
+    await db.migrate()
+    await db.close()
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 0, out.getvalue()
+    report = out.getvalue()
+    assert "✅ transcription: openai/whisper-1 answered" in report
+    assert "✅ speech: openai/tts-1 answered (OGG/Opus)" in report
+    assert fake_model.transcriptions.received[0].file_name == "doctor.wav"
+
+    fake_model.speech.status = 401
+    fake_model.transcriptions.status = 500
+    out = io.StringIO()
+    assert await run_doctor(None, out) == 1
+    report = out.getvalue()
+    assert "❌ transcription:" in report and "❌ speech:" in report
+    assert "fix: Check PALUI_TTS_MODEL" in report and "2 problem(s) found." in report
