@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from tests.conftest import OWNER_CHAT, OWNER_ID
@@ -92,3 +93,19 @@ async def test_the_voice_lines_quote_is_shown_once_when_its_turn_is_run_again(
     texts = [m.get("text") for m in fake_telegram.visible_messages(OWNER_CHAT)]
     assert texts.count("🎙 “remind me at five”") == 1
     assert len(fake_model.transcriptions.received) == 2  # the note was read again, not quoted
+
+
+async def test_a_message_waiting_behind_another_processs_turn_gets_eyes_from_this_one(
+    start_palui, fake_telegram, fake_model, store
+) -> None:
+    """Another process holds the chat and runs its turn: the message this process stores waits
+    for it, and gets its 👀 here (the running turn is seen with the message's INSERT)."""
+    await start_palui()
+    elsewhere = "another-host:1:cafe"
+    fence = await store.leases.acquire(OWNER_CHAT, elsewhere, ttl_s=600)
+    assert fence is not None
+    await store.heartbeats.beat(elsewhere, datetime.now(UTC))
+    await store.turns.start_chat_turn("elsewhere", OWNER_CHAT, [], rerun=False, fence=fence)
+    waiting = fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "are you there?")
+    await fake_telegram.wait_for_request("setMessageReaction")
+    assert fake_telegram.groups.emoji_on(OWNER_CHAT, fake_telegram.message_id_of(waiting)) == ["👀"]
