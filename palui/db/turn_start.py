@@ -187,8 +187,9 @@ async def start_turn(
                 chosen, spoken = (await s.execute(_CHOICES, {"chat_id": chat_id})).one()
                 turn.update(model=chosen, voice=voice and spoken)
         await _insert_turn(s, turn | {"session_id": session_id}, fence)
+    chosen_model = cast(str | None, turn["model"])
     left = dataclasses.replace(
-        left, session_id=session_id, model=turn["model"], voice=bool(turn["voice"])
+        left, session_id=session_id, model=chosen_model, voice=bool(turn["voice"])
     )
     if not inputs:
         return left
