@@ -60,6 +60,12 @@ async def test_a_group_card_and_a_group_command_answer_are_threaded(
     status = fake_telegram.push_message(GROUP, OWNER_ID, f"/status{BOT}")
     answer = await fake_telegram.wait_for_text(GROUP, "model openai/fake-model")
     assert reply_to(answer) == fake_telegram.message_id_of(status)
+    sheet = fake_telegram.push_message(GROUP, OWNER_ID, f"/connectors{BOT}")
+    threaded = fake_telegram.message_id_of(sheet)
+    card = await fake_telegram.wait_for_request(
+        "sendMessage", lambda p: (p.get("reply_parameters") or {}).get("message_id") == threaded
+    )
+    assert card.params.get("reply_markup")  # the notes connector's card, with its switches
 
 
 async def stop(handle: Any) -> None:

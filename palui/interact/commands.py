@@ -261,10 +261,11 @@ class Commands:
         return await self._approvals.pending_text(inbound.chat_id)
 
     async def _sheet(self, inbound: Inbound) -> str | None:
-        return None if await self._connectors.post(inbound.chat_id) else NO_CONNECTORS
+        posted = await self._connectors.post(inbound.chat_id, threaded_to(inbound))
+        return None if posted else NO_CONNECTORS
 
     async def _job_cards(self, inbound: Inbound) -> str | None:
-        return None if await self._jobs.post(inbound.chat_id) else NO_JOBS
+        return None if await self._jobs.post(inbound.chat_id, threaded_to(inbound)) else NO_JOBS
 
     async def _skill_cards(self, inbound: Inbound) -> str | None:
         if self._skills is None:
