@@ -5,10 +5,15 @@ chat had chosen when it was made."""
 
 from __future__ import annotations
 
+from aiohttp.test_utils import TestClient, TestServer
+
 from palui import callbacks
 from palui.callbacks import ModelButton
+from palui.domain import TurnStatus
+from palui.web.viewer import Viewer
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
+from tests.fakes.web_console import console_with_viewer, web_deps
 
 FRIEND = 1002
 MODELS = {"PALUI_MODELS": "openai/fake-model,openai/strong-model,openai/fast-model"}
@@ -87,3 +92,17 @@ async def test_the_chosen_model_keeps_the_fallbacks(
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hello")
     await fake_telegram.wait_for_text(OWNER_CHAT, "backup: hello")
     assert [r.model for r in fake_model.requests] == ["fast-model", "backup"]
+
+
+async def test_a_turn_records_its_chats_model_and_the_web_console_shows_it(store) -> None:
+    await store.choices.choose_model(OWNER_CHAT, "openai/strong-model")
+    begun = await store.turns.start_chat_turn("t1", OWNER_CHAT, [(1, "hi")], rerun=False)
+    assert begun.model == "openai/strong-model"
+    await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="ok", steps=1)
+    await store.choices.choose_model(OWNER_CHAT, None)
+    assert (await store.turns.start_chat_turn("t2", OWNER_CHAT, [(2, "yo")])).model is None
+    deps = web_deps(store, allowed_users=frozenset({OWNER_ID}))
+    app = console_with_viewer(deps, Viewer(OWNER_ID, frozenset({OWNER_CHAT}), "csrf", "@ana"))
+    async with TestClient(TestServer(app)) as client:
+        page = await (await client.get("/ui/turns/t1")).text()
+    assert "openai/strong-model" in page
