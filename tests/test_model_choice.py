@@ -5,10 +5,14 @@ chat had chosen when it was made."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy import update
 
 from palui import callbacks
 from palui.callbacks import ModelButton
+from palui.db.models import JobRow
 from palui.domain import TurnStatus
 from palui.web.viewer import Viewer
 from tests.conftest import OWNER_CHAT, OWNER_ID
@@ -106,3 +110,25 @@ async def test_a_turn_records_its_chats_model_and_the_web_console_shows_it(store
     async with TestClient(TestServer(app)) as client:
         page = await (await client.get("/ui/turns/t1")).text()
     assert "openai/strong-model" in page
+
+
+async def test_a_job_keeps_the_model_its_chat_had_chosen_when_it_was_made(
+    store, start_palui, fake_telegram, fake_model
+) -> None:
+    await store.choices.choose_model(OWNER_CHAT, "openai/strong-model")
+    long_ago = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1, minutes=30)
+    job = await store.jobs.create(
+        OWNER_CHAT, "catch up", "every 1h", "UTC", 100_000, created_by="test", anchor_at=long_ago
+    )
+    assert job.model == "openai/strong-model"
+    await store.choices.choose_model(OWNER_CHAT, None)  # the chat went back to the default
+    async with store.db.session() as s, s.begin():
+        await s.execute(update(JobRow).values(created_at=long_ago, updated_at=long_ago))
+
+    await start_palui(**MODELS)
+    await fake_telegram.wait_for_text(OWNER_CHAT, f"⏰ Job #{job.id}\n")
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and you?")
+    await fake_telegram.wait_for_text(OWNER_CHAT, "echo: and you?")
+    asked = {r.last_user_text: r.model for r in fake_model.requests}
+    assert asked["and you?"] == "fake-model"
+    assert [m for text, m in asked.items() if "scheduled job #" in text] == ["strong-model"]
