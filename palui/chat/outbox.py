@@ -11,7 +11,9 @@ and part 0 is delivered as an edit of it. An edit is idempotent (a repeat after 
 the edit and its record changes nothing), so the answer is shown once either way. A preview that
 can't be edited any more (deleted, too old) is removed, or else marked as replaced, and the
 answer is sent as new messages. A row with `reply_to` (a group's answer) sends part 0 as a reply
-to that message: threaded to what it answers.
+to that message: threaded to what it answers. A spoken row (`voice`) has one more part after its
+text, its voice message (`palui.chat.spoken`), recorded like the others; it is never looked
+for (a voice message can't be edited), and a failure to speak or send it only skips it.
 
 A part can still reach the chat with no record of it: its sender died (kill -9) after Telegram
 accepted it and before `part_sent`. Each part's record carries the message it became, so a
