@@ -16,7 +16,7 @@ from palui.db.leases import Table as LeaseTable
 from palui.db.leases import fence_params, held_by_params
 from palui.db.models import ChatLease, DeliveryLease, OutboxMessage, utcnow
 from palui.db.outbox_search import Lookup, where_to_look
-from palui.db.repo import Repo, insert_for
+from palui.db.repo import DIALECTS, Repo, insert_for
 from palui.domain import Fence, OutboxItem
 from palui.errors import LeaseLost
 
@@ -51,6 +51,26 @@ _PART_RECORDS = {
 }
 
 
+def _add_reply(is_sqlite: bool, once: bool) -> Any:
+    """A reply's INSERT; `once`: none when a reply about the same update is stored already."""
+    added = insert_for(is_sqlite)(OUTBOX).values({k: bindparam(k) for k in _REPLY_COLUMNS})
+    if once:
+        added = added.on_conflict_do_nothing(index_elements=["about_update"])
+    return added.returning(OUTBOX.c.id)
+
+
+_REPLY_COLUMNS = (
+    "chat_id",
+    "text",
+    "sender",
+    "reply_to",
+    "about_update",
+    "parts_sent",
+    "created_at",
+)
+_ADD_REPLY = {(d, once): _add_reply(d, once) for d in DIALECTS for once in (False, True)}
+
+
 class OutboxRepo(Repo):
     async def add(
         self,
@@ -66,11 +86,9 @@ class OutboxRepo(Repo):
         once: None when a reply about it is stored already (a re-run after a crash)."""
         row = {"chat_id": chat_id, "text": text, "sender": sender, "reply_to": reply_to}
         row |= {"about_update": about_update, "parts_sent": 0, "created_at": utcnow()}
-        added = insert_for(self._db.is_sqlite)(OUTBOX).values(row)
-        if about_update is not None:
-            added = added.on_conflict_do_nothing(index_elements=["about_update"])
+        added = _ADD_REPLY[self._db.is_sqlite, about_update is not None]
         async with self._db.session() as s, s.begin():
-            return await s.scalar(added.returning(OUTBOX.c.id))
+            return await s.scalar(added, row)
 
     async def pending(self, chat_id: int | None = None) -> list[OutboxItem]:
         query = select(OutboxMessage).where(OutboxMessage.sent_at.is_(None))
