@@ -8,6 +8,7 @@
     jb:<op>:<job token>                the job sheet (`/jobs`)
     sk:<op>:<digest prefix>            the skills sheet (`/skills`): `t` trusts what was shown
     el:<question token>:<n> | d | c    a server's question: the n-th choice, Decline, Cancel
+    md:<model key>                     `/model`: choose that model (a digest of its name)
 
 The wire format is kept exactly: cards already posted in a chat must still work after an
 upgrade. Telegram allows 64 bytes of callback data; a builder refuses anything longer.
@@ -20,6 +21,7 @@ format, so a handler claims a tap by its type and no check depends on running fi
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -31,6 +33,7 @@ CONNECTOR = "cx"
 JOB = "jb"
 SKILL = "sk"
 QUESTION = "el"
+MODEL = "md"
 EDIT = "e"  # the action of an approval card's ✏️ Edit button
 
 
@@ -97,6 +100,14 @@ class QuestionButton:
     choice: str
 
 
+@dataclass(frozen=True, slots=True)
+class ModelButton:
+    """A model on the `/model` card, by `model_key` of its name: only a name on the operator's
+    list resolves, so forged data chooses nothing."""
+
+    key: str
+
+
 Callback = (
     ApprovalButton
     | CardEditButton
@@ -105,6 +116,7 @@ Callback = (
     | JobButton
     | SkillButton
     | QuestionButton
+    | ModelButton
 )
 
 
@@ -143,6 +155,15 @@ def question(token: str, choice: str) -> str:
     return _checked(f"{QUESTION}:{token}:{choice}")
 
 
+def model_key(name: str) -> str:
+    """A model name's key in a button: short whatever the name's length, and without `:`."""
+    return hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def model(name: str) -> str:
+    return _checked(f"{MODEL}:{model_key(name)}")
+
+
 def parse(data: str | None) -> Callback | None:
     """The button a callback's data names; None for data that is none of Palui's formats."""
     parts = (data or "").split(":")
@@ -166,4 +187,6 @@ def parse(data: str | None) -> Callback | None:
         return SkillButton(parts[1], parts[2])
     if kind == QUESTION and len(parts) == 3 and (parts[2] in {"d", "c"} or parts[2].isdecimal()):
         return QuestionButton(parts[1], parts[2])
+    if kind == MODEL and len(parts) == 2 and parts[1]:
+        return ModelButton(parts[1])
     return None

@@ -4,7 +4,7 @@ A topic's key (below -2**53, where no Telegram chat id is) stands in for a chat 
 table keyed by chat (palui.db.topics); chats without topics keep their chat id as their key, so
 no existing row changes.
 
-Revision ID: 0031_topics
+Revision ID: 0031
 Revises: 0030
 Create Date: 2026-12-05 21:30:00
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0031_topics"
+revision = "0031"
 down_revision = "0030"
 branch_labels = None
 depends_on = None

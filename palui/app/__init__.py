@@ -32,8 +32,11 @@ from palui.app.parts import (
     load_kinds,
     media_intake,
     memory_config,
+    model_chooser,
     retention_days,
+    status_info,
     utc_now,
+    voice_replies,
     web_base,
 )
 from palui.app.remote import build_remote, close_remote, oauth_routes, remote_commands
@@ -41,7 +44,7 @@ from palui.app.running import Running
 from palui.app.warmup import WarmUp, first_turn
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
-from palui.callbacks import ConnectorButton, JobButton, SkillButton
+from palui.callbacks import ConnectorButton, JobButton, ModelButton, SkillButton
 from palui.channels.console import ConsoleChannel
 from palui.channels.telegram import TelegramChannel
 from palui.chat.background import Background
@@ -60,10 +63,11 @@ from palui.http import FailureThrottle, HttpServer, TelegramWebhook
 from palui.interact.commands import Commands
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
+from palui.interact.model_sheet import ModelSheet
 from palui.interact.paused import PausedConnectors
 from palui.interact.router import Router
 from palui.interact.skill_sheet import SkillSheet
-from palui.interact.status import Status, StatusInfo
+from palui.interact.status import Status
 from palui.interact.taps import ApprovalTaps, EditTaps, SheetTaps
 from palui.interact.web_link import WebLinks
 from palui.jobs.scheduler import JobScheduler
@@ -179,12 +183,12 @@ class Palui:
         background = Background()
         leases, senders, recovery = leasing(store, s.lease_ttl_s, scope, m)
         outbox = Outbox(store, channel, senders, background, scope=scope, chat_leases=leases,
-                        metrics=m, tracing=t)  # fmt: skip
+                        metrics=m, tracing=t, voice=voice_replies(s))  # fmt: skip
         turns = TurnRunner(
             store, self.model, channel, registry, self.catalog, approvals, turn_limits, now=now,
             delivery_lock=outbox.lock, is_paused=functools.partial(hidden, paused, memory),
             memory=memory, board=board, fences=leases, skills=self.skills, metrics=m,
-            tracing=t,
+            tracing=t, choose=model_chooser(s, self.model),
         )  # fmt: skip
         pauses = CapPauses(
             store, outbox, daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
@@ -207,19 +211,16 @@ class Palui:
             store, channel, turns.offers, paused=paused, memory=memory, board=board
         )
         job_sheet = JobSheet(store, channel, now=now, jobs_changed=scheduler.sync)
-        info = StatusInfo(
-            model=self.model.name, fallbacks=tuple(s.fallback_models),
-            database_kind=self.db.kind, daily_token_cap=s.daily_token_cap,
-            runs_per_hour=s.runs_per_hour,
-        )  # fmt: skip
+        info = status_info(s, self.model.name, self.db.kind)
         status = Status(store, turns.offers, paused, memory, info, now=now, board=board)
+        models = ModelSheet(store, channel, s.choosable_models or (self.model.name,))
         skill_sheet = SkillSheet(self.skills, channel)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
             holder=leases.holder,
             remote=remote_commands(self.remote, store, channel, self.connectors, wakeups, now),
             web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
-            skills=skill_sheet,
+            skills=skill_sheet, models=models, speaks=s.tts_model is not None,
         )  # fmt: skip
         router = Router(
             [
@@ -229,6 +230,7 @@ class Palui:
                 SheetTaps(store, channel, ConnectorButton, connector_sheet),
                 SheetTaps(store, channel, JobButton, job_sheet),
                 SheetTaps(store, channel, SkillButton, skill_sheet),
+                SheetTaps(store, channel, ModelButton, models),
             ],
             store,
             channel,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from palui.app.remote import Remote
@@ -12,17 +12,20 @@ from palui.config import Settings
 from palui.connectors import ConnectorManager, ToolsChanged
 from palui.connectors.recall import recall_server_settings
 from palui.db.retention import RetentionDays
+from palui.delivery.spoken import VoiceReplies
 from palui.domain import RECALL_ID
 from palui.errors import ConfigError
 from palui.interact.paused import PausedConnectors
+from palui.interact.status import StatusInfo
 from palui.llm import LiteLLMModel
+from palui.llm.speech import LiteLLMSpeaker
 from palui.llm.transcription import LiteLLMTranscriber, model_sees_images
 from palui.media import MediaIntake, MediaLimits
 from palui.memory import Memory, MemoryConfig
 from palui.memory.switches import SwitchState
 from palui.policy.kinds_file import KindsFile, parse_kinds_file
 from palui.policy.matrix import Width
-from palui.ports import Files
+from palui.ports import ChatModel, Files
 from palui.tools.catalog import Globs, StoredTool, ToolCatalog
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
@@ -42,6 +45,19 @@ def build_model(settings: Settings) -> LiteLLMModel:
     )
 
 
+def model_chooser(settings: Settings, model: ChatModel) -> Callable[[str | None], ChatModel]:
+    """A chat's chosen model (/model) by name: only one of PALUI_MODELS, with the default's
+    fallbacks; any other name (None, one the operator took off the list) is the default."""
+    allowed = frozenset(settings.choosable_models)
+
+    def choose(name: str | None) -> ChatModel:
+        if name is None or name == model.name or name not in allowed:
+            return model
+        return model.choosing(name) if isinstance(model, LiteLLMModel) else model
+
+    return choose
+
+
 def build_transcriber(settings: Settings) -> LiteLLMTranscriber | None:
     """None without PALUI_TRANSCRIPTION_MODEL; its api base and key default to the model's."""
     if not settings.transcription_model:
@@ -53,6 +69,26 @@ def build_transcriber(settings: Settings) -> LiteLLMTranscriber | None:
         api_key=key.get_secret_value() if key else None,
         request_timeout=settings.model_timeout_s,
     )
+
+
+def build_speaker(settings: Settings) -> LiteLLMSpeaker | None:
+    """None without PALUI_TTS_MODEL; its api base and key default to the model's."""
+    if not settings.tts_model:
+        return None
+    key = settings.tts_api_key or settings.model_api_key
+    return LiteLLMSpeaker(
+        settings.tts_model,
+        voice=settings.tts_voice,
+        api_base=settings.tts_api_base or settings.model_api_base,
+        api_key=key.get_secret_value() if key else None,
+        request_timeout=settings.model_timeout_s,
+    )
+
+
+def voice_replies(settings: Settings) -> VoiceReplies | None:
+    """Answers to voice notes spoken back (palui.delivery.spoken), with PALUI_TTS_MODEL."""
+    speaker = build_speaker(settings)
+    return None if speaker is None else VoiceReplies(speaker, settings.media.voice_reply_chars)
 
 
 def media_intake(settings: Settings, channel: Files, model: str) -> MediaIntake:
@@ -159,6 +195,15 @@ def memory_config(settings: Settings) -> MemoryConfig:
 
 def retention_days(settings: Settings) -> RetentionDays:
     return RetentionDays(**settings.retention.model_dump())
+
+
+def status_info(settings: Settings, model: str, database_kind: str) -> StatusInfo:
+    s = settings
+    return StatusInfo(
+        model=model, fallbacks=tuple(s.fallback_models), database_kind=database_kind,
+        daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
+        models=s.choosable_models or (model,),
+    )  # fmt: skip
 
 
 def utc_now() -> datetime:

@@ -150,13 +150,16 @@ class Approvals:
     ) -> None:
         """Send the turn's unsent cards; `off_site` names the tools whose cards show the badge,
         `forms` those whose card opens ✏️ Edit's questions at once (answers: the messages after
-        `after_update`)."""
+        `after_update`). In a group each card is threaded to the message its turn answers."""
+        threaded: list[int | None] = []  # the turn's reply_to, read with the first card
         for record in await self._store.approvals.for_turn(turn_id):
             if record.status != ApprovalStatus.PENDING or record.message_id is not None:
                 continue
             description = descriptions.get(record.tool, "")
             shown = card(record, description, now=self._now(), off_site=record.tool in off_site)
-            message_id = await self._channel.send_card(record.chat_id, shown)
+            if not threaded:
+                threaded.append(await self._store.turns.reply_to(turn_id))
+            message_id = await self._channel.send_card(record.chat_id, shown, reply_to=threaded[0])
             await self._store.approvals.set_message(record.id, message_id)
             # A quick tap may have been decided before the card's id was stored: close it now.
             latest = await self._store.approvals.by_token(record.token)

@@ -35,6 +35,11 @@ class ConsoleChannel:
     async def send_part(self, chat_id: int, part: Part, *, reply_to: int | None = None) -> None:
         self._print(chat_id, part.plain)
 
+    async def send_voice(
+        self, chat_id: int, audio: bytes, *, reply_to: int | None = None
+    ) -> int | None:
+        return None  # a terminal plays no voice: the text is the answer
+
     async def edit_part(self, chat_id: int, message_id: int, part: Part) -> None:
         await self.send_part(chat_id, part)  # never streams, so there is no preview to edit
 
@@ -63,7 +68,7 @@ class ConsoleChannel:
     async def typing(self, chat_id: int) -> None:
         return None
 
-    async def send_card(self, chat_id: int, card: Card) -> int:
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
         """Print the card; `palui chat` then asks the question as a y/n prompt."""
         self._only_mine(chat_id)
         self._out.write(f"\n{card.text}\n")

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from palui.chat.groups import threaded_to
+from palui.chat.stored_inbound import inbound_from_json
 from palui.db import Store
 from palui.domain import Inbound, InboxItem
 from palui.logs import get_logger
@@ -36,10 +38,11 @@ def split(items: Sequence[InboxItem]) -> tuple[tuple[InboxItem, ...], tuple[Inbo
 
 
 async def give_up(store: Store, chat_id: int, items: Sequence[InboxItem]) -> None:
-    """One apology for them all, then they are done."""
+    """One apology for them all (in a group, threaded to the first), then they are done."""
     update_ids = [item.update_id for item in items]
     log.warning("messages_given_up", chat_id=chat_id, update_ids=update_ids)
-    await store.outbox.add(chat_id, APOLOGY)
+    first = inbound_from_json(items[0].payload) if items else None
+    await store.outbox.add(chat_id, APOLOGY, reply_to=threaded_to(first) if first else None)
     await store.inbox.mark_done(update_ids)
 
 

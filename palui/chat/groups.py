@@ -32,6 +32,12 @@ def in_group(inbound: Inbound) -> bool:
     return inbound.chat_kind is not ChatKind.PRIVATE
 
 
+def threaded_to(inbound: Inbound) -> int | None:
+    """The message Palui's answer to `inbound` replies to: in a group, the message itself (so
+    the group sees what each answer, card or note belongs to); None in a private chat."""
+    return inbound.message_id if in_group(inbound) else None
+
+
 def palui_command(inbound: Inbound, shown_bare: Collection[str]) -> bool:
     """Whether the inbound is a command Palui runs; `shown_bare`: the commands that only show
     something, which a group may send bare (see the module's docstring)."""

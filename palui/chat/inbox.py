@@ -80,17 +80,20 @@ class Inbox:
             self.refusals.offer(inbound)
             return False
         payload = inbound_to_json(inbound)
-        stored = await self._store.inbox.add(
+        running = await self._store.inbox.add_seeing(
             inbound.update_id, inbound.chat_id, inbound.user.id, payload
         )
-        if not stored:
+        if running is None:
             log.info("update_redelivered", update_id=inbound.update_id, chat_id=inbound.chat_id)
             return False
-        self.dispatch(InboxItem(inbound.update_id, inbound.chat_id, inbound.user.id, payload, None))
+        item = InboxItem(inbound.update_id, inbound.chat_id, inbound.user.id, payload, None)
+        self.dispatch(item, running_elsewhere=running)
         return True
 
-    def dispatch(self, item: InboxItem) -> None:
-        """Send a stored event on: to the interactions, or to the chat's worker."""
+    def dispatch(self, item: InboxItem, *, running_elsewhere: bool = False) -> None:
+        """Send a stored event on: to the interactions, or to the chat's worker.
+        `running_elsewhere`: a turn of the chat was running when it was stored (read with its
+        INSERT), maybe in another process: it waits, and gets its 👀 from here."""
         inbound = inbound_from_json(item.payload)
         if self._interactions.owns(inbound):
             self._background.spawn(self._interact(inbound), handler=True)
@@ -98,7 +101,7 @@ class Inbox:
             if (
                 inbound.message_id is not None
                 and said(inbound)
-                and self._workers.busy(inbound.chat_id)
+                and (running_elsewhere or self._workers.busy(inbound.chat_id))
             ):
                 # It waits behind the running turn: 👀 says it was seen and comes next.
                 react = self._channel.react(inbound.chat_id, inbound.message_id, QUEUED)

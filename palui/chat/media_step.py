@@ -4,7 +4,9 @@ A file that can't be read (too large, no transcription model, a model without vi
 Palui doesn't read) gets its reply and is marked done, so it runs nothing and is handled once.
 The others go on to the turn with their text (a transcript, a photo's placeholder, a caption)
 and a document's text as someone else's words (`Inbound.foreign`, fenced by the turn). A voice
-note's quote line goes out before the answer, so the person sees first what was heard.
+note's quote line goes out before the answer, so the person sees first what was heard; it is
+stored once per voice note, so a turn re-run after a crash (which reads the note again) shows it
+no second time.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from palui.chat.groups import threaded_to
 from palui.db import Store
 from palui.domain import Inbound
 from palui.logs import get_logger
@@ -28,7 +31,16 @@ BROKEN_NOTE = "Something went wrong while I read that file. Try sending it again
 class MediaBatch:
     inbounds: list[Inbound]  # the batch, each file's message with the text the turn reads
     images: dict[str, tuple[str, ...]]  # a photo's placeholder text -> its data URLs
-    heard: list[str]  # quote lines to send before the answer
+    heard: list[Heard]  # quote lines to send before the answer
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Heard:
+    """A voice note's quote line: stored once per note (`about`), threaded in a group."""
+
+    about: int  # the voice note's update
+    text: str
+    reply_to: int | None
 
 
 async def read_media(
@@ -44,7 +56,7 @@ async def read_media(
             continue
         read = await _read(intake, inbound)
         if isinstance(read, Refused):
-            await store.outbox.add(chat_id, read.note)
+            await store.outbox.add(chat_id, read.note, reply_to=threaded_to(inbound))
             await store.inbox.mark_done([inbound.update_id])
             continue
         foreign = inbound.foreign if read.foreign is None else read.foreign
@@ -52,7 +64,7 @@ async def read_media(
         if read.images:
             out.images[read.text] = out.images.get(read.text, ()) + read.images
         if read.heard:
-            out.heard.append(read.heard)
+            out.heard.append(Heard(inbound.update_id, read.heard, threaded_to(inbound)))
     return out
 
 

@@ -29,7 +29,7 @@ from datetime import datetime
 from palui.approvals.edits import EditFlow
 from palui.chat import attempts
 from palui.chat.background import log_failure
-from palui.chat.groups import one_persons
+from palui.chat.groups import one_persons, threaded_to
 from palui.chat.leases import RETRY_S as LEASE_RETRY_S
 from palui.chat.leases import ChatLeases
 from palui.chat.media_step import read_media
@@ -336,10 +336,12 @@ class ChatWorkers:
             others = [i for i in media.inbounds if not said(i)]
             for inbound in others:
                 note = EDITED_NOTE if inbound.edited else UNREADABLE_NOTE
-                await self._store.outbox.add(chat_id, note)
+                await self._store.outbox.add(chat_id, note, reply_to=threaded_to(inbound))
                 await self._store.inbox.mark_done([inbound.update_id])
-            for line in media.heard:  # what a voice note said, shown before the answer
-                await self._store.outbox.add(chat_id, line)
+            for line in media.heard:  # what a voice note said, shown before the answer (once)
+                await self._store.outbox.add(
+                    chat_id, line.text, reply_to=line.reply_to, about_update=line.about
+                )
             if readable:
                 if media.heard:
                     await self._outbox.deliver(chat_id, fence)

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from palui.cli import doctor_voice
+from palui.cli.doctor_check import Check
 from palui.config import Settings, load_settings
 from palui.domain import RemoteTool
 from palui.errors import ConfigError, PaluiError
 from palui.logs import configure_logging
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-    warning: bool = False  # works, but worth a look: shown, not counted as a problem
-
 
 FAR_PAST = 3  # enabled tools past this many times max_tools: choosing has little to go on
 
@@ -295,6 +286,9 @@ async def run_doctor(config_path: Path | None, out: TextIO = sys.stdout) -> int:
         checks.append(running)
     if settings.model:
         checks.append(await _model(settings))
+    for voice_check in (doctor_voice.transcription, doctor_voice.speech):
+        if (voiced := await voice_check(settings)) is not None:
+            checks.append(voiced)
     if settings.telegram_token:
         checks.append(await _telegram(settings))
     connected, listed = await _connectors(settings)

@@ -36,7 +36,8 @@ def configured_secrets(settings: Settings, environ: Mapping[str, str] | None = N
     env = os.environ if environ is None else environ
     keys = (
         settings.telegram_token, settings.model_api_key, settings.telegram_webhook_secret,
-        settings.transcription_api_key, settings.secret_key, settings.http.metrics_token,
+        settings.transcription_api_key, settings.tts_api_key, settings.secret_key,
+        settings.http.metrics_token,
     )  # fmt: skip
     found = [key.get_secret_value() for key in keys if key is not None]
     found += [secret for hook in settings.webhooks.values() if (secret := hook.secret())]

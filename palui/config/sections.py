@@ -278,3 +278,5 @@ class MediaSettings(BaseModel):
     document_timeout_s: float = Field(default=8.0, gt=0, le=600)
     # Python and pypdf take ~50 MB of address space before reading a byte.
     document_memory_mb: int = Field(default=256, ge=128)
+    # An answer to a voice note is also spoken (PALUI_TTS_MODEL) when it is no longer than this.
+    voice_reply_chars: int = Field(default=600, ge=1)

@@ -94,6 +94,13 @@ class Settings(BaseSettings):
     transcription_model: str | None = None
     transcription_api_base: str | None = None
     transcription_api_key: SecretStr | None = None
+    # Voice replies to voice notes (palui.llm.speech); api base and key default to the model's.
+    tts_model: str | None = None
+    tts_api_base: str | None = None
+    tts_api_key: SecretStr | None = None
+    tts_voice: str = "alloy"
+    # The models a person may choose with /model (empty: only `model`).
+    models: Annotated[tuple[str, ...], NoDecode] = ()
 
     kinds_file: Path = Path("config/tool_kinds.yaml")  # read when it exists
     database_url: str | None = None
@@ -176,10 +183,16 @@ class Settings(BaseSettings):
     def _split_exempt(cls, value: Any) -> Any:
         return _comma_list(value)
 
-    @field_validator("fallback_models", mode="before")
+    @field_validator("fallback_models", "models", mode="before")
     @classmethod
     def _split_models(cls, value: Any) -> Any:
         return _comma_list(value)
+
+    @property
+    def choosable_models(self) -> tuple[str, ...]:
+        """What /model offers: PALUI_MODELS, else only PALUI_MODEL (the default comes first)."""
+        default = (self.model,) if self.model else ()
+        return tuple(dict.fromkeys((*default, *self.models))) if self.models else default
 
     @field_validator("http_trusted_proxies", mode="before")
     @classmethod

@@ -8,13 +8,13 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import Table, bindparam, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.engine import Database
-from palui.db.models import InboxUpdate, MessageRow, utcnow
+from palui.db.models import InboxUpdate, MessageRow, Turn, utcnow
 from palui.db.repo import DIALECTS, Repo, insert_for
-from palui.domain import InboxItem, InboxStatus
+from palui.domain import InboxItem, InboxStatus, TurnStatus
 
 INBOX = cast(Table, InboxUpdate.__table__)
 _STORED = ("update_id", "chat_id", "user_id", "payload", "status", "received_at")
@@ -27,6 +27,15 @@ _ADD = {
     .on_conflict_do_nothing(index_elements=["update_id"])
     for is_sqlite in DIALECTS
 }
+# The same INSERT, answering whether a turn of the chat is running now, in any process: a
+# message stored meanwhile waits for the next turn (its 👀 comes from whoever stored it).
+_TURNS = cast(Table, Turn.__table__)
+_RUNNING = (
+    exists()
+    .where(_TURNS.c.chat_id == bindparam("chat_id"), _TURNS.c.status == TurnStatus.RUNNING)
+    .label("running")
+)
+_ADD_SEEING = {is_sqlite: _ADD[is_sqlite].returning(_RUNNING) for is_sqlite in DIALECTS}
 _DONE = (
     update(INBOX)
     .where(INBOX.c.update_id.in_(bindparam("update_ids", expanding=True)))
@@ -65,6 +74,20 @@ class InboxRepo(Repo):
         async with self._db.session() as s, s.begin():
             result = await s.execute(self._add, row)
         return bool(getattr(result, "rowcount", 0))
+
+    async def add_seeing(
+        self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict
+    ) -> bool | None:
+        """`add`, in the same statement: whether a turn of the chat runs now (in any process);
+        None when the update was already stored (a redelivery)."""
+        row = {
+            "update_id": update_id, "chat_id": chat_id, "user_id": user_id,
+            "payload": json.dumps(payload, separators=(",", ":")),
+            "status": InboxStatus.PENDING, "received_at": utcnow(),
+        }  # fmt: skip
+        async with self._db.session() as s, s.begin():
+            found = (await s.execute(_ADD_SEEING[self._db.is_sqlite], row)).first()
+        return None if found is None else bool(found[0])
 
     async def pending(self, chat_id: int | None = None) -> list[InboxItem]:
         """The updates not handled yet, each with the turn that took it, if one did."""

@@ -27,7 +27,7 @@ def _job(row: JobRow) -> JobRecord:
     return JobRecord(
         row.id, row.token, row.chat_id, row.prompt, row.schedule, row.timezone, row.enabled,
         row.daily_token_cap, row.anchor_at, row.created_by, row.created_at, row.updated_at,
-        row.taint_source,
+        row.taint_source, row.model,
     )  # fmt: skip
 
 
@@ -50,9 +50,11 @@ class JobRepo(Repo):
         anchor_at: datetime,
         taint_source: str | None = None,  # the source of the tainted turn that made it
     ) -> JobRecord:
+        """A job keeps the model its chat had chosen (/model) when it was made."""
         now = utcnow()
         async with self._db.session() as s, s.begin():
-            row = JobRow(
+            model = await s.scalar(select(Chat.model).where(Chat.id == chat_id))
+            row = JobRow(model=model,
                 token=secrets.token_hex(8), chat_id=chat_id, prompt=prompt, schedule=schedule,
                 timezone=timezone, enabled=True, daily_token_cap=daily_token_cap,
                 anchor_at=anchor_at, created_by=created_by[:160], created_at=now, updated_at=now,

@@ -16,7 +16,7 @@ from palui.db.leases import Table as LeaseTable
 from palui.db.leases import fence_params, held_by_params
 from palui.db.models import ChatLease, DeliveryLease, OutboxMessage, utcnow
 from palui.db.outbox_search import Lookup, where_to_look
-from palui.db.repo import Repo
+from palui.db.repo import DIALECTS, Repo, insert_for
 from palui.domain import Fence, OutboxItem
 from palui.errors import LeaseLost
 
@@ -51,14 +51,44 @@ _PART_RECORDS = {
 }
 
 
+def _add_reply(is_sqlite: bool, once: bool) -> Any:
+    """A reply's INSERT; `once`: none when a reply about the same update is stored already."""
+    added = insert_for(is_sqlite)(OUTBOX).values({k: bindparam(k) for k in _REPLY_COLUMNS})
+    if once:
+        added = added.on_conflict_do_nothing(index_elements=["about_update"])
+    return added.returning(OUTBOX.c.id)
+
+
+_REPLY_COLUMNS = (
+    "chat_id",
+    "text",
+    "sender",
+    "reply_to",
+    "about_update",
+    "parts_sent",
+    "created_at",
+)
+_ADD_REPLY = {(d, once): _add_reply(d, once) for d in DIALECTS for once in (False, True)}
+
+
 class OutboxRepo(Repo):
-    async def add(self, chat_id: int, text: str, *, sender: str | None = None) -> int:
-        """`sender`: the process storing it (its lease holder name)."""
+    async def add(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        sender: str | None = None,
+        reply_to: int | None = None,
+        about_update: int | None = None,
+    ) -> int | None:
+        """`sender`: the process storing it (its lease holder name); `reply_to`: the message it
+        answers (a group's threading). `about_update`: the inbox update it is about, stored
+        once: None when a reply about it is stored already (a re-run after a crash)."""
+        row = {"chat_id": chat_id, "text": text, "sender": sender, "reply_to": reply_to}
+        row |= {"about_update": about_update, "parts_sent": 0, "created_at": utcnow()}
+        added = _ADD_REPLY[self._db.is_sqlite, about_update is not None]
         async with self._db.session() as s, s.begin():
-            row = OutboxMessage(chat_id=chat_id, text=text, sender=sender)
-            s.add(row)
-            await s.flush()
-            return row.id
+            return await s.scalar(added, row)
 
     async def pending(self, chat_id: int | None = None) -> list[OutboxItem]:
         query = select(OutboxMessage).where(OutboxMessage.sent_at.is_(None))
@@ -76,6 +106,7 @@ class OutboxRepo(Repo):
                     r.reply_to,
                     r.created_at,
                     r.sender,
+                    r.voice,
                 )
                 for r in rows
             ]

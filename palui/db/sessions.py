@@ -60,7 +60,7 @@ def _history(after_summary: bool) -> Any:
     since = compacted_through(session_id) if after_summary else bindparam("after", type_=Integer)
     m, turns, sessions = MessageRow.__table__.c, Turn.__table__.c, ChatSession.__table__
     messages = (
-        select(m.id, m.role, m.content, m.turn_id, m.tainted, turns.taint_source)
+        select(m.id, m.role, m.content, m.turn_id, m.tainted, m.author, turns.taint_source)
         .outerjoin(Turn.__table__, turns.id == m.turn_id)
         .where(m.session_id == session_id, m.id > since)
         .order_by(m.id.desc())
@@ -155,7 +155,7 @@ class ChatRepo(Repo):
             session_id=session_id,
             summary=head.summary,
             summary_tainted=head.summary_tainted,
-            messages=tuple(Message(Role(r.role), r.content) for r in rows),
+            messages=tuple(Message(Role(r.role), r.content, name=r.author) for r in rows),
             provenance=tuple(_provenance(r, labels) for r in rows),
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from palui.db.approval_edits import ApprovalEditRepo
 from palui.db.approvals import ApprovalRepo
 from palui.db.calls import CallRecordRepo
+from palui.db.chat_choices import ChatChoiceRepo
 from palui.db.delivery_leases import DeliveryLeaseRepo
 from palui.db.engine import Database
 from palui.db.heartbeats import HeartbeatRepo
@@ -62,6 +63,7 @@ class Store:
         self.db = db
         self.inbox = InboxRepo(db)
         self.chats = ChatRepo(db)
+        self.choices = ChatChoiceRepo(db)  # a chat's /model and /voice
         self.turns = TurnRepo(db)
         self.outbox = OutboxRepo(db)
         self.strangers = StrangerRepo(db)

@@ -45,6 +45,7 @@ class TurnOverview:
     taint_source: str | None
     budget_hit: str | None
     error: str | None
+    model: str | None = None  # the model its chat had chosen (/model); None: the default
 
     @property
     def duration_s(self) -> float | None:
@@ -185,6 +186,7 @@ class TurnListingRepo(Repo):
                 t.taint_source,
                 t.budget_hit,
                 t.error,
+                t.model,
             )
             for t in turns
         ]

@@ -9,14 +9,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, insert, or_, select, update
+from sqlalchemy import Table, and_, bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.leases import fence_params, fenced_insert_params, held_by_params
 from palui.db.models import Chat, MessageRow, Turn, utcnow
 from palui.db.repo import DIALECTS, insert_for
 from palui.db.sessions import open_session
-from palui.domain import Fence, Role, TurnStatus, UnrecordedPreview
+from palui.domain import Fence, Role, TurnKind, TurnStatus, UnrecordedPreview
 from palui.domain.turn_record import TurnStart
 from palui.errors import LeaseLost
 
@@ -27,8 +27,10 @@ CHATS = cast(Table, Chat.__table__)
 # The turn row's values (`start_turn`), each its statements' bind parameter of the same name.
 TURN_KEYS = (
     "id", "chat_id", "kind", "status", "started_at", "preview_message_id", "preview_floor",
-    "preview_text", "tainted", "taint_source", "requester_id", "reply_to",
+    "preview_text", "tainted", "taint_source", "requester_id", "reply_to", "model", "voice",
 )  # fmt: skip
+# Read from the chat's row by the turn's INSERT (`_chosen`): its /model and /voice choices.
+CHOSEN = ("model", "voice")
 
 
 # A turn's start, built once (a statement built per call costs ~0.7 ms of CPU in SQLAlchemy,
@@ -37,16 +39,27 @@ TURN_KEYS = (
 def _in_open_session(fenced: bool) -> Any:
     chat_id = bindparam("chat_id", type_=TURN_COLUMNS["chat_id"].type)
     row = select(
-        *(
-            (chat_id if k == "chat_id" else bindparam(k, type_=TURN_COLUMNS[k].type)).label(k)
-            for k in TURN_KEYS
-        ),
+        *((chat_id if k == "chat_id" else _chosen(k)).label(k) for k in TURN_KEYS),
         CHATS.c.current_session_id.label("session_id"),
     ).where(CHATS.c.id == chat_id, CHATS.c.current_session_id.is_not(None))
     if fenced:
         row = row.where(held_by_params())
     stmt = insert(TURNS).from_select([*TURN_KEYS, "session_id"], row)
-    return stmt.returning(TURNS.c.session_id)
+    return stmt.returning(TURNS.c.session_id, TURNS.c.model, TURNS.c.voice)
+
+
+def _chosen(key: str) -> Any:
+    """A turn value for its INSERT … SELECT: the chat's choice, or the bind parameter."""
+    if key == "model":
+        return CHATS.c.model
+    if key == "voice":  # spoken only when it answers a voice note and the chat wants it so
+        return and_(bindparam("voice", type_=TURN_COLUMNS["voice"].type), CHATS.c.voice_replies)
+    return bindparam(key, type_=TURN_COLUMNS[key].type)
+
+
+_CHOICES = select(CHATS.c.model, CHATS.c.voice_replies).where(
+    CHATS.c.id == bindparam("chat_id", type_=CHATS.c.id.type)
+)
 
 
 def _previews() -> tuple[Any, Any]:
@@ -105,6 +118,8 @@ class Left:
     message_id: int | None = None  # a recorded preview, now the new turn's
     unrecorded: UnrecordedPreview | None = None  # else one sent maybe, with no id recorded
     session_id: int | None = None  # the session the turn was recorded in
+    model: str | None = None  # the chat's chosen model (/model), None: the default
+    voice: bool = False  # its answer is also spoken
 
 
 async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int]) -> Left:
@@ -135,9 +150,11 @@ async def start_turn(
     lock: bool = False,
 ) -> Left:
     """`start.session_id=None`: the chat's open session, read by the turn's INSERT (created on
-    first contact). `rerun=False`: no earlier turn took these messages, so none left a preview."""
-    turn_id, chat_id, session_id = start.turn_id, start.chat_id, start.session_id
-    inputs = start.inputs
+    first contact), with the chat's choices: its model (else `start.model`), and whether the
+    answer is spoken (`start.voice` and the chat has /voice on). `rerun=False`: no earlier turn
+    took these messages, so none left a preview."""
+    turn_id, chat_id, session_id, kind = start.turn_id, start.chat_id, start.session_id, start.kind
+    inputs, authors = start.inputs, start.authors
     taint, fence, untrusted = start.taint, start.fence, start.untrusted
     update_ids = [u for u, _ in inputs]
     # Only messages an earlier turn took (and was interrupted on) can have left a preview.
@@ -151,15 +168,22 @@ async def start_turn(
         "preview_text": unrecorded.text if unrecorded else None,
         "tainted": taint is not None, "taint_source": taint.label if taint else None,
         "requester_id": start.requester_id, "reply_to": start.reply_to,
+        "model": start.model, "voice": start.voice,
     }  # fmt: skip
     found = None if session_id is not None else await _insert_in_open_session(s, turn, fence)
     if found is not None:
-        session_id = found
+        session_id, turn["model"], turn["voice"] = found
     else:
         if session_id is None:  # the chat has no session yet (first contact), or lease lost
             session_id = await open_session(s, chat_id, insert_for(is_sqlite), chat_kind, lock=lock)
+            if kind is TurnKind.CHAT:
+                chosen, spoken = (await s.execute(_CHOICES, {"chat_id": chat_id})).one()
+                turn.update(model=chosen, voice=start.voice and spoken)
         await _insert_turn(s, turn | {"session_id": session_id}, fence)
-    left = dataclasses.replace(left, session_id=session_id)
+    chosen_model = cast(str | None, turn["model"])
+    left = dataclasses.replace(
+        left, session_id=session_id, model=chosen_model, voice=bool(turn["voice"])
+    )
     if not inputs:
         return left
     row = {"session_id": session_id, "chat_id": chat_id, "role": Role.USER, "turn_id": turn_id}
@@ -174,7 +198,7 @@ async def start_turn(
             [
                 row | {
                     "content": text, "update_id": update_id, "tainted": False,
-                    "created_at": utcnow(),
+                    "created_at": utcnow(), "author": authors.get(update_id),
                 }
                 for update_id, text in inputs
             ],
@@ -191,6 +215,7 @@ async def start_turn(
                     row | {
                         "content": content, "tainted": tainted, "created_at": utcnow(),
                         "update_id": update_id if index == 0 else None,
+                        "author": None if tainted else authors.get(update_id),
                     },
                 )  # fmt: skip
                 if index == 0 and added.scalar() is None:
@@ -213,13 +238,14 @@ async def _insert_turn(s: AsyncSession, turn: dict[str, Any], fence: Fence | Non
 
 async def _insert_in_open_session(
     s: AsyncSession, turn: dict[str, Any], fence: Fence | None
-) -> int | None:
+) -> tuple[int, str | None, bool] | None:
     """The turn's INSERT reading its session from the chat's row (`INSERT … SELECT … FROM
     chats`), under `fence` if given; the session, or None when nothing was added (the chat has
-    no open session yet, or the lease is lost: the caller goes the long way)."""
+    no open session yet, or the lease is lost: the caller goes the long way), with the turn's
+    model and voice as the chat's row made them."""
     if fence is None:
         added = await s.execute(_IN_OPEN_SESSION[False], turn)
     else:
         added = await s.execute(_IN_OPEN_SESSION[True], turn | fence_params(fence))
-    found = added.scalar_one_or_none()
-    return None if found is None else int(found)
+    found = added.one_or_none()
+    return None if found is None else (int(found[0]), found[1], bool(found[2]))

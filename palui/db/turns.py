@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import NoResultFound
@@ -50,7 +50,9 @@ def _ending(fenced: bool, tainted: bool) -> Update:
         update(TURNS)
         .where(TURNS.c.id == bindparam("turn_id"), *fence)
         .values(values)
-        .returning(TURNS.c.session_id, TURNS.c.chat_id, TURNS.c.tainted, TURNS.c.reply_to)
+        .returning(
+            TURNS.c.session_id, TURNS.c.chat_id, TURNS.c.tainted, TURNS.c.reply_to, TURNS.c.voice
+        )
     )
 
 
@@ -70,7 +72,7 @@ _FIRST_WAITING = (
 _STORE_REPLY = insert_params(
     OUTBOX,
     ("chat_id", "text", "turn_id", "parts_sent", "edit_message_id", "reply_to", "created_at",
-     "sender"),
+     "sender", "voice"),
 ).returning(OUTBOX.c.id, _FIRST_WAITING)  # fmt: skip
 _UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
 _PREVIEW_GOING_OUT = (
@@ -104,6 +106,14 @@ class Ended:
     alone: bool
 
 
+class ChatTurnStart(NamedTuple):
+    session_id: int
+    preview: int | None  # the preview it takes over
+    unrecorded: UnrecordedPreview | None  # else one an interrupted turn sent with no id
+    model: str | None  # the chat's chosen model (None: the default)
+    voice: bool  # its answer is also spoken
+
+
 class TurnRepo(Repo):
     async def start(self, start: TurnStart) -> int | None:
         """Record a running turn and add the person's messages (once per update) to history
@@ -122,13 +132,15 @@ class TurnRepo(Repo):
         chat_kind: str = "private",
         rerun: bool = True,
         attempted: Sequence[int] = (),
-    ) -> tuple[int, int | None, UnrecordedPreview | None]:
+    ) -> ChatTurnStart:
         """`start` for a chat turn, in the same one transaction as finding the chat's open
         session (created on first contact): (the session, the preview it takes over, or else
         the preview an interrupted turn was sending with no id recorded: the new turn inherits
         it, so a crash while it looks for it leaves it to the next re-run).
         `rerun=False`: no earlier turn took these messages, so none left a preview.
-        `attempted`: the updates whose attempt this start counts (`palui.chat.attempts`)."""
+        `attempted`: the updates whose attempt this start counts (`palui.chat.attempts`).
+        `voice`: it answers a voice note (spoken too if the chat has /voice on); `authors`: a
+        group's messages' writers, by update."""
         async with self._db.session() as s, s.begin():
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
@@ -143,7 +155,9 @@ class TurnRepo(Repo):
             if attempted:
                 await count_attempt(s, attempted)
         assert left.session_id is not None
-        return left.session_id, left.message_id, left.unrecorded
+        return ChatTurnStart(
+            left.session_id, left.message_id, left.unrecorded, left.model, left.voice
+        )
 
     async def preview_going_out(self, turn_id: str, floor: int, text: str) -> None:
         """The turn's first preview is about to be sent (only a turn slower than the first
@@ -198,6 +212,19 @@ class TurnRepo(Repo):
         async with self._db.session() as s:
             return await s.scalar(select(Turn.requester_id).where(Turn.id == turn_id))
 
+    async def reply_to(self, turn_id: str) -> int | None:
+        """The message the turn's answer (and cards) are threaded to (a group's turn)."""
+        async with self._db.session() as s:
+            return await s.scalar(select(Turn.reply_to).where(Turn.id == turn_id))
+
+    async def requester_and_model(self, turn_id: str) -> tuple[int | None, str | None]:
+        """`requester`, and the model the turn asks (None: the default)."""
+        async with self._db.session() as s:
+            row = (
+                await s.execute(select(Turn.requester_id, Turn.model).where(Turn.id == turn_id))
+            ).one_or_none()
+        return (None, None) if row is None else (row[0], row[1])
+
     async def kind_and_taint(self, turn_id: str) -> tuple[TurnKind, bool] | None:
         """A turn's kind and whether it is tainted so far (None for an unknown turn)."""
         async with self._db.session() as s:
@@ -240,13 +267,13 @@ async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended
             {
                 "chat_id": ended.chat_id, "text": reply, "turn_id": turn_id, "parts_sent": 0,
                 "edit_message_id": preview_message_id, "reply_to": ended.reply_to,
-                "created_at": created_at, "sender": sender,
+                "created_at": created_at, "sender": sender, "voice": bool(ended.voice),
             },
         )  # fmt: skip
         outbox_id, first = added.one()
         item = OutboxItem(
             int(outbox_id), ended.chat_id, reply, 0, preview_message_id, ended.reply_to,
-            created_at=created_at, sender=sender,
+            created_at=created_at, sender=sender, voice=bool(ended.voice),
         )  # fmt: skip
         stored = Ended(item, alone=first is None or int(first) == item.id)
     if end.update_ids:

@@ -9,6 +9,9 @@ the process the chat's delivery lock (a streamed answer's last edit takes it too
 Whether a part is already in the chat (in its preview, or sent by a sender that died before
 recording it) is decided by `palui.delivery.shown`, before each part goes out. A row with
 `reply_to` (a group's answer) sends part 0 as a reply to that message: threaded to what it answers.
+A spoken row (`voice`) has one more part after its text, its voice message
+(`palui.delivery.spoken`), recorded like the others; it is never looked for (a voice message
+can't be edited), and a failure to speak or send it only skips it.
 
 The delivery lease is fenced like a chat's: a sender that stalled past its lapse while another
 process took the chat's outbox over records nothing more and stops (see `_deliver_held`).
@@ -25,6 +28,7 @@ import functools
 
 from palui.db import Store
 from palui.delivery.shown import Shown
+from palui.delivery.spoken import Spoken, VoiceReplies, send_spoken, with_voice
 from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
 from palui.domain.sealed import spent, unsealed
 from palui.errors import ChannelError, LeaseLost
@@ -51,7 +55,9 @@ class Outbox:
         chat_leases: SenderLeases | None = None,
         metrics: Metrics | None = None,
         tracing: Tracing | None = None,
+        voice: VoiceReplies | None = None,
     ) -> None:
+        self._voice = voice  # spoken replies' voice messages (`palui.delivery.spoken`)
         self._tracing = tracing or Tracing()
         self._metrics = metrics or Metrics()  # the replies it could not send yet
         self._stuck: set[int] = set()  # chats whose last delivery stopped on a failed send
@@ -174,7 +180,7 @@ class Outbox:
         while items := [known] if known is not None else await pending(chat_id):
             known = None
             for position, item in enumerate(items):
-                parts = self._channel.render(unsealed(item.text))
+                parts = with_voice(item, self._channel.render(unsealed(item.text)))
                 # Once the reply is out (or dropped), its row keeps the text without secrets.
                 recorded = functools.partial(record, item.id, fence=fence, kept=spent(item.text))
                 try:
@@ -210,6 +216,8 @@ class Outbox:
     async def _send(self, item: OutboxItem, index: int, part: Part) -> int | None:
         """Put part `index` of `item` in the chat, unless it shows it already; the message it
         became (None: no ids)."""
+        if isinstance(part, Spoken):  # never looked for: a voice message can't be edited
+            return await send_spoken(self._channel, self._voice, item, part)
         if (shown := await self._shown.where(item, index, part)) is not None:
             return shown
         reply_to = item.reply_to if index == 0 else None

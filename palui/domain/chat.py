@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -54,6 +56,7 @@ class OutboxItem:
     reply_to: int | None = None  # the message the first part answers (threaded, in a group)
     created_at: datetime | None = None  # before the sender's start: a dead sender's, maybe
     sender: str | None = None  # the process that stored it (a lease holder name)
+    voice: bool = False  # also spoken, after its text (a voice message: its last part)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +85,18 @@ class Conversation:
 
     chat_id: int
     topic_id: int = 0  # 0: the chat itself (no topics, or a forum's General topic)
+
+
+_NOT_IN_LABEL = re.compile(r"[^a-zA-Z0-9_-]+")  # what an OpenAI message `name` may not hold
+
+
+def author_label(user_id: int, username: str | None, first_name: str | None) -> str:
+    """The name a group message carries to the model (OpenAI's `name`: a label beside the
+    words, never part of them): ^[a-zA-Z0-9_-]{1,64}$, from the username or first name
+    (accents dropped), else `user_<id>`."""
+    for name in (username, first_name):
+        ascii_name = unicodedata.normalize("NFKD", name or "").encode("ascii", "ignore")
+        cleaned = _NOT_IN_LABEL.sub("_", ascii_name.decode()).strip("_")[:64]
+        if cleaned:
+            return cleaned
+    return f"user_{user_id}"

@@ -37,6 +37,7 @@ class JobRecord:
     updated_at: datetime
     # Made in a tainted turn: that turn's source (a `Taint.origin`); its runs start tainted.
     taint_source: str | None = None
+    model: str | None = None  # its chat's /model choice when it was made (None: the default)
 
 
 @dataclass(frozen=True, slots=True)

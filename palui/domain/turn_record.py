@@ -19,7 +19,9 @@ class TurnStart:
     tainted messages before the person's own; `taint` is then the turn's starting taint,
     recorded now so later turns name it even if this one never ends. `requester_id`: whose
     message started the turn (a group's `[groups] approver = "requester"`); `reply_to`: the
-    message its answer is threaded to. Under a `fence` (the chat lease the turn runs under)
+    message its answer is threaded to. `model`: a job's model (a chat turn's comes from its chat's
+    row, read by the turn's own INSERT); `authors`: the label the model sees beside each
+    group message's words. Under a `fence` (the chat lease the turn runs under)
     nothing is written once another process took the lease over: `LeaseLost`."""
 
     turn_id: str
@@ -33,6 +35,9 @@ class TurnStart:
     requester_id: int | None = None
     reply_to: int | None = None
     fence: Fence | None = None
+    model: str | None = None  # the model it asks (None: the default)
+    voice: bool = False  # it answers a voice note: spoken too if the chat has /voice on
+    authors: Mapping[int, str] = field(default_factory=dict)  # per update, a group's author
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
-from palui.chat.groups import palui_command
+from palui.chat.groups import palui_command, threaded_to
 from palui.db import Store
 from palui.domain import Inbound
 from palui.interact.connect import RemoteSignIns
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
+from palui.interact.model_sheet import ModelSheet
 from palui.interact.skill_sheet import SkillSheet
 from palui.interact.status import Status
+from palui.interact.voice_switch import voice_switch
 from palui.interact.web_link import WebLinks
 from palui.logs import get_logger
 from palui.memory import Memory
@@ -80,6 +82,8 @@ class Commands:
         web: WebLinks | None = None,
         skills: SkillSheet | None = None,
         remote: RemoteSignIns | None = None,
+        models: ModelSheet | None = None,
+        speaks: bool = False,
     ) -> None:
         self._store = store
         self._turns = turns
@@ -93,6 +97,8 @@ class Commands:
         self._web = web
         self._skills = skills
         self._remote = remote
+        self._models = models  # /model
+        self._speaks = speaks  # a speech model is set (PALUI_TTS_MODEL): /voice has an effect
         self.table = (
             Command("start", "What Palui is", None, self._start, shows_only=True),
             Command("new", "Start a fresh conversation", "start a fresh conversation", self._new),
@@ -138,6 +144,19 @@ class Commands:
                 "the skills installed for me (trust new ones in a private chat)",
                 self._skill_cards,
                 shows_only=True,
+            ),
+            Command(
+                "model",
+                "Choose this chat's model",
+                "choose this chat's model",
+                self._model,
+                shows_only=True,
+            ),
+            Command(
+                "voice",
+                "Voice replies to voice notes on or off",
+                "/voice on|off: answer voice notes with a voice message too",
+                self._voice,
             ),
             Command(
                 "web",
@@ -203,8 +222,8 @@ class Commands:
             text = await known.reply(inbound)
         text = await self._edits.after_command(inbound, text)  # /stop, /cancel: a card edit
         await self._store.inbox.mark_done([inbound.update_id])
-        if text:
-            await self._store.outbox.add(inbound.chat_id, text)
+        if text:  # in a group, threaded to the command it answers
+            await self._store.outbox.add(inbound.chat_id, text, reply_to=threaded_to(inbound))
         return False
 
     async def _start(self, inbound: Inbound) -> str:
@@ -214,7 +233,15 @@ class Commands:
         return self.help_text()
 
     async def _show(self, inbound: Inbound) -> str:
-        return await self._status.text()
+        return await self._status.text(inbound.chat_id)
+
+    async def _model(self, inbound: Inbound) -> str | None:
+        if self._models is None:
+            return "The model can't be chosen here."
+        return await self._models.post(inbound)
+
+    async def _voice(self, inbound: Inbound) -> str:
+        return await voice_switch(self._store, inbound, speaks=self._speaks)
 
     async def _new(self, inbound: Inbound) -> str:
         saved = await self._memory.save_for_new(inbound.chat_id)
@@ -234,10 +261,11 @@ class Commands:
         return await self._approvals.pending_text(inbound.chat_id)
 
     async def _sheet(self, inbound: Inbound) -> str | None:
-        return None if await self._connectors.post(inbound.chat_id) else NO_CONNECTORS
+        posted = await self._connectors.post(inbound.chat_id, threaded_to(inbound))
+        return None if posted else NO_CONNECTORS
 
     async def _job_cards(self, inbound: Inbound) -> str | None:
-        return None if await self._jobs.post(inbound.chat_id) else NO_JOBS
+        return None if await self._jobs.post(inbound.chat_id, threaded_to(inbound)) else NO_JOBS
 
     async def _skill_cards(self, inbound: Inbound) -> str | None:
         if self._skills is None:

@@ -179,11 +179,12 @@ class ConnectorSheet:
         )
         return Card(text, rows=(choices, back))
 
-    async def post(self, chat_id: int) -> int:
+    async def post(self, chat_id: int, reply_to: int | None = None) -> int:
+        """`reply_to`: the command's message, in a group (the cards are threaded to it)."""
         await self.switches.fresh()
         toolsets = self._registry.toolsets
         for toolset in toolsets:
-            await self._channel.send_card(chat_id, self.card(toolset))
+            await self._channel.send_card(chat_id, self.card(toolset), reply_to=reply_to)
         if toolsets:
             size = await self._offers.size()
             if size.past_budget:

@@ -72,12 +72,13 @@ class JobSheet:
             buttons = buttons[1:]  # a one-time job that ran can't be resumed
         return Card("\n".join(lines), buttons=buttons)
 
-    async def post(self, chat_id: int) -> int:
-        """Send the chat's job cards; how many there were."""
+    async def post(self, chat_id: int, reply_to: int | None = None) -> int:
+        """Send the chat's job cards (threaded to `reply_to`, in a group); how many there were."""
         jobs = await self._store.jobs.all(chat_id)
         last = await self._store.jobs.last_runs([job.id for job in jobs])
         for job in jobs:
-            await self._channel.send_card(chat_id, self.card(job, last.get(job.id)))
+            card = self.card(job, last.get(job.id))
+            await self._channel.send_card(chat_id, card, reply_to=reply_to)
         return len(jobs)
 
     async def tap(self, inbound: Inbound, button: JobButton) -> SheetTap:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from palui import callbacks
 from palui.callbacks import SkillButton
+from palui.chat.groups import threaded_to
 from palui.domain import Button, Card, Inbound
 from palui.interact.sheet_tap import SheetTap
 from palui.ports import Cards
@@ -57,7 +58,8 @@ class SkillSheet:
             return NO_SKILLS.format(root=self.library.root)
         private = _private(inbound)
         for view in views:
-            await self._channel.send_card(inbound.chat_id, self.card(view, private=private))
+            card = self.card(view, private=private)
+            await self._channel.send_card(inbound.chat_id, card, reply_to=threaded_to(inbound))
         untrusted = any(v.state is not SkillState.TRUSTED and v.skill for v in views)
         return None if private or not untrusted else PRIVATE_ONLY
 

@@ -25,6 +25,7 @@ class StatusInfo:
     database_kind: str = "SQLite"
     daily_token_cap: int = 0
     runs_per_hour: int = 0
+    models: tuple[str, ...] = ()  # what /model offers (PALUI_MODELS)
 
 
 def _format_int(value: int) -> str:
@@ -52,7 +53,8 @@ class Status:
         self._info = info
         self._now = now
 
-    async def text(self) -> str:
+    async def text(self, chat_id: int | None = None) -> str:
+        """`chat_id`: the chat asking, whose chosen model (/model) is shown."""
         if self._board is not None:
             await self._board.sync()
         now = self._now()
@@ -69,6 +71,10 @@ class Status:
         run_cap = info.runs_per_hour
         runs_line = f"runs this hour: {runs}" + (f" / {run_cap}" if run_cap else " (no cap)")
         lines = [f"Palui · model {model}", f"{tokens_line} · {runs_line}"]
+        if chat_id is not None and len(info.models) > 1:
+            chosen = await self._store.choices.model(chat_id)
+            chosen = chosen if chosen in info.models else info.model
+            lines.insert(1, f"This chat's model: {chosen} (/model to change)")
         stood_in = await self._store.stand_ins.newest(day_start(now))
         if stood_in is not None:
             s = stood_in.stand_in

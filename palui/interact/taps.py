@@ -15,6 +15,7 @@ from palui.callbacks import (
     ConnectorButton,
     EditQuestionButton,
     JobButton,
+    ModelButton,
     SkillButton,
 )
 from palui.db import Store
@@ -26,7 +27,7 @@ from palui.ports import Cards
 
 log = get_logger("palui.interact.taps")
 
-SheetButton = ConnectorButton | JobButton | SkillButton
+SheetButton = ConnectorButton | JobButton | SkillButton | ModelButton
 
 
 class Sheet(Protocol):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import logging
 import os
@@ -60,6 +61,7 @@ class LiteLLMModel:
         request_timeout: float = 60,
     ) -> None:
         self.name = model
+        self._fallbacks = tuple(fallbacks)
         self._models = tuple(dict.fromkeys((model, *fallbacks)))
         self._api_base = api_base
         self._api_key = api_key
@@ -80,6 +82,14 @@ class LiteLLMModel:
         if tools:
             request["tools"] = [tool_to_openai(t) for t in tools]
         return await self._first_reachable(request, on_delta)
+
+    def choosing(self, model: str) -> LiteLLMModel:
+        """The same model settings asking `model` first (a chat's /model choice): the fallbacks
+        and stand-ins apply to it as to the default."""
+        chosen = copy.copy(self)
+        chosen.name = model
+        chosen._models = tuple(dict.fromkeys((model, *self._fallbacks)))
+        return chosen
 
     async def ping(self) -> str:
         return (await self.probe()).model

@@ -3,15 +3,16 @@
 A consumer depends on the narrow port it uses, not on the whole channel:
 
 - `channel`: the chat channel's ports: `Sending` a reply's typed rendered `Part`s (sent, edited
-  into a preview, deleted), `Notices`, `Cards`, `Files`, `Reactions`, `Leftovers` (looking for
-  a message whose id a crash kept from the records); `Replies` (the outbox's), `Answering` (a
-  turn's), `Notifying` (cards and notices); and `Channel`, all of them: what a real adapter
+  into a preview, deleted), `Notices`, `Cards`, `Files`, `Reactions`, `Voice` (a spoken
+  answer), `Leftovers` (looking for a message whose id a crash kept from the records);
+  `Replies` (the outbox's), `Answering` (a turn's), `Notifying` (cards and notices); and
+  `Channel`, all of them: what a real adapter
   (Telegram, the console) implements and only the composition root holds;
 - `streaming`: the raw calls a channel streams an answer with (`Streaming`, `StreamFaces`) and
   the stream a turn feeds (`ReplyStream`, built and paced by `palui.delivery`);
 - `inbound`: where a channel puts what people send (`InboundSink`, `Interactions`) and how a
   conversation (a chat, or one topic of it) is keyed (`ConversationKeys`);
-- `model`: `ChatModel`, `Transcriber`; `tools`: `Toolset`, `ToolRunner`, `Ledger`, …;
+- `model`: `ChatModel`, `Transcriber`, `Speaker`; `tools`: `Toolset`, `ToolRunner`, `Ledger`, …;
 - `leases`: the leases work runs under (`Fences`, `SenderLeases`) and background work (`Spawner`).
 
 The agent and the chat layer depend on these, never on the libraries or layers behind them.
@@ -28,6 +29,7 @@ from palui.ports.channel import Part as Part
 from palui.ports.channel import Reactions as Reactions
 from palui.ports.channel import Replies as Replies
 from palui.ports.channel import Sending as Sending
+from palui.ports.channel import Voice as Voice
 from palui.ports.inbound import ConversationKeys as ConversationKeys
 from palui.ports.inbound import InboundSink as InboundSink
 from palui.ports.inbound import Interactions as Interactions
@@ -36,6 +38,7 @@ from palui.ports.leases import SenderLeases as SenderLeases
 from palui.ports.leases import Spawner as Spawner
 from palui.ports.model import ChatModel as ChatModel
 from palui.ports.model import DeltaHandler as DeltaHandler
+from palui.ports.model import Speaker as Speaker
 from palui.ports.model import Transcriber as Transcriber
 from palui.ports.streaming import ReplyStream as ReplyStream
 from palui.ports.streaming import StreamFaces as StreamFaces

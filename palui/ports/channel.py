@@ -62,8 +62,8 @@ class Notices(Protocol):
 
 
 class Cards(Protocol):
-    async def send_card(self, chat_id: int, card: Card) -> int:
-        """Send a card; returns its message id."""
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
+        """Send a card (`reply_to`: threaded to that message, as in a group); its message id."""
         ...
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
@@ -106,8 +106,18 @@ class Leftovers(Protocol):
         ...
 
 
-class Replies(Sending, Leftovers, Protocol):
-    """What the outbox sends through: parts, and the search for parts a crash left unrecorded."""
+class Voice(Protocol):
+    async def send_voice(
+        self, chat_id: int, audio: bytes, *, reply_to: int | None = None
+    ) -> int | None:
+        """Send OGG/Opus audio as a voice message; the message id (None: a channel without
+        voice, which sends nothing). Raises `ChannelError` when it can't be sent."""
+        ...
+
+
+class Replies(Sending, Leftovers, Voice, Protocol):
+    """What the outbox sends through: parts (a spoken answer's voice message too), and the
+    search for parts a crash left unrecorded."""
 
 
 class Answering(Replies, Notices, Streaming, Protocol):

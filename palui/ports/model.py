@@ -1,4 +1,4 @@
-"""Models: the language model reached one call at a time, and speech to text."""
+"""Models: the language model reached one call at a time, speech to text and text to speech."""
 
 from __future__ import annotations
 
@@ -31,4 +31,14 @@ class Transcriber(Protocol):
 
     async def transcribe(self, audio: bytes, file_name: str, mime_type: str | None) -> str:
         """The words heard; raises `ModelError` (or `ModelUnavailable`) when it can't."""
+        ...
+
+
+class Speaker(Protocol):
+    """Text to speech (`palui.llm.speech`)."""
+
+    name: str
+
+    async def speak(self, text: str) -> bytes:
+        """OGG/Opus audio of `text`; raises `ModelError` when it can't."""
         ...

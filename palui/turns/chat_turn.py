@@ -16,7 +16,8 @@ from palui.db.riders import Riders
 from palui.db.turns import Ended
 from palui.delivery.shown import find_unrecorded_preview
 from palui.delivery.streams import answer_stream
-from palui.domain import ChatKind, Fence, Inbound, TurnKind
+from palui.domain import AttachmentKind, ChatKind, Fence, Inbound, TurnKind
+from palui.domain.chat import author_label
 from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
 from palui.media import with_images
@@ -65,14 +66,19 @@ async def run_chat_turn(
             requester_id=latest.user.id,
             reply_to=latest.message_id if group else None,
             fence=fence,
+            voice=any(i.attachment and i.attachment.kind is AttachmentKind.VOICE for i in batch),
+            authors={i.update_id: _label(i) for i in batch} if group else {},
         )
         attempted = [i.update_id for i in batch if i.attachment is None]
-        session_id, left, unrecorded = await store.turns.start_chat_turn(
+        begun = await store.turns.start_chat_turn(
             start, chat_kind=latest.chat_kind, rerun=rerun, attempted=attempted
         )
-        if unrecorded is not None:
-            left = await find_unrecorded_preview(parts.channel, store, chat_id, turn_id, unrecorded)
-        started = _Started(turn_id, session_id, left, group, fence, images or {})
+        left = begun.preview
+        if begun.unrecorded is not None:
+            left = await find_unrecorded_preview(
+                parts.channel, store, chat_id, turn_id, begun.unrecorded
+            )
+        started = _Started(turn_id, begun.session_id, left, group, fence, images or {}, begun.model)
         # A server's question during one of this turn's calls goes to this chat and person.
         asking = ASKING.set(Asking(chat_id, latest.user.id))
         try:
@@ -81,6 +87,11 @@ async def run_chat_turn(
             ASKING.reset(asking)
             if riders:  # the turn stopped before any write could carry them (a shutdown)
                 await asyncio.shield(store.turns.write_riders(riders))
+
+
+def _label(inbound: Inbound) -> str:
+    user = inbound.user
+    return author_label(user.id, user.username, user.first_name)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -93,6 +104,7 @@ class _Started:
     group: bool
     fence: Fence | None
     images: Mapping[str, tuple[str, ...]]
+    model: str | None  # the chat's chosen model (None: the default)
 
 
 async def _run(
@@ -129,7 +141,7 @@ async def _run(
     tools = await parts.tools(
         offer, turn_id, chat_id, TurnKind.CHAT, taint, persons, fence, riders=riders
     )
-    deps = parts.deps(turn_id, chat_id, tools, fence)
+    deps = parts.deps(turn_id, chat_id, tools, fence, started.model)
     guard = None
     if fence is not None and parts.fences is not None:
         guard = functools.partial(parts.fences.confirm, fence)

@@ -34,7 +34,14 @@ async def run_job_turn(
     with bound(chat_id=chat_id, turn_id=turn_id, job_id=job.id):
         session_id = await store.chats.current_session(chat_id)
         await store.turns.start(
-            TurnStart(turn_id, chat_id, kind=TurnKind.SCHEDULED, session_id=session_id, fence=fence)
+            TurnStart(
+                turn_id,
+                chat_id,
+                kind=TurnKind.SCHEDULED,
+                session_id=session_id,
+                fence=fence,
+                model=job.model,
+            )
         )
         prompt = Message(Role.USER, job_prompt(job))
         skills = await parts.skills_prompt(prompt.content)
@@ -43,7 +50,7 @@ async def run_job_turn(
         offer = await parts.offers.for_messages([prompt], TurnKind.SCHEDULED, taint is not None)
         said = words.of_job(job, taint)
         tools = await parts.tools(offer, turn_id, chat_id, TurnKind.SCHEDULED, taint, said, fence)
-        deps = parts.deps(turn_id, chat_id, tools, fence)
+        deps = parts.deps(turn_id, chat_id, tools, fence, job.model)
         log.info("turn_started", kind="scheduled", tools=len(offer.tools))
         loop = headed(run_turn(deps, messages), job_heading(job.id))
         await drive(chat_id, turn_id, loop, tools, [], None, fence)

@@ -51,6 +51,8 @@ class TurnParts:
     metrics: Metrics = field(default_factory=Metrics)
     outage: ModelOutage | None = None  # chat turns wait for a model that stopped answering
     tracing: Tracing = field(default_factory=Tracing)
+    # A chat's chosen model (/model) by name; the default `model` for None or one not allowed.
+    choose: Callable[[str | None], ChatModel] | None = None
 
     async def skills_prompt(self, message: str) -> str:
         """The trusted skills' names and descriptions for a turn's system message, the most
@@ -105,8 +107,15 @@ class TurnParts:
         return CallRunner(context, offer)
 
     def deps(
-        self, turn_id: str, chat_id: int, tools: CallRunner, fence: Fence | None = None
+        self,
+        turn_id: str,
+        chat_id: int,
+        tools: CallRunner,
+        fence: Fence | None = None,
+        model: str | None = None,
     ) -> TurnDeps:
+        """`model`: the model the turn asks (its chat's choice, a job's), None: the default."""
+        chosen = self.model if self.choose is None else self.choose(model)
         riders = tools.context.ports.riders
 
         async def record_usage(completion: Completion, latency_s: float) -> None:
@@ -120,7 +129,7 @@ class TurnParts:
             )
 
         return TurnDeps(
-            model=traced_model(self.model, self.tracing),
+            model=traced_model(chosen, self.tracing),
             record_usage=record_usage,
             max_steps=self.limits.max_steps,
             timeout_s=self.limits.turn_timeout_s,

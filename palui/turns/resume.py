@@ -41,13 +41,14 @@ async def resume(
         log.info("turn_resumed")
         held = snapshot.waiting_ids()  # a waiting sub-turn's calls too
         decisions = await parts.approvals.decisions(turn_id, held, offer)
-        loop = resume_turn(parts.deps(turn_id, chat_id, tools, fence), snapshot, decisions)
+        # A server's question during a resumed call goes to the person whose message started
+        # the turn (a job's run has none: its questions are declined); it asks its own model.
+        requester, model = await parts.store.turns.requester_and_model(turn_id)
+        deps = parts.deps(turn_id, chat_id, tools, fence, model)
+        loop = resume_turn(deps, snapshot, decisions)
         job_id = await parts.store.jobs.job_of_turn(turn_id)
         if job_id is not None:
             loop = headed(loop, job_heading(job_id))
-        # A server's question during a resumed call goes to the person whose message started
-        # the turn (a job's run has none: its questions are declined).
-        requester = await parts.store.turns.requester(turn_id)
         asking = ASKING.set(Asking(chat_id, requester) if requester is not None else None)
         try:
             await drive(chat_id, turn_id, loop, tools, [], None, fence)

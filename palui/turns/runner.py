@@ -59,6 +59,7 @@ class TurnRunner:
         skills: SkillLibrary | None = None,
         metrics: Metrics | None = None,
         tracing: Tracing | None = None,
+        choose: Callable[[str | None], ChatModel] | None = None,
     ) -> None:
         # The switches, true to the database (`board`): synced before each offer and each call.
         self._offers = Offers(registry, catalog, limits, is_paused, board)
@@ -67,7 +68,7 @@ class TurnRunner:
         self._parts = TurnParts(
             store, model, channel, catalog, approvals, limits, self._offers, now,
             delivery_lock, memory, gate, fences, skills, metrics or Metrics(), self.outage,
-            tracing or Tracing(),
+            tracing or Tracing(), choose,
         )  # fmt: skip
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.

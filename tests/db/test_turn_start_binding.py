@@ -41,7 +41,7 @@ async def test_every_way_a_turn_starts_writes_its_row_as_given(store: Any) -> No
     before = datetime.now(UTC)
     # First contact (the long way), fenced; then in the open session, fenced and not.
     taint = Taint.from_label("mcp-web:fetch")
-    sid, _, _ = await store.turns.start_chat_turn(
+    sid, *_ = await store.turns.start_chat_turn(
         TurnStart("a", CHAT, [(1, "hi")], fence=fence, taint=taint, requester_id=5, reply_to=9),
         rerun=False,
     )
@@ -52,7 +52,7 @@ async def test_every_way_a_turn_starts_writes_its_row_as_given(store: Any) -> No
         0
     ] == sid
     # First contact, not fenced; and with the session given.
-    other, _, _ = await store.turns.start_chat_turn(
+    other, *_ = await store.turns.start_chat_turn(
         TurnStart("d", CHAT + 1, [(4, "hey")]), rerun=False
     )
     await store.turns.start(TurnStart("e", CHAT, [(5, "x")], session_id=sid, fence=fence))
@@ -90,7 +90,7 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
     await store.turns.start_chat_turn(TurnStart("z", CHAT, [(3, "other")]), rerun=False)
     await store.turns.record_preview("z", 99)  # not on these updates: not taken
 
-    session, message_id, unrecorded = await store.turns.start_chat_turn(
+    session, message_id, unrecorded, *_ = await store.turns.start_chat_turn(
         TurnStart("c", CHAT, [(1, "hi"), (2, "and")])
     )
     assert (message_id, unrecorded) == (None, UnrecordedPreview(80, "Hel"))  # "b" is newer
@@ -104,7 +104,7 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
     assert [p.turn_id for p in history.provenance] == ["c", "c", "z"]
     c = await _turn(store, "c")  # it inherits the preview: a crash leaves it to the next
     assert (c.preview_message_id, c.preview_floor, c.preview_text) == (None, 80, "Hel")
-    _, message_id, unrecorded = await store.turns.start_chat_turn(
+    _, message_id, unrecorded, *_ = await store.turns.start_chat_turn(
         TurnStart("d", CHAT, [(1, "hi"), (2, "and")])
     )
     assert (message_id, unrecorded) == (None, UnrecordedPreview(80, "Hel"))
@@ -113,7 +113,7 @@ async def test_a_rerun_on_several_updates_takes_the_newest_preview_and_detaches_
 
 async def test_an_untrusted_rerun_adds_no_row_and_claims_the_update(store: Any) -> None:
     await store.inbox.add(1, CHAT, 1, {"update_id": 1, "text": "mine"})
-    sid, _, _ = await store.turns.start_chat_turn(
+    sid, *_ = await store.turns.start_chat_turn(
         TurnStart("a", CHAT, [(1, "mine")], untrusted={1: ["theirs", "more"]}), rerun=False
     )
     await store.turns.start_chat_turn(

@@ -71,6 +71,7 @@ class MemoryChannel:
     answers: list[tuple[str, str]] = field(default_factory=list)  # (callback id, toast)
     reactions: list[tuple[int, int, str]] = field(default_factory=list)  # (chat, message, emoji)
     replies_to: list[tuple[int, int]] = field(default_factory=list)  # (chat, message answered)
+    voices: list[tuple[int, bytes]] = field(default_factory=list)  # (chat, OGG/Opus audio)
     files: dict[str, bytes] = field(default_factory=dict)  # what `send_file` put, by file id
     _sink: Sink | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -177,8 +178,16 @@ class MemoryChannel:
     async def typing(self, chat_id: int) -> None:
         return None
 
-    async def send_card(self, chat_id: int, card: Card) -> int:
+    async def send_voice(
+        self, chat_id: int, audio: bytes, *, reply_to: int | None = None
+    ) -> int | None:
+        self.voices.append((chat_id, audio))
+        return next(self._ids)
+
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
         message_id = next(self._ids)
+        if reply_to is not None:
+            self.replies_to.append((chat_id, reply_to))
         self.cards.append(card)
         self.sent_cards.append(SentCard(chat_id, message_id, card))
         return message_id

@@ -29,6 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.speech import FakeSpeech
 from tests.fakes.transcriptions import FakeTranscriptions
 
 __all__ = ["Brain", "FakeModel", "ModelRequest", "Script"]
@@ -112,6 +113,7 @@ class FakeModel:
         self.in_flight = 0
         self.disconnects = 0
         self.transcriptions = FakeTranscriptions()  # POST /v1/audio/transcriptions
+        self.speech = FakeSpeech()  # POST /v1/audio/speech
         self._changed = asyncio.Event()
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -126,6 +128,7 @@ class FakeModel:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/models", self._models)
         self.transcriptions.add_routes(app)
+        self.speech.add_routes(app)
         # handler_cancellation: a client that goes away cancels its handler, which is how
         # `disconnects` learns of a cancelled call.
         self._runner = web.AppRunner(

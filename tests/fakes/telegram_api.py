@@ -36,8 +36,9 @@ from types import TracebackType
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_request import FileField
 
-from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, bad_request
+from tests.fakes.telegram_chats import AnsweredCallback, ApiError, FakeChats, Upload, bad_request
 from tests.fakes.telegram_drafts import FakeDrafts
 from tests.fakes.telegram_entities import command_entities
 from tests.fakes.telegram_files import FakeFiles
@@ -596,6 +597,11 @@ async def _read_params(request: web.Request) -> dict[str, Any]:
     elif request.method == "POST":
         form = await request.post()
         params.update({k: v for k, v in form.items() if isinstance(v, str)})
+        # An uploaded file (sendVoice's `voice`): its bytes, name and type.
+        params.update(
+            {k: Upload(v.filename, v.content_type, v.file.read()) for k, v in form.items()
+             if isinstance(v, FileField)}
+        )  # fmt: skip
     return {key: _coerce(key, value) for key, value in params.items()}
 
 

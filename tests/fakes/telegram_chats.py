@@ -62,12 +62,31 @@ class AnsweredCallback:
     seconds_after_push: float
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A file sent in a multipart request."""
+
+    file_name: str | None
+    content_type: str | None
+    data: bytes
+
+
+@dataclass(frozen=True)
+class SentVoice:
+    chat_id: int
+    message_id: int
+    audio: bytes
+    file_name: str | None
+    reply_to: int | None  # reply_parameters' message
+
+
 class FakeChats:
     def __init__(self, bot_user: dict[str, Any]) -> None:
         self.bot_user = bot_user
         self.chat_actions: list[tuple[int, str]] = []
         self.answered_callbacks: list[AnsweredCallback] = []
         self.deleted_messages: list[tuple[int, int]] = []
+        self.voices: list[SentVoice] = []  # sendVoice, in order
         self.last_commands: list[dict[str, Any]] = []
         self._commands: dict[str, list[dict[str, Any]]] = {}
         self._chats: dict[int, dict[str, Any]] = {}
@@ -90,6 +109,7 @@ class FakeChats:
             "getmycommands": lambda p: self._commands.get(_scope_key(p), []),
             "deletemycommands": self.api_delete_my_commands,
             "answercallbackquery": self.api_answer_callback_query,
+            "sendvoice": self.api_send_voice,
         }
 
     # --- what users do ------------------------------------------------------------------
@@ -163,6 +183,35 @@ class FakeChats:
             "text": text,
         }
         _set_content(message, entities, markup)
+        key = (chat_id, message["message_id"])
+        self._messages[key] = message
+        self._sent_order.append(key)
+        return copy.deepcopy(message)
+
+    def api_send_voice(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A voice message (an uploaded file): recorded in `voices`; like Telegram, only an
+        OGG/Opus file plays as one."""
+        chat_id = _chat_id(params)
+        upload = params.get("voice")
+        if not isinstance(upload, Upload) or not upload.data:
+            raise bad_request("there is no voice in the request")
+        message: dict[str, Any] = {
+            "message_id": self._next_message_id(chat_id),
+            "from": self.bot_user,
+            "chat": self._chat(chat_id, _chat_type(chat_id), None),
+            "date": int(time.time()),
+            "voice": {
+                "file_id": f"voice-{chat_id}-{len(self.voices) + 1}",
+                "file_unique_id": f"v{len(self.voices) + 1}",
+                "duration": 1,
+                "mime_type": "audio/ogg",
+            },
+        }
+        reply = params.get("reply_parameters")
+        self.voices.append(
+            SentVoice(chat_id, message["message_id"], upload.data, upload.file_name,
+                      reply.get("message_id") if isinstance(reply, dict) else None)
+        )  # fmt: skip
         key = (chat_id, message["message_id"])
         self._messages[key] = message
         self._sent_order.append(key)

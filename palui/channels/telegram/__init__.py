@@ -33,7 +33,7 @@ from telegram.request import HTTPXRequest
 
 from palui.channels.formatting import split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
-from palui.channels.telegram import files, leftovers
+from palui.channels.telegram import files, leftovers, voice
 from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import to_inbound
 from palui.channels.telegram.keyboards import keyboard
@@ -293,6 +293,19 @@ class TelegramChannel:
         send = self._sender(to)
         return await send(chunk.html, parse_mode=ParseMode.HTML, reply_parameters=threaded)  # type: ignore[no-any-return]
 
+    async def send_voice(self, chat_id: int, audio: bytes, *, reply_to: int | None = None) -> int:
+        to = await self._addresses.where(chat_id)
+        send = functools.partial(
+            voice.send_voice, self.bot, to.chat_id, to.topic_id, audio, reply_to
+        )
+        try:
+            sent = await self._call(to.chat_id, send, again_on_timeout=False)
+            return self._noted(chat_id, sent)
+        except BadRequest as exc:
+            raise PermanentChannelError(
+                f"Telegram refused the voice message: {exc.message}"
+            ) from exc
+
     async def send_notice(self, chat_id: int, text: str) -> None:
         to = await self._addresses.where(chat_id)
         self._noted(chat_id, await self._call(to.chat_id, self._sender(to), text))
@@ -304,12 +317,13 @@ class TelegramChannel:
         with contextlib.suppress(TelegramError):
             await self.bot.send_chat_action(to.chat_id, ChatAction.TYPING, to.topic_id or None)
 
-    async def send_card(self, chat_id: int, card: Card) -> int:
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
         to = await self._addresses.where(chat_id)
-        message = await self._call(
-            to.chat_id,
-            functools.partial(self._sender(to), card.text, reply_markup=keyboard(card)),
-        )
+        send = functools.partial(
+            self._sender(to), card.text, reply_markup=keyboard(card),
+            reply_parameters=voice.replying(reply_to),
+        )  # fmt: skip
+        message = await self._call(to.chat_id, send)
         return self._noted(chat_id, message)
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:

@@ -25,6 +25,10 @@ class Chat(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(String(16), default="private")
     current_session_id: Mapped[int | None] = mapped_column(Integer)
+    # The model a person chose with /model (None: the default, PALUI_MODEL).
+    model: Mapped[str | None] = mapped_column(String(200))
+    # /voice on|off: whether answers to voice notes are also spoken (with PALUI_TTS_MODEL).
+    voice_replies: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -54,6 +58,8 @@ class MessageRow(Base):
     # add the same message to the history twice.
     update_id: Mapped[int | None] = mapped_column(BigInteger, unique=True)
     tainted: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Who wrote a group message (`ChatUser.label`): it reaches the model as the message's name.
+    author: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     __table_args__ = (Index("ix_messages_session_id_id", "session_id", "id"),)
@@ -86,6 +92,10 @@ class Turn(Base):
     # them decide its cards) and the message its answer is threaded to (groups).
     requester_id: Mapped[int | None] = mapped_column(BigInteger)
     reply_to: Mapped[int | None] = mapped_column(BigInteger)
+    # Read from the chat's row by the turn's INSERT: the model it asks (None: the default), and
+    # whether its answer is also spoken (it answers a voice note and the chat has /voice on).
+    model: Mapped[str | None] = mapped_column(String(200))
+    voice: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
 
 
 class ModelCall(Base):

@@ -35,6 +35,8 @@ class JobRow(Base):
     cap_notice_day: Mapped[str | None] = mapped_column(String(10))  # told "over its cap" then
     # Created in a tainted turn: its source ("mcp-web:mcp-web__fetch"); every run starts tainted.
     taint_source: Mapped[str | None] = mapped_column(String(160))
+    # The model its chat had chosen (/model) when it was created; None: the default.
+    model: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Index,
     Integer,
     String,
@@ -55,6 +56,11 @@ class OutboxMessage(Base):
     # The process (lease holder) that stored it: a pending row another one stored may have been
     # in flight there when it died (migration 0022).
     sender: Mapped[str | None] = mapped_column(String(128))
+    # Also spoken after its text (a voice message, `palui.chat.outbox`).
+    voice: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # The inbox update a reply is about, stored once whatever re-runs (the 🎙 line of a voice
+    # note: a re-run after a crash stores no second one).
+    about_update: Mapped[int | None] = mapped_column(BigInteger, unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
 
