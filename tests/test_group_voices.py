@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from palui.domain.turn_record import TurnStart
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
 
@@ -111,7 +112,7 @@ async def test_a_message_waiting_behind_another_processs_turn_gets_eyes_from_thi
     fence = await store.leases.acquire(OWNER_CHAT, elsewhere, ttl_s=600)
     assert fence is not None
     await store.heartbeats.beat(elsewhere, datetime.now(UTC))
-    await store.turns.start_chat_turn("elsewhere", OWNER_CHAT, [], rerun=False, fence=fence)
+    await store.turns.start_chat_turn(TurnStart("elsewhere", OWNER_CHAT, fence=fence), rerun=False)
     waiting = fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "are you there?")
     await fake_telegram.wait_for_request("setMessageReaction")
     assert fake_telegram.groups.emoji_on(OWNER_CHAT, fake_telegram.message_id_of(waiting)) == ["👀"]

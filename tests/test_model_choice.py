@@ -14,6 +14,7 @@ from palui import callbacks
 from palui.callbacks import ModelButton
 from palui.db.models import JobRow
 from palui.domain import TurnStatus
+from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.web.viewer import Viewer
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
@@ -100,11 +101,13 @@ async def test_the_chosen_model_keeps_the_fallbacks(
 
 async def test_a_turn_records_its_chats_model_and_the_web_console_shows_it(store) -> None:
     await store.choices.choose_model(OWNER_CHAT, "openai/strong-model")
-    begun = await store.turns.start_chat_turn("t1", OWNER_CHAT, [(1, "hi")], rerun=False)
+    begun = await store.turns.start_chat_turn(TurnStart("t1", OWNER_CHAT, [(1, "hi")]), rerun=False)
     assert begun.model == "openai/strong-model"
-    await store.turns.finish("t1", TurnStatus.DONE, update_ids=[1], reply="ok", steps=1)
+    await store.turns.finish(TurnEnd("t1", TurnStatus.DONE, [1], reply="ok", steps=1))
     await store.choices.choose_model(OWNER_CHAT, None)
-    assert (await store.turns.start_chat_turn("t2", OWNER_CHAT, [(2, "yo")])).model is None
+    assert (
+        await store.turns.start_chat_turn(TurnStart("t2", OWNER_CHAT, [(2, "yo")]))
+    ).model is None
     deps = web_deps(store, allowed_users=frozenset({OWNER_ID}))
     app = console_with_viewer(deps, Viewer(OWNER_ID, frozenset({OWNER_CHAT}), "csrf", "@ana"))
     async with TestClient(TestServer(app)) as client:

@@ -656,7 +656,7 @@ class Cards:
     async def typing(self, chat_id: int) -> None:
         return None
 
-    async def send_card(self, chat_id: int, card: Card) -> int:
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
         self.cards.append(card)
         return len(self.cards)
 

@@ -50,7 +50,7 @@ class WatchedChannel(MemoryChannel):
         await super().send_part(chat_id, part, reply_to=reply_to)
         self._arrived.set()
 
-    async def send_card(self, chat_id: int, card: Card) -> int:
+    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
         message_id = await super().send_card(chat_id, card)
         self._arrived.set()
         return message_id
