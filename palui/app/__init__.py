@@ -212,21 +212,22 @@ class Palui:
         )  # fmt: skip
         status = Status(store, turns.offers, paused, memory, info, now=now, board=board)
         skill_sheet = SkillSheet(self.skills, channel)
+        remote = remote_commands(self.remote, store, channel, self.connectors, wakeups, now)
         commands = Commands(
             store, turns, approvals, edits, memory, connector_sheet, job_sheet, status,
-            holder=leases.holder,
-            remote=remote_commands(self.remote, store, channel, self.connectors, wakeups, now),
+            holder=leases.holder, remote=remote,
             web=WebLinks(store, base_url=self._web_base, now=now) if scope.only is None else None,
             skills=skill_sheet,
         )  # fmt: skip
         router = Router(
+            [commands],
             [
-                commands,
                 ApprovalTaps(store, channel, approvals),
                 EditTaps(store, channel, edits),
                 SheetTaps(store, channel, ConnectorButton, connector_sheet),
                 SheetTaps(store, channel, JobButton, job_sheet),
                 SheetTaps(store, channel, SkillButton, skill_sheet),
+                remote.questions,
             ],
             store,
             channel,

@@ -106,7 +106,7 @@ class EditFlow:
                 return "This card was edited: decide on the edited card below."
             return "This button is no longer active."
         if (refused := await self._approvals.refusal(record, inbound)) is not None:
-            return refused
+            return refused.notice
         return await self._begin(record, inbound.user.id, inbound.user.display, inbound.update_id)
 
     async def open_form(self, record: ApprovalRecord, after_update: int) -> None:

@@ -74,19 +74,21 @@ class Inbox:
             log.warning("stranger_refused", user_id=inbound.user.id, chat_id=inbound.chat_id)
             self.refusals.offer(inbound)
             return False
-        payload = inbound_to_json(inbound)
         stored = await self._store.inbox.add(
-            inbound.update_id, inbound.chat_id, inbound.user.id, payload
+            inbound.update_id, inbound.chat_id, inbound.user.id, inbound_to_json(inbound)
         )
         if not stored:
             log.info("update_redelivered", update_id=inbound.update_id, chat_id=inbound.chat_id)
             return False
-        self.dispatch(InboxItem(inbound.update_id, inbound.chat_id, inbound.user.id, payload, None))
+        self.dispatch(inbound)  # as it came: stored as JSON once, never read back here
         return True
 
-    def dispatch(self, item: InboxItem) -> None:
+    def dispatch_stored(self, item: InboxItem) -> None:
+        """Send on an event stored before (one found pending at start)."""
+        self.dispatch(inbound_from_json(item.payload))
+
+    def dispatch(self, inbound: Inbound) -> None:
         """Send a stored event on: to the interactions, or to the chat's worker."""
-        inbound = inbound_from_json(item.payload)
         if self._interactions.owns(inbound):
             self._background.spawn(self._interact(inbound), handler=True)
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from palui import callbacks
 from palui.callbacks import SkillButton
 from palui.domain import Button, Card, Inbound
-from palui.interact.sheet_tap import SheetTap
+from palui.interact.taps import SheetTap
 from palui.ports import Channel
 from palui.skills import SkillLibrary, SkillState, SkillView
 

@@ -74,7 +74,7 @@ def chat_turn(history: History, recalled: Recalled, batch: Sequence[Inbound] = (
 
 def webhook_turn(webhook: str) -> Taint:
     """A webhook's payload is untrusted: its summary turn is tainted from the start."""
-    return Taint(f"webhook:{webhook}")
+    return Taint.webhook(webhook)
 
 
 def job_turn(job: JobRecord) -> Taint | None:

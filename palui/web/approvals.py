@@ -8,36 +8,23 @@ from __future__ import annotations
 from aiohttp import web
 
 from palui.approvals.cards import closed_card, outcome_line
-from palui.approvals.decisions import NOT_REQUESTER
+from palui.approvals.decisions import NOT_REQUESTER, TapOutcome
 from palui.web.deps import WebDeps
 from palui.web.render import render, see_other
 from palui.web.viewer import viewer_of
 from palui.web.waiting import pending_card
 
-# What the page says after a press (a fixed set: the address can't make the page say anything).
-NOTICES = {
-    "approved": "Approved. The turn goes on in the chat.",
-    "denied": "Denied. Nothing was run; the model is told.",
-    "already": "Already decided: nothing changed.",
-    "expired": "This approval had expired. Nothing was run.",
-    "changed": "The call changed after the page was loaded. Nothing was decided.",
-    "missing": "There is no such approval.",
-    "not_requester": NOT_REQUESTER,
+# What the page says after a press, by the decision's outcome (a fixed set: the address can't
+# make the page say anything).
+NOTICES: dict[str, str] = {
+    TapOutcome.APPROVED: "Approved. The turn goes on in the chat.",
+    TapOutcome.DENIED: "Denied. Nothing was run; the model is told.",
+    TapOutcome.ALREADY_DECIDED: "Already decided: nothing changed.",
+    TapOutcome.EXPIRED: "This approval had expired. Nothing was run.",
+    TapOutcome.CHANGED: "The call changed after the page was loaded. Nothing was decided.",
+    TapOutcome.MISSING: "There is no such approval.",
+    TapOutcome.NOT_REQUESTER: NOT_REQUESTER,
 }
-
-
-def _code(notice: str) -> str:
-    if notice.startswith("Approved"):
-        return "approved"
-    if notice.startswith("Denied"):
-        return "denied"
-    if notice.startswith("Already"):
-        return "already"
-    if "expired" in notice:
-        return "expired"
-    if notice == NOT_REQUESTER:
-        return "not_requester"
-    return "changed" if "changed" in notice else "missing"
 
 
 def routes(deps: WebDeps) -> list[web.RouteDef]:
@@ -57,7 +44,7 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         form = await request.post()
         choice, digest = form.get("decision"), form.get("digest")
         if choice not in ("approve", "deny") or not isinstance(digest, str):
-            return see_other("/ui/approvals?done=missing")
+            return see_other(f"/ui/approvals?done={TapOutcome.MISSING}")
         result = await deps.approvals.decide(
             request.match_info["approval_id"], choice == "approve", viewer.display,
             chat_ids=viewer.chat_ids, digest=digest, user_id=viewer.user_id,
@@ -66,7 +53,7 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             record = await deps.store.approvals.by_id(request.match_info["approval_id"])
             if record is not None:
                 deps.wake(record.chat_id)
-        return see_other(f"/ui/approvals?done={_code(result.notice)}")
+        return see_other(f"/ui/approvals?done={result.outcome}")
 
     return [
         web.get("/approvals", listing, name="approvals"),
