@@ -20,7 +20,7 @@ import pytest
 import palui.connectors  # noqa: F401
 from palui.cli.main import main
 from palui.db import Database, Store
-from palui.db.tools import ToolSettingRecord
+from palui.domain import ToolSettingRecord
 from palui.policy import ClassSource, ToolClass, parse_kinds_file
 
 SERVERS = Path(__file__).parent / "servers"

@@ -19,8 +19,7 @@ from typing import Any
 
 from palui import callbacks
 from palui.callbacks import ApprovalAction
-from palui.db.approvals import ApprovalRecord
-from palui.domain import ApprovalStatus, Button, Card
+from palui.domain import ApprovalRecord, ApprovalStatus, Button, Card
 from palui.tools.digest import canonical
 
 ARG_VALUE_CHARS = 300

@@ -26,13 +26,14 @@ from palui.approvals.cards import (
 )
 from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.db import Store
-from palui.db.approvals import ApprovalRecord, NewApproval
 from palui.domain import (
+    ApprovalRecord,
     ApprovalStatus,
     ChatKind,
     Fence,
     HeldDecision,
     Inbound,
+    NewApproval,
     ToolCallRequest,
     Verdict,
 )

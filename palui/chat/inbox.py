@@ -24,8 +24,8 @@ from palui.chat.outbox import Outbox
 from palui.chat.stored_inbound import inbound_from_json, inbound_to_json
 from palui.chat.strangers import StrangerRefusals
 from palui.chat.workers import ChatWorkers
-from palui.db import InboxItem, Store
-from palui.domain import Inbound
+from palui.db import Store
+from palui.domain import Inbound, InboxItem
 from palui.logs import bound, get_logger
 from palui.ports import Channel, Interactions
 from palui.turns.foreign import said

@@ -25,9 +25,6 @@ from palui.domain import (
     NewEdit,
 )
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["ApprovalEditRepo", "EditRecord", "NewEdit"]
-
 
 def _record(row: ApprovalEdit) -> EditRecord:
     return EditRecord(

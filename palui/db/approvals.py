@@ -25,9 +25,6 @@ from palui.domain import (
     TurnStatus,
 )
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["ApprovalRecord", "ApprovalRepo", "NewApproval"]
-
 
 def _record(row: ApprovalRow) -> ApprovalRecord:
     return ApprovalRecord(

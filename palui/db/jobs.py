@@ -19,9 +19,6 @@ from palui.db.models import Chat, JobRow, JobRun, ModelCall, OutboxMessage, Turn
 from palui.db.repo import Repo
 from palui.domain import JobRecord, RunRecord, RunStatus, TurnStatus
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["JobRecord", "JobRepo", "RunRecord", "RunStatus"]
-
 
 def _job(row: JobRow) -> JobRecord:
     return JobRecord(

@@ -20,9 +20,6 @@ from palui.domain import ActionState, Claim, Fence
 from palui.errors import LeaseLost
 from palui.ports import Ledger
 
-# Claim is re-exported from its old home, so imports of it keep working.
-__all__ = ["ActionLedger", "Claim", "FencedLedger"]
-
 
 class ActionLedger:
     def __init__(self, db: Database, window: timedelta = timedelta(minutes=10)) -> None:

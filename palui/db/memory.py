@@ -31,9 +31,6 @@ from palui.domain import (
     TurnStatus,
 )
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["MemoryRepo", "SliceMessage", "SliceRecord", "StoredSwitches"]
-
 SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
 UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
 UNSAVED = (SaveState.PENDING, SaveState.FAILED)  # a save still to do (again)

@@ -31,10 +31,6 @@ RATE_WINDOW = timedelta(seconds=60)
 LOCK_SPACE = 0x5A1D  # keeps our advisory-lock keys apart from anyone else's on the database
 
 
-# Delivery is re-exported from its old home, so imports of it keep working.
-__all__ = ["Delivery", "Replayed", "WebhookRepo"]
-
-
 class Replayed(Exception):
     """A delivery with this replay key is already stored: nothing was stored."""
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from palui.db import Store
-from palui.db.tools import ToolSettingRecord
-from palui.domain import RECALL_ID, ConnectorState
+from palui.domain import RECALL_ID, ConnectorState, ToolSettingRecord
 from palui.interact.paused import PausedConnectors
 from palui.logs import get_logger
 from palui.memory import Memory

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from palui.db import Store
 from palui.db.riders import Riders
-from palui.domain import COMMAND_RE, ConnectorState
+from palui.domain import COMMAND_RE, CheckOutcome, ConnectorState
 from palui.logs import get_logger
-from palui.memory.switches import CheckOutcome
 from palui.ports import Toolset
 
 log = get_logger("palui.memory")

@@ -7,8 +7,7 @@ import uuid
 
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
-from palui.db.jobs import JobRecord, RunRecord
-from palui.domain import Fence, Message, Role, TurnKind
+from palui.domain import Fence, JobRecord, Message, Role, RunRecord, TurnKind
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
 from palui.turns import taint as starting

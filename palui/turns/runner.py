@@ -14,10 +14,8 @@ from datetime import datetime
 
 from palui.approvals.decisions import Approvals
 from palui.db import Store
-from palui.db.jobs import JobRecord, RunRecord
 from palui.db.turns import Ended
-from palui.db.webhooks import Delivery
-from palui.domain import Fence, Inbound, Message, TurnKind
+from palui.domain import Delivery, Fence, Inbound, JobRecord, Message, RunRecord, TurnKind
 from palui.memory import Memory
 from palui.observe import Metrics, Tracing
 from palui.ports import Channel, ChatModel, Fences

@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from palui.db import History
-from palui.db.jobs import JobRecord
-from palui.domain import RECALL_ID, Inbound, Role, Taint, TaintVia
+from palui.domain import RECALL_ID, Inbound, JobRecord, Role, Taint, TaintVia
 from palui.memory import Recalled
 from palui.policy.taint import taints
 

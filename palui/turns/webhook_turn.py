@@ -7,8 +7,7 @@ import dataclasses
 import uuid
 
 from palui.agent.turn import run_turn
-from palui.db.webhooks import Delivery
-from palui.domain import Fence, TurnKind
+from palui.domain import Delivery, Fence, TurnKind
 from palui.logs import bound, get_logger
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import TurnTools

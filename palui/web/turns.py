@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from palui.approvals.cards import closed_card, outcome_line, render_arguments
-from palui.db.approvals import ApprovalRecord
 from palui.db.runs import StepRecord
 from palui.db.turn_listing import CallOverview
-from palui.domain import ApprovalStatus, CallStage, TurnKind, TurnStatus
+from palui.domain import ApprovalRecord, ApprovalStatus, CallStage, TurnKind, TurnStatus
 from palui.turns.explain import cut, decision_basis, step_detail, timing
 from palui.web.deps import WebDeps
 from palui.web.render import render

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from palui.approvals.cards import card
 from palui.approvals.edit_questions import descriptions, off_site_tools
-from palui.db.approvals import ApprovalRecord
-from palui.domain import Card
+from palui.domain import ApprovalRecord, Card
 from palui.web.deps import WebDeps
 
 

@@ -33,8 +33,7 @@ from typing import Any, Protocol
 from palui.app import Palui
 from palui.channels.telegram.attachments import foreign_of
 from palui.config import Settings
-from palui.db.tools import ToolSettingRecord
-from palui.domain import Attachment, Card, ChatUser, Inbound
+from palui.domain import Attachment, Card, ChatUser, Inbound, ToolSettingRecord
 from palui.errors import ChannelError
 from palui.ports import ChatModel, Toolset
 from palui.tools.watch import stored_tool
