@@ -17,14 +17,14 @@ import pytest
 
 from palui.config import Settings
 from palui.domain import ConnectorState, Taint, TaintVia, ToolOutcome, ToolSpec
-from palui.policy.taint import describe_taint
+from palui.policy.taint_rule import describe_taint
 from palui.recall_server import MemoryStore
 from palui.recall_server.schema import _SCHEMA_V1 as SCHEMA_V1
 from palui.recall_server.schema import SCHEMA_VERSION, _statements
 from palui.tools import provenance
 from palui.tools.provenance import result_taint
 from palui.tools.registry import OfferedTool
-from palui.turns.taint import webhook_turn
+from palui.turns.starting_taint import webhook_turn
 from tests.fakes.memory_channel import (
     MemoryChannel,
     approval_cards,

@@ -11,7 +11,7 @@ from palui.policy.classes import Classification
 from palui.policy.destinations import CallDestinations, call_destinations
 from palui.policy.matrix import Decision, Width, cell, decide_call, decision_id, why
 from palui.policy.named import NamedDestinations, Unnamed
-from palui.policy.taint import describe_taint
+from palui.policy.taint_rule import describe_taint
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.digest import call_digest

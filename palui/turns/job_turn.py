@@ -10,7 +10,7 @@ from palui.agent.turn import run_turn
 from palui.domain import Fence, JobRecord, Message, Role, RunRecord, TurnKind
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
-from palui.turns import taint as starting
+from palui.turns import starting_taint as starting
 from palui.turns import words
 from palui.turns.drive import Drive, headed
 from palui.turns.parts import TurnParts

@@ -11,7 +11,7 @@ from palui.domain import Delivery, Fence, TurnKind
 from palui.logs import bound, get_logger
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import TurnTools
-from palui.turns import taint as starting
+from palui.turns import starting_taint as starting
 from palui.turns.drive import Drive, headed
 from palui.turns.parts import TurnParts
 from palui.webhooks.prompt import webhook_messages

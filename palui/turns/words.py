@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from palui.db import Store
 from palui.domain import JobRecord, Taint, TurnKind
-from palui.turns import taint as starting
+from palui.turns import starting_taint as starting
 
 
 async def of_session(store: Store, session_id: int) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from palui.db import History
 from palui.domain import RECALL_ID, Inbound, JobRecord, Role, Taint, TaintVia
 from palui.memory import Recalled
-from palui.policy.taint import taints
+from palui.policy.taint_rule import taints
 
 EARLIER_SUMMARY = "an earlier summary"
 EARLIER_MESSAGE = "an earlier message"
