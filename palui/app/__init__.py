@@ -80,8 +80,8 @@ from palui.tools.rules import ToolRules
 from palui.tools.switchboard import Switchboard, catalog_reload
 from palui.tools.watch import ToolWatch, load_catalog_state
 from palui.turns.runner import TurnRunner
-from palui.web.console import console_app
 from palui.web.deps import WebDeps
+from palui.web.routes import console_app
 from palui.webhooks.specs import WebhookSpec, load_webhooks
 
 log = get_logger("palui.app")

@@ -10,12 +10,11 @@ from __future__ import annotations
 from palui.db.approval_edits import ApprovalEditRepo
 from palui.db.approvals import ApprovalRepo
 from palui.db.calls import CallRecordRepo
-from palui.db.delivery_leases import DeliveryLeaseRepo
 from palui.db.engine import Database
 from palui.db.heartbeats import HeartbeatRepo
 from palui.db.inbox import InboxRepo
 from palui.db.jobs import JobRepo
-from palui.db.leases import LeaseRepo
+from palui.db.leases import DeliveryLeaseRepo, LeaseRepo
 from palui.db.ledger import ActionLedger
 from palui.db.memory import MemoryRepo
 from palui.db.outbox import OutboxRepo

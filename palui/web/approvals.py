@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from palui.approvals.cards import closed_card, outcome_line
+from palui.approvals.cards import card, closed_card, outcome_line
 from palui.approvals.decisions import NOT_REQUESTER, TapOutcome
+from palui.approvals.edit_questions import descriptions, off_site_tools
+from palui.domain import ApprovalRecord, Card
 from palui.web.deps import WebDeps
 from palui.web.render import render, see_other
 from palui.web.viewer import viewer_of
-from palui.web.waiting import pending_card
 
 # What the page says after a press, by the decision's outcome (a fixed set: the address can't
 # make the page say anything).
@@ -25,6 +26,17 @@ NOTICES: dict[str, str] = {
     TapOutcome.MISSING: "There is no such approval.",
     TapOutcome.NOT_REQUESTER: NOT_REQUESTER,
 }
+
+
+def pending_card(deps: WebDeps, record: ApprovalRecord) -> Card:
+    """A pending approval's card as the chat shows it: same lines, the description and the
+    off-site badge."""
+    registry = deps.registry
+    described = descriptions(registry) if registry is not None else {}
+    off_site = off_site_tools(registry) if registry is not None else set()
+    return card(
+        record, described.get(record.tool, ""), now=deps.now(), off_site=record.tool in off_site
+    )
 
 
 def routes(deps: WebDeps) -> list[web.RouteDef]:

@@ -13,10 +13,10 @@ from palui.db.runs import StepRecord
 from palui.db.turn_listing import CallOverview
 from palui.domain import ApprovalRecord, ApprovalStatus, CallStage, TurnKind, TurnStatus
 from palui.turns.explain import cut, decision_basis, step_detail, timing
+from palui.web.approvals import pending_card
 from palui.web.deps import WebDeps
 from palui.web.render import render
 from palui.web.viewer import viewer_of
-from palui.web.waiting import pending_card
 
 
 @dataclass
