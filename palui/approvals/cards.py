@@ -167,8 +167,10 @@ def card(
     lines += ["Arguments", arguments]
     lines.append(f"Expires in {expires_in(record.expires_at - now)}.")
     approve, deny = ApprovalAction.APPROVE, ApprovalAction.DENY
-    decide = (Button("✅ Approve", callbacks.approval(record.token, approve)),
-              Button("❌ Deny", callbacks.approval(record.token, deny)))  # fmt: skip
+    decide = (
+        Button("✅ Approve", callbacks.approval(record.token, approve)),
+        Button("❌ Deny", callbacks.approval(record.token, deny)),
+    )
     more = [Button("✏️ Edit", callbacks.card_edit(record.token))]  # palui.approvals.edits
     if cut:
         show_all = callbacks.approval(record.token, ApprovalAction.SHOW_ALL)

@@ -84,9 +84,12 @@ class SignIns:
                 self._pending.pop(states[-1], None)
 
         auth = GrantAuth(
-            connector.id, connector.settings, setup,
-            redirect_handler=redirect, callback_handler=callback,
-        )  # fmt: skip
+            connector.id,
+            connector.settings,
+            setup,
+            redirect_handler=redirect,
+            callback_handler=callback,
+        )
         flow = asyncio.create_task(self._run(connector, auth), name=f"sign-in {connector.id}")
         self._tasks.add(flow)
         flow.add_done_callback(self._tasks.discard)

@@ -58,10 +58,13 @@ class InboxRepo(Repo):
     ) -> bool:
         """Store an update; False when it was already there (a redelivery)."""
         row = {
-            "update_id": update_id, "chat_id": chat_id, "user_id": user_id,
+            "update_id": update_id,
+            "chat_id": chat_id,
+            "user_id": user_id,
             "payload": json.dumps(payload, separators=(",", ":")),
-            "status": InboxStatus.PENDING, "received_at": utcnow(),
-        }  # fmt: skip
+            "status": InboxStatus.PENDING,
+            "received_at": utcnow(),
+        }
         async with self._db.session() as s, s.begin():
             result = await s.execute(self._add, row)
         return bool(getattr(result, "rowcount", 0))

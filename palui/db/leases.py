@@ -219,9 +219,12 @@ class LeaseRepo(Repo):
         now = utcnow()
         stmt = _TAKES[self.table, self._db.is_sqlite]
         params = {
-            TAKE_CHAT: chat_id, TAKE_HOLDER: holder, TAKE_NOW: now,
-            TAKE_EXPIRES: now + timedelta(seconds=ttl_s), DEAD_BEFORE: dead_before,
-        }  # fmt: skip
+            TAKE_CHAT: chat_id,
+            TAKE_HOLDER: holder,
+            TAKE_NOW: now,
+            TAKE_EXPIRES: now + timedelta(seconds=ttl_s),
+            DEAD_BEFORE: dead_before,
+        }
         async with self._db.session() as s, s.begin():
             if not self._db.is_sqlite:
                 # Both leases' takes of a chat, one at a time: each reads the other's row, and

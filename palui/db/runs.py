@@ -130,9 +130,18 @@ def _stages(row: CallRecordRow) -> list[StepRecord]:
 
 def _step(row: CallRecordRow, e: dict[str, Any]) -> StepRecord:
     return StepRecord(
-        row.id, row.turn_id, row.step, row.call_id, row.tool, e["stage"], e["outcome"],
-        e["reason"], e["detail"] or {}, e["duration_ms"], _utc(e["at"]),
-    )  # fmt: skip
+        row.id,
+        row.turn_id,
+        row.step,
+        row.call_id,
+        row.tool,
+        e["stage"],
+        e["outcome"],
+        e["reason"],
+        e["detail"] or {},
+        e["duration_ms"],
+        _utc(e["at"]),
+    )
 
 
 def _utc(at: str) -> datetime:
@@ -142,6 +151,12 @@ def _utc(at: str) -> datetime:
 
 def _summary(turn: Turn, calls: int) -> RunSummary:
     return RunSummary(
-        turn.id, turn.chat_id, turn.kind, turn.status, turn.started_at, turn.ended_at, calls,
+        turn.id,
+        turn.chat_id,
+        turn.kind,
+        turn.status,
+        turn.started_at,
+        turn.ended_at,
+        calls,
         turn.error,
-    )  # fmt: skip
+    )

@@ -71,9 +71,17 @@ _FIRST_WAITING = (
 )
 _STORE_REPLY = insert_params(
     OUTBOX,
-    ("chat_id", "text", "turn_id", "parts_sent", "edit_message_id", "reply_to", "created_at",
-     "sender"),
-).returning(OUTBOX.c.id, _FIRST_WAITING)  # fmt: skip
+    (
+        "chat_id",
+        "text",
+        "turn_id",
+        "parts_sent",
+        "edit_message_id",
+        "reply_to",
+        "created_at",
+        "sender",
+    ),
+).returning(OUTBOX.c.id, _FIRST_WAITING)
 _UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
 _PREVIEW_GOING_OUT = (
     update(TURNS)
@@ -134,10 +142,19 @@ class TurnRepo(Repo):
         same messages left in the chat (the new turn's answer is then shown in it)."""
         async with self._db.session() as s, s.begin():
             left = await start_turn(
-                s, turn_id, chat_id, session_id, kind, inputs, self._db.is_sqlite,
-                untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence,
-            )  # fmt: skip
+                s,
+                turn_id,
+                chat_id,
+                session_id,
+                kind,
+                inputs,
+                self._db.is_sqlite,
+                untrusted=untrusted or {},
+                taint=taint,
+                requester_id=requester_id,
+                reply_to=reply_to,
+                fence=fence,
+            )
         return left.message_id
 
     async def start_chat_turn(
@@ -165,11 +182,22 @@ class TurnRepo(Repo):
             # The session is read by the turn's own INSERT (from the chat's row); only a chat
             # without one yet (first contact), or a lost lease, gets the long way.
             left = await start_turn(
-                s, turn_id, chat_id, None, TurnKind.CHAT, inputs, self._db.is_sqlite,
-                rerun=rerun, untrusted=untrusted or {}, taint=taint, requester_id=requester_id,
-                reply_to=reply_to, fence=fence, chat_kind=chat_kind,
+                s,
+                turn_id,
+                chat_id,
+                None,
+                TurnKind.CHAT,
+                inputs,
+                self._db.is_sqlite,
+                rerun=rerun,
+                untrusted=untrusted or {},
+                taint=taint,
+                requester_id=requester_id,
+                reply_to=reply_to,
+                fence=fence,
+                chat_kind=chat_kind,
                 lock=not self._db.is_sqlite,
-            )  # fmt: skip
+            )
             if attempted:
                 await count_attempt(s, attempted)
         assert left.session_id is not None
@@ -214,10 +242,20 @@ class TurnRepo(Repo):
         reply's outbox row (None: no reply)."""
         async with self._db.session() as s, s.begin():
             return await _finish(
-                s, turn_id, status, update_ids=update_ids, reply=reply, remember=remember,
-                steps=steps, budget_hit=budget_hit, error=error, taint=taint,
-                preview_message_id=preview_message_id, fence=fence, riders=riders,
-            )  # fmt: skip
+                s,
+                turn_id,
+                status,
+                update_ids=update_ids,
+                reply=reply,
+                remember=remember,
+                steps=steps,
+                budget_hit=budget_hit,
+                error=error,
+                taint=taint,
+                preview_message_id=preview_message_id,
+                fence=fence,
+                riders=riders,
+            )
 
     async def write_riders(self, riders: Riders) -> None:
         """What a turn owes that found no transaction to ride on (it stopped mid-way)."""
@@ -277,9 +315,13 @@ async def _finish(
 ) -> Ended | None:
     """The turn's end, one statement per row it touches (each can carry a lease fence)."""
     values: dict[str, Any] = {
-        "turn_id": turn_id, "status": status, "ended_at": utcnow(), "steps": steps,
-        "budget_hit": budget_hit, "error": error,
-    }  # fmt: skip
+        "turn_id": turn_id,
+        "status": status,
+        "ended_at": utcnow(),
+        "steps": steps,
+        "budget_hit": budget_hit,
+        "error": error,
+    }
     if taint is not None:
         values["taint_label"] = taint.label
     if fence is not None:
@@ -296,25 +338,40 @@ async def _finish(
             await s.execute(
                 _REMEMBER,
                 {
-                    "session_id": ended.session_id, "chat_id": ended.chat_id,
-                    "role": Role.ASSISTANT, "content": reply, "turn_id": turn_id,
-                    "tainted": bool(ended.tainted), "created_at": utcnow(),
+                    "session_id": ended.session_id,
+                    "chat_id": ended.chat_id,
+                    "role": Role.ASSISTANT,
+                    "content": reply,
+                    "turn_id": turn_id,
+                    "tainted": bool(ended.tainted),
+                    "created_at": utcnow(),
                 },
-            )  # fmt: skip
+            )
         created_at, sender = utcnow(), fence.holder if fence is not None else None
         added = await s.execute(
             _STORE_REPLY,
             {
-                "chat_id": ended.chat_id, "text": reply, "turn_id": turn_id, "parts_sent": 0,
-                "edit_message_id": preview_message_id, "reply_to": ended.reply_to,
-                "created_at": created_at, "sender": sender,
+                "chat_id": ended.chat_id,
+                "text": reply,
+                "turn_id": turn_id,
+                "parts_sent": 0,
+                "edit_message_id": preview_message_id,
+                "reply_to": ended.reply_to,
+                "created_at": created_at,
+                "sender": sender,
             },
-        )  # fmt: skip
+        )
         outbox_id, first = added.one()
         item = OutboxItem(
-            int(outbox_id), ended.chat_id, reply, 0, preview_message_id, ended.reply_to,
-            created_at=created_at, sender=sender,
-        )  # fmt: skip
+            int(outbox_id),
+            ended.chat_id,
+            reply,
+            0,
+            preview_message_id,
+            ended.reply_to,
+            created_at=created_at,
+            sender=sender,
+        )
         stored = Ended(item, alone=first is None or int(first) == item.id)
     if update_ids:
         await mark_inbox_done(s, update_ids, turn_id)

@@ -37,9 +37,15 @@ class Replayed(Exception):
 
 def _delivery(row: WebhookDelivery) -> Delivery:
     return Delivery(
-        row.id, row.webhook, row.chat_id, row.instructions, row.content_type, row.body,
-        row.turn_id, row.received_at,
-    )  # fmt: skip
+        row.id,
+        row.webhook,
+        row.chat_id,
+        row.instructions,
+        row.content_type,
+        row.body,
+        row.turn_id,
+        row.received_at,
+    )
 
 
 class WebhookRepo(Repo):
@@ -62,9 +68,14 @@ class WebhookRepo(Repo):
                 if per_minute > 0 and await self._over_rate(s, webhook, per_minute):
                     return None
                 row = WebhookDelivery(
-                    webhook=webhook, chat_id=chat_id, body=body, content_type=content_type,
-                    instructions=instructions, received_at=utcnow(), replay_key=replay_key,
-                )  # fmt: skip
+                    webhook=webhook,
+                    chat_id=chat_id,
+                    body=body,
+                    content_type=content_type,
+                    instructions=instructions,
+                    received_at=utcnow(),
+                    replay_key=replay_key,
+                )
                 s.add(row)
                 await s.flush()
                 return row.id

@@ -284,9 +284,12 @@ class HttpServer:
         self, request: web.Request, status: int, error: str, reason: str, **extra: Any
     ) -> web.Response:
         log.warning(
-            "webhook_refused", webhook=request.match_info.get("name"), status=status,
-            reason=reason, remote=request.remote,
-        )  # fmt: skip
+            "webhook_refused",
+            webhook=request.match_info.get("name"),
+            status=status,
+            reason=reason,
+            remote=request.remote,
+        )
         return _error(status, error, **extra)
 
     def _throttled_failure(self, request: web.Request, endpoint: str) -> web.Response | None:
@@ -325,10 +328,14 @@ class HttpServer:
             return self._refuse(request, 400, f"malformed payload: {exc}", str(exc))
         try:
             delivery_id = await self._store.webhooks.add(
-                name, spec.chat_id, text, content_type=request.content_type,
-                instructions=spec.instructions, per_minute=self._rate_per_min,
+                name,
+                spec.chat_id,
+                text,
+                content_type=request.content_type,
+                instructions=spec.instructions,
+                per_minute=self._rate_per_min,
                 replay_key=verdict.replay_key,
-            )  # fmt: skip
+            )
         except Replayed:
             error = "this signed delivery was already accepted; sign each one with a new timestamp"
             return self._refuse(request, 409, error, "replay")

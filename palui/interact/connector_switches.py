@@ -152,8 +152,10 @@ class ConnectorSwitches:
         if tool_class is not None:
             # A person looked at it: a class of theirs also clears a changed-definition flag.
             record = replace(
-                record, tool_class=str(tool_class), needs_review=False,
+                record,
+                tool_class=str(tool_class),
+                needs_review=False,
                 definition_hash=entry.classification.definition_hash,
-            )  # fmt: skip
+            )
         await self._store.tool_settings.save(record)
         self._catalog.remember(entry.name, stored_tool(record))

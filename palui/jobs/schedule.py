@@ -25,6 +25,7 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 INTERVAL_RE = re.compile(r"^every\s+(\d+)\s*([a-z]+)$")
+# Laid out by hand as a table, one unit a row.
 UNITS = {
     "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
     "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
@@ -99,9 +100,13 @@ def cron_trigger(expression: str, timezone: str) -> CronTrigger:
     minute, hour, day, month, weekday = fields
     try:
         return CronTrigger(
-            minute=minute, hour=hour, day=day, month=month,
-            day_of_week=_cron_weekdays(weekday), timezone=ZoneInfo(timezone),
-        )  # fmt: skip
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=_cron_weekdays(weekday),
+            timezone=ZoneInfo(timezone),
+        )
     except ValueError as exc:
         raise ScheduleError(f"the cron expression {expression!r} is not valid ({exc})") from None
 

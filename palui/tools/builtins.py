@@ -247,10 +247,15 @@ class BuiltinTools:
         except ScheduleError as exc:
             return _error(f"{exc}. Nothing was scheduled.")
         job = await self._store.jobs.create(
-            scope.chat_id, prompt, schedule.text, timezone, cap,
-            created_by=f"{scope.kind} turn {scope.turn_id}", anchor_at=now.replace(microsecond=0),
+            scope.chat_id,
+            prompt,
+            schedule.text,
+            timezone,
+            cap,
+            created_by=f"{scope.kind} turn {scope.turn_id}",
+            anchor_at=now.replace(microsecond=0),
             taint_source=_taint_source(scope),
-        )  # fmt: skip
+        )
         log.info("job_created", job_id=job.id, schedule=schedule.text, by_turn=scope.turn_id)
         if self._jobs_changed is not None:
             await self._jobs_changed()

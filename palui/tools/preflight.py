@@ -42,9 +42,15 @@ async def prepare(
         await tools.record.settled(call, step, settled.status, settled.outcome.text)
         return settled.outcome
     guarded = await ops.guard_arguments(
-        tools.rules, tools.record, call, step, tool, arguments, tools.taint,
+        tools.rules,
+        tools.record,
+        call,
+        step,
+        tool,
+        arguments,
+        tools.taint,
         forms=tools.kind is TurnKind.CHAT,  # a person is there to fill a form in
-    )  # fmt: skip
+    )
     if isinstance(guarded, ToolOutcome):
         return guarded
     prepared = call

@@ -111,9 +111,14 @@ class TurnPolicy:
         classification = self.classification(name)
         assert classification is not None
         return decision_id(
-            name, classification.tool_class, decision, self._catalog.kinds_digest,
-            self._catalog.infer, classification.definition_hash, self.width(name),
-        )  # fmt: skip
+            name,
+            classification.tool_class,
+            decision,
+            self._catalog.kinds_digest,
+            self._catalog.infer,
+            classification.definition_hash,
+            self.width(name),
+        )
 
     def basis(self, call: ToolCallRequest, taint: Taint | None) -> dict[str, Any]:
         """What the decision rested on, as recorded with it (`palui runs explain`): the class

@@ -55,11 +55,18 @@ async def run_chat_turn(
         # claim and attempt count (a file's attempt was counted before it was read,
         # palui.chat.media_step). Someone else's words (a forward, a document) taint it.
         session_id, left, unrecorded = await store.turns.start_chat_turn(
-            turn_id, chat_id, inputs, chat_kind=latest.chat_kind, rerun=rerun,
-            untrusted=foreign.untrusted_rows(batch), taint=starting.from_foreign(batch),
-            requester_id=latest.user.id, reply_to=latest.message_id if group else None,
-            fence=fence, attempted=[i.update_id for i in batch if i.attachment is None],
-        )  # fmt: skip
+            turn_id,
+            chat_id,
+            inputs,
+            chat_kind=latest.chat_kind,
+            rerun=rerun,
+            untrusted=foreign.untrusted_rows(batch),
+            taint=starting.from_foreign(batch),
+            requester_id=latest.user.id,
+            reply_to=latest.message_id if group else None,
+            fence=fence,
+            attempted=[i.update_id for i in batch if i.attachment is None],
+        )
         if unrecorded is not None:
             left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})

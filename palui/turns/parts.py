@@ -91,12 +91,24 @@ class TurnParts:
             lazy = LazyInputs(None, allowed, digests)
             named = NamedDestinations.of(words, allowed)
         return TurnTools(
-            offer, self.store.tool_calls.fenced(fence), turn_id, kind=kind, catalog=self.catalog,
-            taint=taint, result_limit=self.limits.tool_result_chars,
-            ledger=self.store.actions.fenced(fence), chat_id=chat_id,
-            rules=self.limits.tool_rules, notify=self.store.outbox.add, now=self.now,
-            named=named, resumed=resumed, riders=riders, lazy=lazy, metrics=self.metrics,
-        )  # fmt: skip
+            offer,
+            self.store.tool_calls.fenced(fence),
+            turn_id,
+            kind=kind,
+            catalog=self.catalog,
+            taint=taint,
+            result_limit=self.limits.tool_result_chars,
+            ledger=self.store.actions.fenced(fence),
+            chat_id=chat_id,
+            rules=self.limits.tool_rules,
+            notify=self.store.outbox.add,
+            now=self.now,
+            named=named,
+            resumed=resumed,
+            riders=riders,
+            lazy=lazy,
+            metrics=self.metrics,
+        )
 
     def deps(
         self, turn_id: str, chat_id: int, tools: TurnTools, fence: Fence | None = None

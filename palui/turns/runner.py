@@ -63,10 +63,23 @@ class TurnRunner:
         gate = CallGate(board, catalog, is_paused) if board is not None else None
         self.outage = ModelOutage(model)  # one probe of the model however many chats wait
         self._parts = TurnParts(
-            store, model, channel, catalog, approvals, limits, self._offers, now,
-            delivery_lock, memory, gate, fences, skills, metrics or Metrics(), self.outage,
+            store,
+            model,
+            channel,
+            catalog,
+            approvals,
+            limits,
+            self._offers,
+            now,
+            delivery_lock,
+            memory,
+            gate,
+            fences,
+            skills,
+            metrics or Metrics(),
+            self.outage,
             tracing or Tracing(),
-        )  # fmt: skip
+        )
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.
         self.stops = StopRequests(store.stop_requests, enabled=not store.db.is_sqlite)

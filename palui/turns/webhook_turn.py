@@ -30,9 +30,13 @@ async def run_webhook_turn(
         session_id = await store.chats.current_session(chat_id)
         await store.turns.start(turn_id, chat_id, session_id, TurnKind.WEBHOOK, [], fence=fence)
         tools = TurnTools(
-            ToolOffer({}), store.tool_calls, turn_id, kind=TurnKind.WEBHOOK,
-            taint=starting.webhook_turn(delivery.webhook), chat_id=chat_id,
-        )  # fmt: skip
+            ToolOffer({}),
+            store.tool_calls,
+            turn_id,
+            kind=TurnKind.WEBHOOK,
+            taint=starting.webhook_turn(delivery.webhook),
+            chat_id=chat_id,
+        )
         deps = dataclasses.replace(parts.deps(turn_id, chat_id, tools), tools=(), runner=None)
         messages = webhook_messages(
             delivery.webhook, delivery.instructions, delivery.content_type, delivery.body

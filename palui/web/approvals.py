@@ -45,11 +45,13 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         pending = await deps.store.approvals.listed(viewer.chat_ids, pending=True)
         decided = await deps.store.approvals.listed(viewer.chat_ids, pending=False, limit=50)
         return render(
-            request, "approvals.html", nav="approvals",
+            request,
+            "approvals.html",
+            nav="approvals",
             pending=[(a, pending_card(deps, a).text) for a in pending],
             decided=[(a, closed_card(a, outcome_line(a)).text) for a in decided],
             notice=NOTICES.get(request.query.get("done", "")),
-        )  # fmt: skip
+        )
 
     async def decide(request: web.Request) -> web.Response:
         viewer = viewer_of(request)
@@ -58,9 +60,13 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         if choice not in ("approve", "deny") or not isinstance(digest, str):
             return see_other(f"/ui/approvals?done={TapOutcome.MISSING}")
         result = await deps.approvals.decide(
-            request.match_info["approval_id"], choice == "approve", viewer.display,
-            chat_ids=viewer.chat_ids, digest=digest, user_id=viewer.user_id,
-        )  # fmt: skip
+            request.match_info["approval_id"],
+            choice == "approve",
+            viewer.display,
+            chat_ids=viewer.chat_ids,
+            digest=digest,
+            user_id=viewer.user_id,
+        )
         if result.resumable_turn is not None:
             record = await deps.store.approvals.by_id(request.match_info["approval_id"])
             if record is not None:

@@ -42,11 +42,14 @@ class CallView:
 
 def _stage(step: StepRecord) -> dict[str, str]:
     return {
-        "stage": step.stage, "outcome": step.outcome, "reason": step.reason,
-        "detail": step_detail(step), "timing": timing(step.duration_ms),
+        "stage": step.stage,
+        "outcome": step.outcome,
+        "reason": step.reason,
+        "detail": step_detail(step),
+        "timing": timing(step.duration_ms),
         "basis": " · ".join(decision_basis(step.detail)) if step.stage == CallStage.POLICY else "",
         "at": step.at.strftime("%H:%M:%S"),
-    }  # fmt: skip
+    }
 
 
 def _card_text(deps: WebDeps, record: ApprovalRecord) -> str:
@@ -93,9 +96,15 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             viewer.chat_ids, chat_id=chat_id, kind=kind, status=status, limit=100
         )
         return render(
-            request, "turns.html", nav="turns", turns=turns, chats=chats, kinds=kinds,
-            statuses=statuses, chosen={"chat": chat_id, "kind": kind, "status": status},
-        )  # fmt: skip
+            request,
+            "turns.html",
+            nav="turns",
+            turns=turns,
+            chats=chats,
+            kinds=kinds,
+            statuses=statuses,
+            chosen={"chat": chat_id, "kind": kind, "status": status},
+        )
 
     async def one(request: web.Request) -> web.Response:
         viewer = viewer_of(request)
@@ -109,9 +118,14 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         offered = await deps.store.turn_listing.offered(turn.turn_id)
         enabled = max((o.enabled for o in offered), default=0)
         return render(
-            request, "turn.html", nav="turns", turn=turn, calls=calls, offered=offered,
+            request,
+            "turn.html",
+            nav="turns",
+            turn=turn,
+            calls=calls,
+            offered=offered,
             enabled=enabled,
-        )  # fmt: skip
+        )
 
     return [
         web.get("/turns", listing, name="turns"),

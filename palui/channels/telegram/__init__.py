@@ -80,9 +80,13 @@ class TelegramChannel:
         )
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
         self.bot: ExtBot[None] = ExtBot(
-            token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot",
-            request=request, get_updates_request=poll_request, defaults=NO_LINK_PREVIEWS,
-        )  # fmt: skip
+            token,
+            base_url=f"{api_url}/bot",
+            base_file_url=f"{api_url}/file/bot",
+            request=request,
+            get_updates_request=poll_request,
+            defaults=NO_LINK_PREVIEWS,
+        )
         self._limiter = limiter or SendRateLimiter()
         self._poll_timeout_s = poll_timeout_s
         self._stream_replies = stream_replies
@@ -193,9 +197,13 @@ class TelegramChannel:
 
         async def edit(message_id: int, text: str, html: bool) -> None:
             await self._translated(
-                chat_id, self.bot.edit_message_text, text, html,
-                chat_id=chat_id, message_id=message_id,
-            )  # fmt: skip
+                chat_id,
+                self.bot.edit_message_text,
+                text,
+                html,
+                chat_id=chat_id,
+                message_id=message_id,
+            )
 
         async def delete(message_id: int) -> None:
             await self.delete_message(chat_id, message_id)
@@ -304,9 +312,12 @@ class TelegramChannel:
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
         call = functools.partial(
-            self.bot.edit_message_text, card.text, chat_id=chat_id, message_id=message_id,
+            self.bot.edit_message_text,
+            card.text,
+            chat_id=chat_id,
+            message_id=message_id,
             reply_markup=keyboard(card),
-        )  # fmt: skip
+        )
         try:
             await self._call(chat_id, call)
         except BadRequest as exc:
@@ -351,9 +362,12 @@ class TelegramChannel:
     ) -> leftovers.Probe:
         for text, parse_mode in forms:
             edit = functools.partial(
-                self.bot.edit_message_text, text, chat_id=chat_id, message_id=message_id,
+                self.bot.edit_message_text,
+                text,
+                chat_id=chat_id,
+                message_id=message_id,
                 parse_mode=parse_mode,
-            )  # fmt: skip
+            )
             try:
                 await self._call(chat_id, edit)
             except BadRequest as exc:
@@ -374,6 +388,10 @@ class TelegramChannel:
         self, chat_id: int, method: Any, *args: Any, again_on_timeout: bool = True
     ) -> Any:
         return await paced(
-            self._limiter, chat_id, method, *args, again_on_timeout=again_on_timeout,
+            self._limiter,
+            chat_id,
+            method,
+            *args,
+            again_on_timeout=again_on_timeout,
             metrics=self._metrics,
-        )  # fmt: skip
+        )
