@@ -17,9 +17,10 @@ from typing import Any
 
 from palui.db.turns import TurnRepo
 from palui.domain import ApprovalRecord, TurnKind
+from palui.errors import GuardRejected, HookFailed
 from palui.logs import get_logger
-from palui.tools.guards import GuardRejected, Guards
-from palui.tools.hooks import Block, HookFailed, Rewrite, Supply, ToolCall, run_pre
+from palui.tools.guards import Guards
+from palui.tools.hooks import Block, Rewrite, Supply, ToolCall, run_pre
 from palui.tools.names import split_name
 from palui.tools.rules import ToolRules
 

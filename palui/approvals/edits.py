@@ -47,12 +47,12 @@ from palui.domain import (
     NewEdit,
     RemoteTool,
 )
-from palui.errors import ChannelError
+from palui.errors import ChannelError, GuardRejected
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
 from palui.ports import Channel
 from palui.tools.digest import call_digest, canonical
-from palui.tools.guards import GuardRejected, Guards
+from palui.tools.guards import Guards
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
 

@@ -21,6 +21,7 @@ from mcp.client.auth import AuthorizationCodeResult
 from palui.connectors.connector import McpConnector
 from palui.connectors.oauth import GrantAuth, SignInNeeded
 from palui.domain import ConnectorState
+from palui.errors import SignInRefused
 from palui.logs import get_logger
 
 log = get_logger(__name__)
@@ -51,10 +52,6 @@ class Started:
 
     link: str
     done: asyncio.Task[str]
-
-
-class SignInRefused(Exception):
-    """The sign-in could not start; the message says why."""
 
 
 class SignIns:

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from palui.db.models import CallRecordRow, Turn
 from palui.db.repo import Repo
 from palui.domain import CallStage, CallStatus
+from palui.errors import AmbiguousRun
 
 # A held or unapproved call is only a card: `palui runs` counts the calls that reached the end.
 NOT_RAN = [str(status) for status in CallStatus if not status.ran]
@@ -45,15 +46,6 @@ class RunSummary:
     ended_at: datetime | None
     calls: int
     error: str | None
-
-
-class AmbiguousRun(LookupError):
-    """A turn id prefix that fits more than one turn."""
-
-    def __init__(self, prefix: str, matches: list[str]) -> None:
-        super().__init__(prefix)
-        self.prefix = prefix
-        self.matches = matches
 
 
 class RunRepo(Repo):

@@ -26,13 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palui.db.models import Turn, WebhookDelivery, utcnow
 from palui.db.repo import Repo
 from palui.domain import Delivery, TurnStatus
+from palui.errors import Replayed
 
 RATE_WINDOW = timedelta(seconds=60)
 LOCK_SPACE = 0x5A1D  # keeps our advisory-lock keys apart from anyone else's on the database
-
-
-class Replayed(Exception):
-    """A delivery with this replay key is already stored: nothing was stored."""
 
 
 def _delivery(row: WebhookDelivery) -> Delivery:

@@ -37,9 +37,8 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from palui.db import Store
-from palui.db.webhooks import Replayed
 from palui.domain import ConnectorState, ConnectorStatus
-from palui.errors import ConfigError, PaluiError
+from palui.errors import ConfigError, PaluiError, Replayed
 from palui.http.clients import FORWARDED_FOR, Network, client_address
 from palui.http.oauth import OAuthRoutes
 from palui.http.throttle import FailureThrottle

@@ -18,12 +18,12 @@ from urllib.parse import parse_qsl, urlsplit
 
 from palui.connectors import ConnectorManager, McpConnector
 from palui.connectors.oauth import CALLBACK_PATH, revoke_grant
-from palui.connectors.signin import SignInRefused, SignIns, Started
+from palui.connectors.signin import SignIns, Started
 from palui.db import Store
 from palui.db.oauth import GrantOwner, OAuthGrantRepo
 from palui.domain import ConnectorState, Inbound
 from palui.domain.sealed import sealed
-from palui.errors import ChannelError
+from palui.errors import ChannelError, SignInRefused
 from palui.interact.questions import QuestionTaps
 from palui.logs import get_logger
 from palui.ports import Channel

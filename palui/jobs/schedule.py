@@ -24,6 +24,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from palui.errors import ScheduleError
+
 INTERVAL_RE = re.compile(r"^every\s+(\d+)\s*([a-z]+)$")
 # Laid out by hand as a table, one unit a row.
 UNITS = {
@@ -39,10 +41,6 @@ DAY_NAMES = {
 }  # fmt: skip
 MAX_DUE = 10_000  # due times counted at most (a long outage of a frequent job)
 ONE_US = timedelta(microseconds=1)
-
-
-class ScheduleError(ValueError):
-    """A schedule that can't be used; the message says how to fix it (the model reads it)."""
 
 
 class ScheduleKind(StrEnum):

@@ -29,7 +29,8 @@ from palui.domain import (
     ToolOutcome,
     TurnScope,
 )
-from palui.jobs.schedule import ScheduleError, check_timezone, parse_schedule
+from palui.errors import ScheduleError
+from palui.jobs.schedule import check_timezone, parse_schedule
 from palui.jobs.view import job_line, next_run, schedule_words, when
 from palui.logs import get_logger
 from palui.sandbox import RunCode

@@ -24,10 +24,11 @@ from enum import StrEnum
 from fnmatch import fnmatchcase
 
 from palui.domain import RemoteTool
+from palui.errors import AmbiguousName
 from palui.policy.annotations import open_world
 from palui.policy.classes import Classification, ClassSource, ToolClass
 from palui.policy.classify import classify, definition_hash
-from palui.policy.kinds_file import AmbiguousName, KindsFile
+from palui.policy.kinds_file import KindsFile
 from palui.policy.matrix import Width
 from palui.tools.names import full_name
 from palui.tools.registry import BUILTIN_IDS

@@ -21,14 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from palui.config import ArgumentRule, ToolGuardSettings
-
-
-class GuardRejected(Exception):
-    """A call the guards refuse; `message` is what the model (or the person editing) sees."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+from palui.errors import GuardRejected
 
 
 class _HasGuards(Protocol):

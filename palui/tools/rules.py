@@ -11,16 +11,16 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from palui.domain import CallStage, CallStatus, Taint, ToolCallRequest, ToolOutcome
+from palui.errors import GuardRejected, HookFailed
 from palui.policy.classes import Classification
 from palui.policy.destinations import refused_destination
 from palui.tools import provenance
 from palui.tools.arguments import parse_arguments
-from palui.tools.guards import GuardRejected, Guards, missing_for_a_form
+from palui.tools.guards import Guards, missing_for_a_form
 from palui.tools.hooks import (
     DEFAULT_TIMEOUT_S,
     Block,
     Hook,
-    HookFailed,
     Rewrite,
     Supply,
     ToolCall,
