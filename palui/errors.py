@@ -11,11 +11,23 @@ PaluiError
 │   ├── MarkupRejected         formatted text the channel could not parse
 │   ├── DraftRefused           the channel will not show a draft in this chat
 │   └── FileTooLarge           a file a person sent is past the download limit
-├── BudgetExceeded       a turn ran out of steps or time
-└── LeaseLost            another process took over the chat's lease this work ran under
+├── LeaseLost            another process took over the chat's lease this work ran under
+├── ScheduleError        a job's schedule can't be used (a ValueError too; the model reads it)
+├── GuardRejected        the parameter guards refuse a call (the model or the editor is told)
+├── HookFailed           an operator's hook raised, hung or answered nonsense
+├── SignInRefused        a connector's sign-in could not start
+├── AmbiguousRun         a turn id prefix fits more than one turn (a LookupError too)
+└── Replayed             a webhook delivery with this replay key is already stored
+    ConfigError
+    └── AmbiguousName    a bare tool name in the kinds file that several connectors have
+
+Errors a module raises and catches itself stay there (`palui.approvals.answers.BadValue`);
+so does a private one (`_NotAllowed`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class PaluiError(Exception):
@@ -82,15 +94,6 @@ class FileTooLarge(ChannelError):
         super().__init__(f"the file is larger than {limit} bytes")
 
 
-class BudgetExceeded(PaluiError):
-    """A turn ran out of its step or time budget."""
-
-    def __init__(self, budget: str, limit: float) -> None:
-        self.budget = budget
-        self.limit = limit
-        super().__init__(f"turn budget exceeded: {budget} ({limit:g})")
-
-
 class LeaseLost(PaluiError):
     """Another process took over the lease (chat or delivery) this work runs under: its
     generation is no longer the lease's, so the write was refused and nothing more is done."""
@@ -98,3 +101,53 @@ class LeaseLost(PaluiError):
     def __init__(self, chat_id: int, what: str = "chat") -> None:
         self.chat_id = chat_id
         super().__init__(f"the {what} lease of chat {chat_id} was taken over by another process")
+
+
+class ScheduleError(PaluiError, ValueError):
+    """A schedule that can't be used; the message says how to fix it (the model reads it)."""
+
+
+class AmbiguousName(ConfigError):
+    """A bare name in the kinds file that more than one connector's tool has."""
+
+    def __init__(self, path: str, tool: str, holders: Sequence[str]) -> None:
+        self.tool = tool
+        self.candidates = tuple(f"{holder}__{tool}" for holder in sorted(holders))
+        super().__init__(
+            f"{path}: tool '{tool}': {len(holders)} connectors have it "
+            f"({', '.join(self.candidates)}); name the one you mean in full"
+        )
+
+
+class SignInRefused(PaluiError):
+    """The sign-in could not start; the message says why."""
+
+
+class GuardRejected(PaluiError):
+    """A call the guards refuse; `message` is what the model (or the person editing) sees."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class HookFailed(PaluiError):
+    """A hook raised, hung or answered nonsense; `reason` is recorded and told to the model."""
+
+    def __init__(self, hook: str, reason: str) -> None:
+        super().__init__(f"hook {hook} {reason}")
+        self.hook = hook
+        self.reason = f"hook {hook} {reason}"
+
+
+class AmbiguousRun(PaluiError, LookupError):
+    """A turn id prefix that fits more than one turn."""
+
+    def __init__(self, prefix: str, matches: list[str]) -> None:
+        super().__init__(prefix)
+        self.prefix = prefix
+        self.matches = matches
+
+
+class Replayed(PaluiError):
+    """A delivery with this replay key is already stored: nothing was stored."""

@@ -71,9 +71,15 @@ class TurnSnapshot:
         sub: SubTurn | None = None,
     ) -> TurnSnapshot:
         return cls(
-            tuple(state.messages), state.steps, state.usage, tuple(state.partial),
-            state.elapsed_s, tuple(calls), dict(outcomes), sub,
-        )  # fmt: skip
+            tuple(state.messages),
+            state.steps,
+            state.usage,
+            tuple(state.partial),
+            state.elapsed_s,
+            tuple(calls),
+            dict(outcomes),
+            sub,
+        )
 
     def waiting_ids(self) -> set[str]:
         """The ids of the calls that wait for a person: this step's, and a waiting sub-turn's

@@ -28,7 +28,12 @@ def leasing(store: Store, lease_ttl_s: float, scope: ChatScope, metrics: Metrics
     # Orphaned chats are looked for at least twice per lapse.
     sweep_every_s = min(SWEEP_EVERY_S, lease_ttl_s / 2)
     recovery = Recovery(
-        store.recovery, leases, senders, scope=scope, sweep_every_s=sweep_every_s,
-        heartbeat=heartbeat, metrics=metrics,
-    )  # fmt: skip
+        store.recovery,
+        leases,
+        senders,
+        scope=scope,
+        sweep_every_s=sweep_every_s,
+        heartbeat=heartbeat,
+        metrics=metrics,
+    )
     return Leasing(leases, senders, recovery)

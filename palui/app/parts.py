@@ -102,9 +102,12 @@ def media_intake(settings: Settings, channel: Files, model: str) -> MediaIntake:
 
     media = settings.media
     limits = MediaLimits(
-        media.max_bytes, media.max_document_chars, media.max_document_pages,
-        media.document_timeout_s, media.document_memory_mb,
-    )  # fmt: skip
+        media.max_bytes,
+        media.max_document_chars,
+        media.max_document_pages,
+        media.document_timeout_s,
+        media.document_memory_mb,
+    )
     return MediaIntake(
         channel, limits, transcriber=build_transcriber(settings), sees_images=sees_images
     )
@@ -141,11 +144,12 @@ def build_connectors(
     """Every `[mcp.*]` server, and recall unless memory is off (`palui kinds` uses it too);
     with `remote`, those that sign in with OAuth keep their grants in the database."""
     return ConnectorManager(
-        settings.mcp, on_tools_changed=on_tools_changed,
+        settings.mcp,
+        on_tools_changed=on_tools_changed,
         recall=recall_server_settings(settings, recall_db),
         oauth=remote.setup if remote is not None else None,
         on_lapsed=remote.lapsed if remote is not None else None,
-    )  # fmt: skip
+    )
 
 
 def hidden(paused: PausedConnectors, memory: Memory, connector_id: str) -> bool:
@@ -200,10 +204,13 @@ def retention_days(settings: Settings) -> RetentionDays:
 def status_info(settings: Settings, model: str, database_kind: str) -> StatusInfo:
     s = settings
     return StatusInfo(
-        model=model, fallbacks=tuple(s.fallback_models), database_kind=database_kind,
-        daily_token_cap=s.daily_token_cap, runs_per_hour=s.runs_per_hour,
+        model=model,
+        fallbacks=tuple(s.fallback_models),
+        database_kind=database_kind,
+        daily_token_cap=s.daily_token_cap,
+        runs_per_hour=s.runs_per_hour,
         models=s.choosable_models or (model,),
-    )  # fmt: skip
+    )
 
 
 def utc_now() -> datetime:
@@ -212,11 +219,16 @@ def utc_now() -> datetime:
 
 def limits(s: Settings, tool_rules: ToolRules) -> Limits:
     return Limits(
-        max_steps=s.max_steps, turn_timeout_s=s.turn_timeout_s,
-        history_messages=s.history_messages, daily_token_cap=s.daily_token_cap,
-        runs_per_hour=s.runs_per_hour, max_tools=s.max_tools, tool_rules=tool_rules,
-        jobs_may_create_jobs=s.jobs_may_create_jobs, allowed_destinations=s.allowed_destinations,
-    )  # fmt: skip
+        max_steps=s.max_steps,
+        turn_timeout_s=s.turn_timeout_s,
+        history_messages=s.history_messages,
+        daily_token_cap=s.daily_token_cap,
+        runs_per_hour=s.runs_per_hour,
+        max_tools=s.max_tools,
+        tool_rules=tool_rules,
+        jobs_may_create_jobs=s.jobs_may_create_jobs,
+        allowed_destinations=s.allowed_destinations,
+    )
 
 
 def web_base(settings: Settings, http_url: str | None) -> str:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from palui.tools.guards import GuardRejected
+from palui.errors import GuardRejected
 
 VALUE_CHARS = 300  # a longer value is shown cut; `.` keeps all of it
 

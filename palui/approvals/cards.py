@@ -19,8 +19,7 @@ from typing import Any
 
 from palui import callbacks
 from palui.callbacks import ApprovalAction
-from palui.db.approvals import ApprovalRecord
-from palui.domain import ApprovalStatus, Button, Card
+from palui.domain import ApprovalRecord, ApprovalStatus, Button, Card
 from palui.tools.digest import canonical
 
 ARG_VALUE_CHARS = 300
@@ -168,8 +167,10 @@ def card(
     lines += ["Arguments", arguments]
     lines.append(f"Expires in {expires_in(record.expires_at - now)}.")
     approve, deny = ApprovalAction.APPROVE, ApprovalAction.DENY
-    decide = (Button("✅ Approve", callbacks.approval(record.token, approve)),
-              Button("❌ Deny", callbacks.approval(record.token, deny)))  # fmt: skip
+    decide = (
+        Button("✅ Approve", callbacks.approval(record.token, approve)),
+        Button("❌ Deny", callbacks.approval(record.token, deny)),
+    )
     more = [Button("✏️ Edit", callbacks.card_edit(record.token))]  # palui.approvals.edits
     if cut:
         show_all = callbacks.approval(record.token, ApprovalAction.SHOW_ALL)

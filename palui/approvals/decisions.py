@@ -15,8 +15,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 
-from palui import callbacks
 from palui.approvals.cards import (
     card,
     closed_card,
@@ -26,13 +26,14 @@ from palui.approvals.cards import (
 )
 from palui.callbacks import ApprovalAction, ApprovalButton
 from palui.db import Store
-from palui.db.approvals import ApprovalRecord, NewApproval
 from palui.domain import (
+    ApprovalRecord,
     ApprovalStatus,
     ChatKind,
     Fence,
     HeldDecision,
     Inbound,
+    NewApproval,
     ToolCallRequest,
     Verdict,
 )
@@ -62,8 +63,25 @@ NOT_REQUESTER = "Only the person who asked can decide this card."
 REQUESTER = "requester"  # `[groups] approver`: only the person whose message started the turn
 
 
+class TapOutcome(StrEnum):
+    """What a tap (or a press in the web console) came to: what the console shows by, never by
+    reading the notice's words back."""
+
+    APPROVED = "approved"
+    DENIED = "denied"
+    SHOWN_ALL = "shown_all"  # 📄 Show all arguments: sent below, nothing decided
+    ALREADY_DECIDED = "already"
+    EXPIRED = "expired"
+    NOT_YOURS = "not_yours"  # a card of another chat
+    NOT_REQUESTER = "not_requester"  # `[groups] approver = "requester"`, and not them
+    EDITED = "edited"  # the card was replaced by its edited one
+    CHANGED = "changed"  # the call changed after the console's page was loaded
+    MISSING = "missing"  # no such approval (a forged or stale token)
+
+
 @dataclass(frozen=True, slots=True)
 class TapResult:
+    outcome: TapOutcome
     notice: str  # the short answer the tapper sees
     resumable_turn: str | None = None  # the turn whose approvals are now all decided
 
@@ -89,16 +107,16 @@ class Approvals:
         # built on these approvals, so the hook points back rather than forward).
         self.open_form: Callable[[ApprovalRecord, int], Awaitable[None]] | None = None
 
-    async def refusal(self, record: ApprovalRecord, inbound: Inbound) -> str | None:
+    async def refusal(self, record: ApprovalRecord, inbound: Inbound) -> TapResult | None:
         """Why this tapper may not decide (or edit) the card; None: they may. A card is decided
         in its own chat; in a group under `[groups] approver = "requester"` only by the person
         whose message started the turn (a job's or webhook's turn has none: any allowed user)."""
         if record.chat_id != inbound.chat_id:
-            return NOT_YOURS
+            return TapResult(TapOutcome.NOT_YOURS, NOT_YOURS)
         if inbound.chat_kind is not ChatKind.PRIVATE and await self._not_requester(
             record, inbound.user.id
         ):
-            return NOT_REQUESTER
+            return TapResult(TapOutcome.NOT_REQUESTER, NOT_REQUESTER)
         return None
 
     async def _not_requester(self, record: ApprovalRecord, user_id: int) -> bool:
@@ -170,29 +188,28 @@ class Approvals:
 
     # -- taps ----------------------------------------------------------------------------------
 
-    async def tap(self, inbound: Inbound) -> TapResult:
-        button = callbacks.parse(inbound.callback_data)
-        if not isinstance(button, ApprovalButton):
-            return TapResult("This button is not valid.")
-        token, action = button.token, button.action
-        record = await self._store.approvals.by_token(token)
+    async def tap(self, inbound: Inbound, button: ApprovalButton) -> TapResult:
+        record = await self._store.approvals.by_token(button.token)
         if record is None:
-            if await self._store.approval_edits.was_edited(token):
-                return TapResult("This card was edited: decide on the edited card below.")
+            if await self._store.approval_edits.was_edited(button.token):
+                return TapResult(
+                    TapOutcome.EDITED, "This card was edited: decide on the edited card below."
+                )
             log.warning("forged_tap", chat_id=inbound.chat_id, user_id=inbound.user.id)
-            return TapResult("This button is no longer active.")
+            return TapResult(TapOutcome.MISSING, "This button is no longer active.")
         if record.chat_id != inbound.chat_id:
-            return TapResult(NOT_YOURS)
-        if action is ApprovalAction.SHOW_ALL:
+            return TapResult(TapOutcome.NOT_YOURS, NOT_YOURS)
+        if button.action is ApprovalAction.SHOW_ALL:
             arguments, _ = render_arguments(record.arguments, full=True)
             # In a code block: the values show as they are, never as formatting or links.
             await self._store.outbox.add(
                 record.chat_id, f"All arguments of {record.tool}:\n```\n{arguments}\n```"
             )
-            return TapResult("Sent below.")
+            return TapResult(TapOutcome.SHOWN_ALL, "Sent below.")
         if (refused := await self.refusal(record, inbound)) is not None:
-            return TapResult(refused)
-        return await self._decide(record, action is ApprovalAction.APPROVE, inbound.user.display)
+            return refused
+        approve = button.action is ApprovalAction.APPROVE
+        return await self._decide(record, approve, inbound.user.display)
 
     async def decide(
         self,
@@ -209,25 +226,27 @@ class Approvals:
         the digest of the call the person was shown."""
         record = await self._store.approvals.by_id(approval_id)
         if record is None or record.chat_id not in chat_ids:
-            return TapResult("There is no such approval.")
+            return TapResult(TapOutcome.MISSING, "There is no such approval.")
         if record.digest != digest:
-            return TapResult("This call changed after the page was loaded. Nothing was decided.")
+            changed = "This call changed after the page was loaded. Nothing was decided."
+            return TapResult(TapOutcome.CHANGED, changed)
         # No chat kind here; a private chat's requester is its one person, who alone sees it.
         if await self._not_requester(record, user_id):
-            return TapResult(NOT_REQUESTER)
+            return TapResult(TapOutcome.NOT_REQUESTER, NOT_REQUESTER)
         return await self._decide(record, approve, by, on="web")
 
     async def _decide(
         self, record: ApprovalRecord, approve: bool, by: str, *, on: str | None = None
     ) -> TapResult:
         if record.status != ApprovalStatus.PENDING:
-            return TapResult(f"Already decided ({record.status}).")
+            return TapResult(TapOutcome.ALREADY_DECIDED, f"Already decided ({record.status}).")
         now = self._now()
         if record.expires_at <= now:
             await self.expire_due()  # its turn resumes, told that nothing ran
-            return TapResult("This approval has expired. Nothing was run.", record.turn_id)
+            expired = "This approval has expired. Nothing was run."
+            return TapResult(TapOutcome.EXPIRED, expired, record.turn_id)
         if not await self._store.approvals.decide(record.id, approve, by, now, on=on):
-            return TapResult("Already decided.")
+            return TapResult(TapOutcome.ALREADY_DECIDED, "Already decided.")
         log.info(
             "approval_decided", tool=record.tool, approved=approve, chat_id=record.chat_id, on=on
         )
@@ -240,9 +259,10 @@ class Approvals:
             for a in await self._store.approvals.for_turn(record.turn_id)
             if a.status == ApprovalStatus.PENDING
         ]
-        return TapResult(
-            "Approved." if approve else "Denied.", None if remaining else record.turn_id
-        )
+        resumable = None if remaining else record.turn_id
+        if approve:
+            return TapResult(TapOutcome.APPROVED, "Approved.", resumable)
+        return TapResult(TapOutcome.DENIED, "Denied.", resumable)
 
     async def _close(self, record: ApprovalRecord, outcome: str) -> None:
         if record.message_id is None:

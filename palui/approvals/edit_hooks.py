@@ -5,7 +5,8 @@ shown: a person approving their own edit must not get past a rule the model coul
 refuses the edit with the hook's reason (the question is asked again, nothing runs); a `Rewrite`
 is applied, so the edited card shows, and its approval binds to, what will run (the hooks do not
 run again on Approve). A hook that supplies a result or fails refuses the edit too: neither
-leaves a call a person could approve as shown.
+leaves a call a person could approve as shown. Each answer is checked by the hooks and the
+parameter guards as it comes (`EditHooks.check`, `check_guards`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Any
 
 from palui.db.turns import TurnRepo
 from palui.domain import ApprovalRecord, TurnKind
+from palui.errors import GuardRejected, HookFailed
 from palui.logs import get_logger
-from palui.tools.hooks import Block, HookFailed, Rewrite, Supply, ToolCall, run_pre
+from palui.tools.guards import Guards
+from palui.tools.hooks import Block, Rewrite, Supply, ToolCall, run_pre
 from palui.tools.names import split_name
 from palui.tools.rules import ToolRules
 
@@ -30,6 +33,22 @@ class EditRefused(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+def check_guards(
+    guards: Guards, tool: str, candidate: dict[str, Any], before: dict[str, Any], schema: Any
+) -> None:
+    """The guards' verdict on a new value (GuardRejected); a refusal the old values share is not
+    its fault (it is checked again on the whole call at the end)."""
+    try:
+        guards.apply(tool, candidate, schema)
+    except GuardRejected as exc:
+        try:
+            guards.apply(tool, before, schema)
+        except GuardRejected as earlier:
+            if earlier.message == exc.message:
+                return
+        raise
 
 
 class EditHooks:
@@ -47,10 +66,16 @@ class EditHooks:
         kind, tainted = await self._turns.kind_and_taint(record.turn_id) or (TurnKind.CHAT, True)
         parts = split_name(record.tool)
         view = ToolCall(
-            tool=record.tool, connector=parts[0] if parts else "", arguments=dict(current),
-            tool_class=record.tool_class, sends_out=record.sends_out, turn_kind=str(kind),
-            tainted=tainted, chat_id=record.chat_id, turn_id=record.turn_id,
-        )  # fmt: skip
+            tool=record.tool,
+            connector=parts[0] if parts else "",
+            arguments=dict(current),
+            tool_class=record.tool_class,
+            sends_out=record.sends_out,
+            turn_kind=str(kind),
+            tainted=tainted,
+            chat_id=record.chat_id,
+            turn_id=record.turn_id,
+        )
         for hook in self._rules.pre_hooks:
             try:
                 result = await run_pre(hook, view, self._rules.hook_timeout_s)
@@ -70,3 +95,18 @@ class EditHooks:
                 current = dict(result.arguments)
                 view = dataclasses.replace(view, arguments=dict(current))
         return current
+
+    async def check(
+        self, record: ApprovalRecord, candidate: dict[str, Any], before: dict[str, Any]
+    ) -> None:
+        """The pre hooks' verdict on a new value, as `check_guards` (their rewrites are applied
+        to the whole call at the end)."""
+        try:
+            await self.apply(record, candidate)
+        except EditRefused as exc:
+            try:
+                await self.apply(record, before)
+            except EditRefused as earlier:
+                if earlier.message == exc.message:
+                    return
+            raise

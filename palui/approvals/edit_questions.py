@@ -18,9 +18,7 @@ from palui.approvals.answers import describe, expected_types, show
 from palui.approvals.decisions import render_arguments
 from palui.callbacks import EditAction
 from palui.db import Store
-from palui.db.approval_edits import EditRecord
-from palui.db.approvals import ApprovalRecord
-from palui.domain import Button, Card, EditStatus, RemoteTool
+from palui.domain import ApprovalRecord, Button, Card, EditRecord, EditStatus, RemoteTool
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.ports import Cards

@@ -25,7 +25,7 @@ from typing import Any
 
 from palui.approvals.answers import BadValue, parse_value, person_message, show
 from palui.approvals.decisions import Approvals
-from palui.approvals.edit_hooks import EditHooks, EditRefused
+from palui.approvals.edit_hooks import EditHooks, EditRefused, check_guards
 from palui.approvals.edit_questions import (
     CANCELLED,
     KEEP,
@@ -37,15 +37,22 @@ from palui.approvals.edit_questions import (
 )
 from palui.callbacks import CardEditButton, EditAction, EditQuestionButton
 from palui.db import Store
-from palui.db.approval_edits import EditRecord, NewEdit
-from palui.db.approvals import ApprovalRecord
-from palui.domain import ApprovalStatus, Card, EditStatus, Inbound, RemoteTool
-from palui.errors import ChannelError
+from palui.domain import (
+    ApprovalRecord,
+    ApprovalStatus,
+    Card,
+    EditRecord,
+    EditStatus,
+    Inbound,
+    NewEdit,
+    RemoteTool,
+)
+from palui.errors import ChannelError, GuardRejected
 from palui.logs import get_logger
 from palui.policy.classify import definition_hash
 from palui.ports import Cards
 from palui.tools.digest import call_digest, canonical
-from palui.tools.guards import GuardRejected, Guards
+from palui.tools.guards import Guards
 from palui.tools.registry import ToolRegistry
 from palui.tools.rules import ToolRules
 
@@ -106,7 +113,7 @@ class EditFlow:
                 return "This card was edited: decide on the edited card below."
             return "This button is no longer active."
         if (refused := await self._approvals.refusal(record, inbound)) is not None:
-            return refused
+            return refused.notice
         return await self._begin(record, inbound.user.id, inbound.user.display, inbound.update_id)
 
     async def open_form(self, record: ApprovalRecord, after_update: int) -> None:
@@ -139,12 +146,19 @@ class EditFlow:
         edit_id = uuid.uuid4().hex
         replaced = await self._edits.start(
             NewEdit(
-                id=edit_id, token=secrets.token_urlsafe(16), approval_id=record.id,
-                card_token=record.token, card_message_id=record.message_id,
-                chat_id=record.chat_id, user_id=user_id, user_name=user_name,
-                fields=fields, arguments=record.arguments, started_update_id=started_update_id,
+                id=edit_id,
+                token=secrets.token_urlsafe(16),
+                approval_id=record.id,
+                card_token=record.token,
+                card_message_id=record.message_id,
+                chat_id=record.chat_id,
+                user_id=user_id,
+                user_name=user_name,
+                fields=fields,
+                arguments=record.arguments,
+                started_update_id=started_update_id,
             )
-        )  # fmt: skip
+        )
         for old in replaced:
             await self._questions.close(old, "✖️ Edit stopped (another edit started).")
         log.info("approval_edit_started", tool=record.tool, chat_id=record.chat_id)
@@ -200,8 +214,8 @@ class EditFlow:
             try:
                 value = parse_value(text, spec, working.get(name))
                 if edit.position + 1 < len(edit.fields):  # the last is checked with the call
-                    await self._check_hooks(record, {**working, name: value}, working)
-                self._check(record.tool, {**working, name: value}, working, schema)
+                    await self._hooks.check(record, {**working, name: value}, working)
+                check_guards(self._guards, record.tool, {**working, name: value}, working, schema)
             except BadValue as exc:
                 return await self._reask(edit, update_id, str(exc))
             except EditRefused as exc:
@@ -213,9 +227,12 @@ class EditFlow:
         answered = "kept" if keep else f"→ {show(working[name], 80)}"
         if position < len(edit.fields):
             moved = await self._edits.move(
-                edit.id, seq=edit.seq, position=position,
-                arguments=canonical(working), update_id=update_id,
-            )  # fmt: skip
+                edit.id,
+                seq=edit.seq,
+                position=position,
+                arguments=canonical(working),
+                update_id=update_id,
+            )
             if moved:
                 await self._questions.close(edit, f"✏️ {name}: {answered}")
                 await self._questions.ask_next(edit.id)
@@ -223,41 +240,14 @@ class EditFlow:
         await self._questions.close(edit, f"✏️ {name}: {answered}")
         return await self._finish(edit, record, tool, working, update_id)
 
-    def _check(
-        self, tool: str, candidate: dict[str, Any], before: dict[str, Any], schema: Any
-    ) -> None:
-        """The guards' verdict on the new value; a refusal the old values share is not its
-        fault (it is checked again on the whole call at the end)."""
-        try:
-            self._guards.apply(tool, candidate, schema)
-        except GuardRejected as exc:
-            try:
-                self._guards.apply(tool, before, schema)
-            except GuardRejected as earlier:
-                if earlier.message == exc.message:
-                    return
-            raise
-
-    async def _check_hooks(
-        self, record: ApprovalRecord, candidate: dict[str, Any], before: dict[str, Any]
-    ) -> None:
-        """The pre hooks' verdict on the new value, the same way (their rewrites are applied to
-        the whole call at the end)."""
-        try:
-            await self._hooks.apply(record, candidate)
-        except EditRefused as exc:
-            try:
-                await self._hooks.apply(record, before)
-            except EditRefused as earlier:
-                if earlier.message == exc.message:
-                    return
-            raise
-
     async def _reask(self, edit: EditRecord, update_id: int | None, problem: str) -> bool:
         moved = await self._edits.move(
-            edit.id, seq=edit.seq, position=edit.position, arguments=edit.arguments,
+            edit.id,
+            seq=edit.seq,
+            position=edit.position,
+            arguments=edit.arguments,
             update_id=update_id,
-        )  # fmt: skip
+        )
         if moved:
             await self._questions.close(edit, f"✏️ {edit.fields[edit.position]}: not accepted")
             await self._questions.ask_next(edit.id, problem)
@@ -288,9 +278,12 @@ class EditFlow:
         except EditRefused as exc:  # the last answer is asked again; nothing is bound or run
             await self._questions.close(edit, f"✏️ {edit.fields[edit.position]}: not accepted")
             moved = await self._edits.move(
-                edit.id, seq=edit.seq, position=edit.position, arguments=edit.arguments,
+                edit.id,
+                seq=edit.seq,
+                position=edit.position,
+                arguments=edit.arguments,
                 update_id=update_id,
-            )  # fmt: skip
+            )
             if moved:
                 await self._questions.ask_next(edit.id, f"Not allowed: {exc.message}")
             return moved
@@ -299,9 +292,12 @@ class EditFlow:
             named = [i for i, field in enumerate(edit.fields) if repr(field) in exc.message]
             if named:  # ask the argument the guards name again
                 moved = await self._edits.move(
-                    edit.id, seq=edit.seq, position=named[0],
-                    arguments=canonical(working), update_id=update_id,
-                )  # fmt: skip
+                    edit.id,
+                    seq=edit.seq,
+                    position=named[0],
+                    arguments=canonical(working),
+                    update_id=update_id,
+                )
                 if moved:
                     await self._questions.ask_next(edit.id, problem)
                 return moved
@@ -321,10 +317,13 @@ class EditFlow:
             return True
         token = secrets.token_urlsafe(16)  # 128 random bits, like every card
         confirmed = await self._edits.confirm(
-            edit, arguments=canonical(final),
-            digest=call_digest(record.tool, final, definition), new_token=token,
-            now=self._now(), update_id=update_id,
-        )  # fmt: skip
+            edit,
+            arguments=canonical(final),
+            digest=call_digest(record.tool, final, definition),
+            new_token=token,
+            now=self._now(),
+            update_id=update_id,
+        )
         if confirmed == "stale":
             return False
         if confirmed == "ended":

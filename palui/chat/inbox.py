@@ -24,9 +24,9 @@ from palui.chat.groups import QUEUED, addressed, in_group
 from palui.chat.stored_inbound import inbound_from_json, inbound_to_json
 from palui.chat.strangers import StrangerRefusals
 from palui.chat.workers import ChatWorkers
-from palui.db import InboxItem, Store
+from palui.db import Store
 from palui.delivery.outbox import Outbox
-from palui.domain import Inbound
+from palui.domain import Inbound, InboxItem
 from palui.logs import bound, get_logger
 from palui.ports import Interactions, Notifying, Reactions
 from palui.turns.foreign import said
@@ -79,22 +79,23 @@ class Inbox:
             log.warning("stranger_refused", user_id=inbound.user.id, chat_id=inbound.chat_id)
             self.refusals.offer(inbound)
             return False
-        payload = inbound_to_json(inbound)
         running = await self._store.inbox.add_seeing(
-            inbound.update_id, inbound.chat_id, inbound.user.id, payload
+            inbound.update_id, inbound.chat_id, inbound.user.id, inbound_to_json(inbound)
         )
         if running is None:
             log.info("update_redelivered", update_id=inbound.update_id, chat_id=inbound.chat_id)
             return False
-        item = InboxItem(inbound.update_id, inbound.chat_id, inbound.user.id, payload, None)
-        self.dispatch(item, running_elsewhere=running)
+        self.dispatch(inbound, running_elsewhere=running)  # as it came: stored as JSON once
         return True
 
-    def dispatch(self, item: InboxItem, *, running_elsewhere: bool = False) -> None:
-        """Send a stored event on: to the interactions, or to the chat's worker.
+    def dispatch_stored(self, item: InboxItem) -> None:
+        """Send on an event stored before (one found pending at start)."""
+        self.dispatch(inbound_from_json(item.payload))
+
+    def dispatch(self, inbound: Inbound, *, running_elsewhere: bool = False) -> None:
+        """Send a stored event on: to the interactions, or to the chat worker.
         `running_elsewhere`: a turn of the chat was running when it was stored (read with its
         INSERT), maybe in another process: it waits, and gets its 👀 from here."""
-        inbound = inbound_from_json(item.payload)
         if self._interactions.owns(inbound):
             self._background.spawn(self._interact(inbound), handler=True)
         else:

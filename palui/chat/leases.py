@@ -74,9 +74,13 @@ class ChatLeases:
         """This process's other lease of each chat (the delivery lease), under the same holder
         name: a chat lease held here does not keep this process's own deliveries out."""
         return ChatLeases(
-            repo, ttl_s=self._ttl_s, what=what, clock=self._clock, holder=self.holder,
+            repo,
+            ttl_s=self._ttl_s,
+            what=what,
+            clock=self._clock,
+            holder=self.holder,
             heartbeat=self._heartbeat,
-        )  # fmt: skip
+        )
 
     @property
     def ttl_s(self) -> float:
@@ -158,9 +162,10 @@ class ChatLeases:
         if not held.lost:
             held.lost = True
             log.error(
-                f"{self._what}_lease_lost", chat_id=held.fence.chat_id,
+                f"{self._what}_lease_lost",
+                chat_id=held.fence.chat_id,
                 generation=held.fence.generation,
-            )  # fmt: skip
+            )
             if held.on_lost is not None:
                 held.on_lost(held.fence.chat_id)
         raise LeaseLost(held.fence.chat_id, self._what)
@@ -173,8 +178,9 @@ class ChatLeases:
             except LeaseLost:
                 return
             except Exception as exc:
-                log.warning(f"{self._what}_lease_not_renewed", chat_id=held.fence.chat_id,
-                            error=str(exc))  # fmt: skip
+                log.warning(
+                    f"{self._what}_lease_not_renewed", chat_id=held.fence.chat_id, error=str(exc)
+                )
 
 
 def process_holder() -> str:

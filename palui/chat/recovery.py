@@ -87,9 +87,13 @@ class Recovery:
         if recovered:
             self._metrics.lease_taken_over("chat")
             log.warning(
-                "chat_recovered", chat_id=chat_id, turns=recovered.turns, calls=recovered.calls,
-                actions=recovered.actions, claims=recovered.claims,
-            )  # fmt: skip
+                "chat_recovered",
+                chat_id=chat_id,
+                turns=recovered.turns,
+                calls=recovered.calls,
+                actions=recovered.actions,
+                claims=recovered.claims,
+            )
         return recovered
 
     async def orphaned(self) -> list[int]:

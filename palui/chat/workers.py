@@ -40,7 +40,7 @@ from palui.db import Store
 from palui.delivery.outbox import Outbox, Ready
 from palui.domain import EVERY_CHAT, ChatScope, Fence, Inbound
 from palui.errors import LeaseLost
-from palui.jobs.runs import admit_run
+from palui.jobs.admission import admit_run
 from palui.logs import get_logger
 from palui.media import MediaIntake
 from palui.memory import Memory

@@ -59,9 +59,11 @@ def _file_modes(settings: Settings) -> Check:
     fixes = loose_files(settings.data_dir, databases)
     if fixes:
         return Check(
-            "files", False, "the data dir or a database file can be read by other users",
+            "files",
+            False,
+            "the data dir or a database file can be read by other users",
             " && ".join(fixes),
-        )  # fmt: skip
+        )
     return Check("files", True, "data dir 0700, database files 0600")
 
 
@@ -137,12 +139,13 @@ async def _running(settings: Settings) -> Check | None:
     if health["status"] != "degraded":
         return Check("running", True, f"palui run answers on {url}: {health['status']}")
     return Check(
-        "running", False,
+        "running",
+        False,
         f"palui run on {url} is degraded: it can't reach its database",
         "Messages wait meanwhile (Telegram keeps them until they are stored; replies stay in "
         "the outbox) and are answered once the database is back. Start the database or fix "
         "the network to it; the database line above says what this machine sees.",
-    )  # fmt: skip
+    )
 
 
 Listed = list[tuple[str, RemoteTool]]  # the tools of the connected connectors
@@ -233,11 +236,13 @@ async def _tool_budget(settings: Settings, listed: Listed) -> Check | None:
     if enabled <= budget * FAR_PAST:
         return Check("tools", True, detail)
     return Check(
-        "tools", False, detail,
+        "tools",
+        False,
+        detail,
         "Far past the budget, the right tool is found less often. Switch off tools you don't "
         "use (/connectors, or `disable` globs in palui.toml), or raise max_tools.",
         warning=True,
-    )  # fmt: skip
+    )
 
 
 async def _run_code(settings: Settings) -> Check | None:

@@ -21,7 +21,8 @@ from typing import Any, TextIO
 
 from palui.config import Settings, load_settings
 from palui.db import Database
-from palui.db.runs import AmbiguousRun, RunRepo, RunSummary, StepRecord
+from palui.db.runs import RunRepo, RunSummary, StepRecord
+from palui.errors import AmbiguousRun
 from palui.logs import configure_logging
 from palui.turns.explain import decision_basis, step_detail, timing
 

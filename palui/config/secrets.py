@@ -35,10 +35,14 @@ def configured_secrets(settings: Settings, environ: Mapping[str, str] | None = N
     """Every secret of `settings` and of the environment, each at least MIN_LENGTH long."""
     env = os.environ if environ is None else environ
     keys = (
-        settings.telegram_token, settings.model_api_key, settings.telegram_webhook_secret,
-        settings.transcription_api_key, settings.tts_api_key, settings.secret_key,
+        settings.telegram_token,
+        settings.model_api_key,
+        settings.telegram_webhook_secret,
+        settings.transcription_api_key,
+        settings.tts_api_key,
+        settings.secret_key,
         settings.http.metrics_token,
-    )  # fmt: skip
+    )
     found = [key.get_secret_value() for key in keys if key is not None]
     found += [secret for hook in settings.webhooks.values() if (secret := hook.secret())]
     for server in settings.mcp.values():

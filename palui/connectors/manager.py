@@ -55,9 +55,13 @@ class ConnectorManager:
         }
         if recall is not None:  # long-term memory: connector `recall` (DESIGN §1.7)
             self._connectors[RECALL_ID] = McpConnector(
-                "recall", recall, backoff=backoff, on_tools_changed=on_tools_changed,
-                connect_timeout_s=connect_timeout_s, connector_id=RECALL_ID,
-            )  # fmt: skip
+                "recall",
+                recall,
+                backoff=backoff,
+                on_tools_changed=on_tools_changed,
+                connect_timeout_s=connect_timeout_s,
+                connector_id=RECALL_ID,
+            )
 
     def connectors(self) -> list[McpConnector]:
         return list(self._connectors.values())

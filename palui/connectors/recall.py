@@ -26,13 +26,19 @@ def recall_server_settings(settings: Settings, db: str | None = None) -> McpServ
         )
     if recall.command:
         return McpServerSettings(
-            command=recall.command, args=recall.args, env=recall.env, trust=trust,
+            command=recall.command,
+            args=recall.args,
+            env=recall.env,
+            trust=trust,
             timeout_s=timeout_s,
-        )  # fmt: skip
+        )
     if db is None:
         db = str((settings.data_dir / "recall.db").resolve())
     # The interpreter running Palui has Palui installed: no PATH lookup of a `palui` script.
     return McpServerSettings(
-        command=sys.executable, args=("-m", "palui.recall_server", "--db", db),
-        env=recall.env, trust=trust, timeout_s=timeout_s,
-    )  # fmt: skip
+        command=sys.executable,
+        args=("-m", "palui.recall_server", "--db", db),
+        env=recall.env,
+        trust=trust,
+        timeout_s=timeout_s,
+    )

@@ -21,6 +21,7 @@ from mcp.client.auth import AuthorizationCodeResult
 from palui.connectors.connector import McpConnector
 from palui.connectors.oauth import GrantAuth, SignInNeeded
 from palui.domain import ConnectorState
+from palui.errors import SignInRefused
 from palui.logs import get_logger
 
 log = get_logger(__name__)
@@ -53,10 +54,6 @@ class Started:
     done: asyncio.Task[str]
 
 
-class SignInRefused(Exception):
-    """The sign-in could not start; the message says why."""
-
-
 class SignIns:
     def __init__(self) -> None:
         self._pending: dict[str, Pending] = {}
@@ -84,9 +81,12 @@ class SignIns:
                 self._pending.pop(states[-1], None)
 
         auth = GrantAuth(
-            connector.id, connector.settings, setup,
-            redirect_handler=redirect, callback_handler=callback,
-        )  # fmt: skip
+            connector.id,
+            connector.settings,
+            setup,
+            redirect_handler=redirect,
+            callback_handler=callback,
+        )
         flow = asyncio.create_task(self._run(connector, auth), name=f"sign-in {connector.id}")
         self._tasks.add(flow)
         flow.add_done_callback(self._tasks.discard)

@@ -6,17 +6,12 @@ The only package that imports sqlalchemy.
 
 from palui.db.engine import Database, alembic_config, migrations_dir
 from palui.db.sessions import History
-from palui.db.store import Store, day_start, hour_ago
-from palui.domain import InboxItem, OutboxItem
+from palui.db.store import Store
 
 __all__ = [
     "Database",
     "History",
-    "InboxItem",
-    "OutboxItem",
     "Store",
     "alembic_config",
-    "day_start",
-    "hour_ago",
     "migrations_dir",
 ]

@@ -25,17 +25,26 @@ from palui.domain import (
     NewEdit,
 )
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["ApprovalEditRepo", "EditRecord", "NewEdit"]
-
 
 def _record(row: ApprovalEdit) -> EditRecord:
     return EditRecord(
-        row.id, row.token, row.approval_id, row.card_token, row.card_message_id, row.chat_id,
-        row.user_id, row.user_name, EditStatus(row.status), tuple(json.loads(row.fields)),
-        row.position, row.arguments, row.seq, row.message_id, row.asked_seq,
+        row.id,
+        row.token,
+        row.approval_id,
+        row.card_token,
+        row.card_message_id,
+        row.chat_id,
+        row.user_id,
+        row.user_name,
+        EditStatus(row.status),
+        tuple(json.loads(row.fields)),
+        row.position,
+        row.arguments,
+        row.seq,
+        row.message_id,
+        row.asked_seq,
         row.started_update_id,
-    )  # fmt: skip
+    )
 
 
 async def _handled(s: AsyncSession, update_id: int | None) -> None:
@@ -65,14 +74,24 @@ class ApprovalEditRepo(Repo):
                 row.status, row.updated_at = EditStatus.CANCELLED, utcnow()
             s.add(
                 ApprovalEdit(
-                    id=new.id, token=new.token, approval_id=new.approval_id,
-                    card_token=new.card_token, card_message_id=new.card_message_id,
-                    chat_id=new.chat_id, user_id=new.user_id, user_name=new.user_name[:128],
-                    status=EditStatus.ASKING, fields=json.dumps(list(new.fields)), position=0,
-                    seq=0, arguments=new.arguments, started_update_id=new.started_update_id,
-                    created_at=utcnow(), updated_at=utcnow(),
+                    id=new.id,
+                    token=new.token,
+                    approval_id=new.approval_id,
+                    card_token=new.card_token,
+                    card_message_id=new.card_message_id,
+                    chat_id=new.chat_id,
+                    user_id=new.user_id,
+                    user_name=new.user_name[:128],
+                    status=EditStatus.ASKING,
+                    fields=json.dumps(list(new.fields)),
+                    position=0,
+                    seq=0,
+                    arguments=new.arguments,
+                    started_update_id=new.started_update_id,
+                    created_at=utcnow(),
+                    updated_at=utcnow(),
                 )
-            )  # fmt: skip
+            )
             return [_record(row) for row in rows]
 
     async def active(self, chat_id: int, user_id: int, now: datetime) -> EditRecord | None:

@@ -25,17 +25,32 @@ from palui.domain import (
     TurnStatus,
 )
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["ApprovalRecord", "ApprovalRepo", "NewApproval"]
-
 
 def _record(row: ApprovalRow) -> ApprovalRecord:
     return ApprovalRecord(
-        row.id, row.token, row.turn_id, row.chat_id, row.call_id, row.tool, row.arguments,
-        row.digest, row.tool_class, row.sends_out, row.why, ApprovalStatus(row.status),
-        row.message_id, row.decided_by, row.created_at, row.expires_at, row.decided_at,
-        row.result, row.model_arguments, row.edited_by, row.edited_at, row.decided_on,
-    )  # fmt: skip
+        row.id,
+        row.token,
+        row.turn_id,
+        row.chat_id,
+        row.call_id,
+        row.tool,
+        row.arguments,
+        row.digest,
+        row.tool_class,
+        row.sends_out,
+        row.why,
+        ApprovalStatus(row.status),
+        row.message_id,
+        row.decided_by,
+        row.created_at,
+        row.expires_at,
+        row.decided_at,
+        row.result,
+        row.model_arguments,
+        row.edited_by,
+        row.edited_at,
+        row.decided_on,
+    )
 
 
 class ApprovalRepo:
@@ -71,13 +86,23 @@ class ApprovalRepo:
             for a in approvals:
                 s.add(
                     ApprovalRow(
-                        id=a.id, token=a.token, turn_id=turn_id, chat_id=chat_id,
-                        call_id=a.call_id, tool=a.tool, arguments=a.arguments, digest=a.digest,
-                        tool_class=a.tool_class, sends_out=a.sends_out, why=a.why,
-                        decision_id=a.decision_id, status=ApprovalStatus.PENDING,
-                        created_at=utcnow(), expires_at=a.expires_at,
+                        id=a.id,
+                        token=a.token,
+                        turn_id=turn_id,
+                        chat_id=chat_id,
+                        call_id=a.call_id,
+                        tool=a.tool,
+                        arguments=a.arguments,
+                        digest=a.digest,
+                        tool_class=a.tool_class,
+                        sends_out=a.sends_out,
+                        why=a.why,
+                        decision_id=a.decision_id,
+                        status=ApprovalStatus.PENDING,
+                        created_at=utcnow(),
+                        expires_at=a.expires_at,
                     )
-                )  # fmt: skip
+                )
             if update_ids:
                 await s.execute(
                     update(InboxUpdate)

@@ -168,23 +168,42 @@ class FencedCalls:
 def _new_row(key: CallKey, tool: str, created_at: datetime) -> dict[str, Any]:
     """A new call's record before its first change, every column but the id."""
     return {
-        "turn_id": key.turn_id, "chat_id": key.chat_id, "step": key.step,
+        "turn_id": key.turn_id,
+        "chat_id": key.chat_id,
+        "step": key.step,
         "call_id": key.call_id[:128],
-        "tool": tool[:128], "tool_class": None, "class_source": None, "sends_out": False,
-        "arguments": "", "model_arguments": None, "decision": None, "decision_id": None,
-        "reason": None, "status": CallStatus.PENDING, "result": None, "stages": "[]",
-        "created_at": created_at, "started_at": None, "ended_at": None, "duration_ms": None,
-    }  # fmt: skip
+        "tool": tool[:128],
+        "tool_class": None,
+        "class_source": None,
+        "sends_out": False,
+        "arguments": "",
+        "model_arguments": None,
+        "decision": None,
+        "decision_id": None,
+        "reason": None,
+        "status": CallStatus.PENDING,
+        "result": None,
+        "stages": "[]",
+        "created_at": created_at,
+        "started_at": None,
+        "ended_at": None,
+        "duration_ms": None,
+    }
 
 
 def _apply(row: dict[str, Any], change: CallChange, now: datetime) -> None:
     columns = {
-        "status": change.status, "tool_class": change.tool_class,
-        "class_source": change.class_source, "sends_out": change.sends_out,
-        "arguments": change.arguments, "model_arguments": change.model_arguments,
-        "decision": change.decision, "decision_id": change.decision_id, "reason": change.reason,
+        "status": change.status,
+        "tool_class": change.tool_class,
+        "class_source": change.class_source,
+        "sends_out": change.sends_out,
+        "arguments": change.arguments,
+        "model_arguments": change.model_arguments,
+        "decision": change.decision,
+        "decision_id": change.decision_id,
+        "reason": change.reason,
         "result": change.result,
-    }  # fmt: skip
+    }
     for name, value in columns.items():
         if value is not None:
             row[name] = value
@@ -208,9 +227,13 @@ def _apply(row: dict[str, Any], change: CallChange, now: datetime) -> None:
 def _entry(stage: StageEntry, now: datetime) -> dict[str, Any]:
     duration = None if stage.duration_s is None else round(stage.duration_s * 1000)
     return {
-        "stage": str(stage.stage), "outcome": stage.outcome[:24], "reason": stage.reason,
-        "detail": stage.detail, "at": now.isoformat(), "duration_ms": duration,
-    }  # fmt: skip
+        "stage": str(stage.stage),
+        "outcome": stage.outcome[:24],
+        "reason": stage.reason,
+        "detail": stage.detail,
+        "at": now.isoformat(),
+        "duration_ms": duration,
+    }
 
 
 async def settle_interrupted(s: AsyncSession, turn_ids: Sequence[str]) -> int:
@@ -228,8 +251,13 @@ async def settle_interrupted(s: AsyncSession, turn_ids: Sequence[str]) -> int:
     for row in rows:
         values = {k: getattr(row, k) for k in VALUES}
         # The stage keeps its start time; a crash leaves no duration to tell.
-        _apply(values, CallChange(row.tool, stage, settles=True, status=CallStatus.UNKNOWN,
-                                  result=INTERRUPTED), utcnow())  # fmt: skip
+        _apply(
+            values,
+            CallChange(
+                row.tool, stage, settles=True, status=CallStatus.UNKNOWN, result=INTERRUPTED
+            ),
+            utcnow(),
+        )
         values["ended_at"] = utcnow()
         for name, value in values.items():
             if value != getattr(row, name):

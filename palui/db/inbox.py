@@ -67,10 +67,13 @@ class InboxRepo(Repo):
     ) -> bool:
         """Store an update; False when it was already there (a redelivery)."""
         row = {
-            "update_id": update_id, "chat_id": chat_id, "user_id": user_id,
+            "update_id": update_id,
+            "chat_id": chat_id,
+            "user_id": user_id,
             "payload": json.dumps(payload, separators=(",", ":")),
-            "status": InboxStatus.PENDING, "received_at": utcnow(),
-        }  # fmt: skip
+            "status": InboxStatus.PENDING,
+            "received_at": utcnow(),
+        }
         async with self._db.session() as s, s.begin():
             result = await s.execute(self._add, row)
         return bool(getattr(result, "rowcount", 0))
@@ -81,10 +84,13 @@ class InboxRepo(Repo):
         """`add`, in the same statement: whether a turn of the chat runs now (in any process);
         None when the update was already stored (a redelivery)."""
         row = {
-            "update_id": update_id, "chat_id": chat_id, "user_id": user_id,
+            "update_id": update_id,
+            "chat_id": chat_id,
+            "user_id": user_id,
             "payload": json.dumps(payload, separators=(",", ":")),
-            "status": InboxStatus.PENDING, "received_at": utcnow(),
-        }  # fmt: skip
+            "status": InboxStatus.PENDING,
+            "received_at": utcnow(),
+        }
         async with self._db.session() as s, s.begin():
             found = (await s.execute(_ADD_SEEING[self._db.is_sqlite], row)).first()
         return None if found is None else bool(found[0])

@@ -19,23 +19,37 @@ from palui.db.models import Chat, JobRow, JobRun, ModelCall, OutboxMessage, Turn
 from palui.db.repo import Repo
 from palui.domain import JobRecord, RunRecord, RunStatus, TurnStatus
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["JobRecord", "JobRepo", "RunRecord", "RunStatus"]
-
 
 def _job(row: JobRow) -> JobRecord:
     return JobRecord(
-        row.id, row.token, row.chat_id, row.prompt, row.schedule, row.timezone, row.enabled,
-        row.daily_token_cap, row.anchor_at, row.created_by, row.created_at, row.updated_at,
-        row.taint_source, row.model,
-    )  # fmt: skip
+        row.id,
+        row.token,
+        row.chat_id,
+        row.prompt,
+        row.schedule,
+        row.timezone,
+        row.enabled,
+        row.daily_token_cap,
+        row.anchor_at,
+        row.created_by,
+        row.created_at,
+        row.updated_at,
+        row.taint_source,
+        row.model,
+    )
 
 
 def _run(row: JobRun, turn_status: str | None = None) -> RunRecord:
     return RunRecord(
-        row.id, row.job_id, row.chat_id, row.scheduled_for, RunStatus(row.status), row.missed,
-        row.turn_id, None if turn_status is None else TurnStatus(turn_status),
-    )  # fmt: skip
+        row.id,
+        row.job_id,
+        row.chat_id,
+        row.scheduled_for,
+        RunStatus(row.status),
+        row.missed,
+        row.turn_id,
+        None if turn_status is None else TurnStatus(turn_status),
+    )
 
 
 class JobRepo(Repo):
@@ -54,12 +68,21 @@ class JobRepo(Repo):
         now = utcnow()
         async with self._db.session() as s, s.begin():
             model = await s.scalar(select(Chat.model).where(Chat.id == chat_id))
-            row = JobRow(model=model,
-                token=secrets.token_hex(8), chat_id=chat_id, prompt=prompt, schedule=schedule,
-                timezone=timezone, enabled=True, daily_token_cap=daily_token_cap,
-                anchor_at=anchor_at, created_by=created_by[:160], created_at=now, updated_at=now,
+            row = JobRow(
+                model=model,
+                token=secrets.token_hex(8),
+                chat_id=chat_id,
+                prompt=prompt,
+                schedule=schedule,
+                timezone=timezone,
+                enabled=True,
+                daily_token_cap=daily_token_cap,
+                anchor_at=anchor_at,
+                created_by=created_by[:160],
+                created_at=now,
+                updated_at=now,
                 taint_source=taint_source[:160] if taint_source else None,
-            )  # fmt: skip
+            )
             s.add(row)
             await s.flush()
             return _job(row)
@@ -118,10 +141,14 @@ class JobRepo(Repo):
             async with self._db.session() as s, s.begin():
                 s.add(
                     JobRun(
-                        job_id=job.id, chat_id=job.chat_id, scheduled_for=scheduled_for,
-                        status=status, missed=missed, claimed_at=utcnow(),
+                        job_id=job.id,
+                        chat_id=job.chat_id,
+                        scheduled_for=scheduled_for,
+                        status=status,
+                        missed=missed,
+                        claimed_at=utcnow(),
                     )
-                )  # fmt: skip
+                )
                 await s.flush()
                 if note:
                     s.add(OutboxMessage(chat_id=job.chat_id, text=note))

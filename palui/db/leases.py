@@ -14,6 +14,12 @@ never deleted (a release clears the holder), so the generation only ever goes up
 A holder whose process heartbeat stopped (`palui.db.heartbeats`) counts as gone: a take given a
 `dead_before` takes its lease over without waiting for the lapse, and its other lease of the
 chat no longer keeps this one out. The fence guards that case as any other take-over.
+
+Delivery leases (`DeliveryLeaseRepo`): one process at a time sends a chat's outbox. Replies are
+committed to the shared outbox and any process may deliver them (after its own turn, a command,
+a tap, its start-up or its retry sweep). Without a lease two processes could send the same reply
+part at once; with it the others leave the chat's outbox to the holder, which reads it again
+until it is empty. The rows behave exactly like chat leases, in their own table.
 """
 
 from __future__ import annotations
@@ -213,9 +219,12 @@ class LeaseRepo(Repo):
         now = utcnow()
         stmt = _TAKES[self.table, self._db.is_sqlite]
         params = {
-            TAKE_CHAT: chat_id, TAKE_HOLDER: holder, TAKE_NOW: now,
-            TAKE_EXPIRES: now + timedelta(seconds=ttl_s), DEAD_BEFORE: dead_before,
-        }  # fmt: skip
+            TAKE_CHAT: chat_id,
+            TAKE_HOLDER: holder,
+            TAKE_NOW: now,
+            TAKE_EXPIRES: now + timedelta(seconds=ttl_s),
+            DEAD_BEFORE: dead_before,
+        }
         async with self._db.session() as s, s.begin():
             if not self._db.is_sqlite:
                 # Both leases' takes of a chat, one at a time: each reads the other's row, and
@@ -250,3 +259,7 @@ class LeaseRepo(Repo):
         async with self._db.session() as s:
             rows = await s.execute(select(t.chat_id, t.holder).where(t.holder != RELEASED))
             return [(chat_id, holder) for chat_id, holder in rows]
+
+
+class DeliveryLeaseRepo(LeaseRepo):
+    table = DeliveryLease

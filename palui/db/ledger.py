@@ -20,9 +20,6 @@ from palui.domain import ActionState, Claim, Fence
 from palui.errors import LeaseLost
 from palui.ports import Ledger
 
-# Claim is re-exported from its old home, so imports of it keep working.
-__all__ = ["ActionLedger", "Claim", "FencedLedger"]
-
 
 class ActionLedger:
     def __init__(self, db: Database, window: timedelta = timedelta(minutes=10)) -> None:
@@ -68,9 +65,16 @@ class ActionLedger:
             async with self._db.session() as s, s.begin():
                 await check(s, fence)  # in the claim's transaction: no stale claim commits
                 row = ActionRow(
-                    key=key, slot=slot, chat_id=chat_id, tool=tool[:128], arguments=arguments,
-                    state=ActionState.IN_PROGRESS, turn_id=turn_id, created_at=now, updated_at=now,
-                )  # fmt: skip
+                    key=key,
+                    slot=slot,
+                    chat_id=chat_id,
+                    tool=tool[:128],
+                    arguments=arguments,
+                    state=ActionState.IN_PROGRESS,
+                    turn_id=turn_id,
+                    created_at=now,
+                    updated_at=now,
+                )
                 s.add(row)
                 await s.flush()
                 return Claim(ActionState.NEW, row.id)

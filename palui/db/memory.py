@@ -31,9 +31,6 @@ from palui.domain import (
     TurnStatus,
 )
 
-# The records are re-exported from their old home, so imports of it keep working.
-__all__ = ["MemoryRepo", "SliceMessage", "SliceRecord", "StoredSwitches"]
-
 SWITCH_NAMES = ("auto_recall", "auto_save", "memory_tools")
 UNFINISHED = (TurnStatus.RUNNING, TurnStatus.AWAITING_APPROVAL)
 UNSAVED = (SaveState.PENDING, SaveState.FAILED)  # a save still to do (again)
@@ -71,9 +68,16 @@ _OUTLOOK = select(*outlook_columns(bindparam("chat_id", type_=Chat.__table__.c.i
 
 def _slice(row: MemorySlice) -> SliceRecord:
     return SliceRecord(
-        row.id, row.chat_id, row.session_id, row.first_message_id, row.last_message_id,
-        SliceReason(row.reason), row.summarised, SaveState(row.save_state), row.updated_at,
-    )  # fmt: skip
+        row.id,
+        row.chat_id,
+        row.session_id,
+        row.first_message_id,
+        row.last_message_id,
+        SliceReason(row.reason),
+        row.summarised,
+        SaveState(row.save_state),
+        row.updated_at,
+    )
 
 
 class MemoryRepo(Repo):
@@ -162,12 +166,19 @@ class MemoryRepo(Repo):
             await s.execute(
                 self._insert(MemorySlice)
                 .values(
-                    chat_id=chat_id, session_id=session_id, first_message_id=first,
-                    last_message_id=last, reason=reason, summarised=False,
-                    save_state=save_state, saved_count=0, created_at=now, updated_at=now,
+                    chat_id=chat_id,
+                    session_id=session_id,
+                    first_message_id=first,
+                    last_message_id=last,
+                    reason=reason,
+                    summarised=False,
+                    save_state=save_state,
+                    saved_count=0,
+                    created_at=now,
+                    updated_at=now,
                 )
                 .on_conflict_do_nothing(index_elements=["session_id", "first_message_id"])
-            )  # fmt: skip
+            )
 
     async def open_slices(self, chat_id: int) -> list[SliceRecord]:
         """The chat's slices with work left: a summary not yet written, or a save not done."""

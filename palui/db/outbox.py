@@ -133,8 +133,10 @@ class OutboxRepo(Repo):
         lease = None if fence is None else ChatLease if chat_lease else DeliveryLease
         record = _PART_RECORDS[lease, message_id is not None]
         params: dict[str, Any] = {
-            "outbox_id": outbox_id, "parts_sent": parts_sent, "sent_at": utcnow() if done else None
-        }  # fmt: skip
+            "outbox_id": outbox_id,
+            "parts_sent": parts_sent,
+            "sent_at": utcnow() if done else None,
+        }
         if message_id is not None:
             params["last_message_id"] = message_id
         if fence is not None:

@@ -41,9 +41,10 @@ async def where_to_look(s: AsyncSession, item: OutboxItem) -> Lookup | None:
         return None  # its earlier parts are nowhere on record: a probe could edit one
     known.append(row.last_message_id)
     earlier = await s.execute(
-        select(func.max(OutboxMessage.last_message_id), func.max(OutboxMessage.edit_message_id))
-        .where(OutboxMessage.chat_id == chat, OutboxMessage.id < item.id)
-    )  # fmt: skip
+        select(
+            func.max(OutboxMessage.last_message_id), func.max(OutboxMessage.edit_message_id)
+        ).where(OutboxMessage.chat_id == chat, OutboxMessage.id < item.id)
+    )
     known.extend(earlier.one())
     if (turn_id := row.turn_id) is not None:
         turn = await s.get(Turn, turn_id)

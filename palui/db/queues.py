@@ -101,7 +101,11 @@ class QueueRepo(Repo):
             key=lambda item: item.update_id,
         )
         return Waiting(
-            tuple(inbox), "paused" in kinds, "webhooks" in kinds, "jobs" in kinds,
-            "edits" in kinds, version,
+            tuple(inbox),
+            "paused" in kinds,
+            "webhooks" in kinds,
+            "jobs" in kinds,
+            "edits" in kinds,
+            version,
             (memory.update_id, int(memory.user_id or 0), "slices" in kinds),
-        )  # fmt: skip
+        )

@@ -39,9 +39,11 @@ class Recovered:
 
     def __add__(self, other: Recovered) -> Recovered:
         return Recovered(
-            self.turns + other.turns, self.calls + other.calls, self.actions + other.actions,
+            self.turns + other.turns,
+            self.calls + other.calls,
+            self.actions + other.actions,
             self.claims + other.claims,
-        )  # fmt: skip
+        )
 
     def __bool__(self) -> bool:
         return any((self.turns, self.calls, self.actions, self.claims))

@@ -58,10 +58,16 @@ class Riders:
     def offered(self, turn_id: str, events: Sequence[OfferEvent]) -> None:
         now = utcnow()
         self.offers.extend(
-            {"turn_id": turn_id, "tool": e.tool, "why": str(e.why), "detail": e.detail,
-             "enabled": e.enabled, "created_at": now}
+            {
+                "turn_id": turn_id,
+                "tool": e.tool,
+                "why": str(e.why),
+                "detail": e.detail,
+                "enabled": e.enabled,
+                "created_at": now,
+            }
             for e in events
-        )  # fmt: skip
+        )
 
     def recall_check(
         self,
@@ -79,12 +85,15 @@ def usage_row(
     turn_id: str | None, chat_id: int | None, completion: Completion, latency_s: float
 ) -> dict[str, Any]:
     return {
-        "turn_id": turn_id, "chat_id": chat_id, "model": completion.model,
+        "turn_id": turn_id,
+        "chat_id": chat_id,
+        "model": completion.model,
         "prompt_tokens": completion.usage.prompt_tokens,
         "completion_tokens": completion.usage.completion_tokens,
         "total_tokens": completion.usage.total_tokens,
-        "latency_ms": round(latency_s * 1000), "created_at": utcnow(),
-    }  # fmt: skip
+        "latency_ms": round(latency_s * 1000),
+        "created_at": utcnow(),
+    }
 
 
 def check_row(
@@ -95,9 +104,13 @@ def check_row(
     latency_ms: int | None,
 ) -> dict[str, Any]:
     return {
-        "chat_id": chat_id, "turn_id": turn_id, "outcome": outcome, "detail": detail,
-        "latency_ms": latency_ms, "created_at": utcnow(),
-    }  # fmt: skip
+        "chat_id": chat_id,
+        "turn_id": turn_id,
+        "outcome": outcome,
+        "detail": detail,
+        "latency_ms": latency_ms,
+        "created_at": utcnow(),
+    }
 
 
 async def ride(session: AsyncSession, riders: Riders | None) -> None:

@@ -14,6 +14,7 @@ from palui.db.models import CallRecordRow, Topic, Turn
 from palui.db.repo import Repo
 from palui.db.topics import TOPIC_KEYS
 from palui.domain import CallStage, CallStatus
+from palui.errors import AmbiguousRun
 
 # A held or unapproved call is only a card: `palui runs` counts the calls that reached the end.
 NOT_RAN = [str(status) for status in CallStatus if not status.ran]
@@ -47,15 +48,6 @@ class RunSummary:
     calls: int
     error: str | None
     topic_id: int = 0  # the chat's topic the turn ran in (palui.db.topics); 0: the chat itself
-
-
-class AmbiguousRun(LookupError):
-    """A turn id prefix that fits more than one turn."""
-
-    def __init__(self, prefix: str, matches: list[str]) -> None:
-        super().__init__(prefix)
-        self.prefix = prefix
-        self.matches = matches
 
 
 class RunRepo(Repo):
@@ -140,9 +132,18 @@ def _stages(row: CallRecordRow) -> list[StepRecord]:
 
 def _step(row: CallRecordRow, e: dict[str, Any]) -> StepRecord:
     return StepRecord(
-        row.id, row.turn_id, row.step, row.call_id, row.tool, e["stage"], e["outcome"],
-        e["reason"], e["detail"] or {}, e["duration_ms"], _utc(e["at"]),
-    )  # fmt: skip
+        row.id,
+        row.turn_id,
+        row.step,
+        row.call_id,
+        row.tool,
+        e["stage"],
+        e["outcome"],
+        e["reason"],
+        e["detail"] or {},
+        e["duration_ms"],
+        _utc(e["at"]),
+    )
 
 
 def _utc(at: str) -> datetime:
@@ -154,6 +155,13 @@ def _summary(turn: Turn, calls: int, topic: tuple[Any, Any]) -> RunSummary:
     """`topic`: the chat and topic behind a topic's key (None, None for a chat's own turn)."""
     chat_id, topic_id = topic if topic[0] is not None else (turn.chat_id, 0)
     return RunSummary(
-        turn.id, chat_id, turn.kind, turn.status, turn.started_at, turn.ended_at, calls,
-        turn.error, topic_id,
-    )  # fmt: skip
+        turn.id,
+        chat_id,
+        turn.kind,
+        turn.status,
+        turn.started_at,
+        turn.ended_at,
+        calls,
+        turn.error,
+        topic_id,
+    )

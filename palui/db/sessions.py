@@ -17,7 +17,7 @@ from palui.domain import Message, Role, SliceReason, Taint
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a history message came from (`palui.turns.taint` reads taint from it)."""
+    """Where a history message came from (`palui.turns.starting_taint` reads taint from it)."""
 
     turn_id: str | None
     tainted: bool  # the message came from a tainted turn

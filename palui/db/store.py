@@ -11,12 +11,11 @@ from palui.db.approval_edits import ApprovalEditRepo
 from palui.db.approvals import ApprovalRepo
 from palui.db.calls import CallRecordRepo
 from palui.db.chat_choices import ChatChoiceRepo
-from palui.db.delivery_leases import DeliveryLeaseRepo
 from palui.db.engine import Database
 from palui.db.heartbeats import HeartbeatRepo
 from palui.db.inbox import InboxRepo
 from palui.db.jobs import JobRepo
-from palui.db.leases import LeaseRepo
+from palui.db.leases import DeliveryLeaseRepo, LeaseRepo
 from palui.db.ledger import ActionLedger
 from palui.db.memory import MemoryRepo
 from palui.db.outbox import OutboxRepo
@@ -24,7 +23,7 @@ from palui.db.queues import QueueRepo
 from palui.db.recovery import RecoveryRepo
 from palui.db.retention import RetentionRepo
 from palui.db.runs import RunRepo
-from palui.db.sessions import ChatRepo, History, Provenance
+from palui.db.sessions import ChatRepo
 from palui.db.skills import SkillTrustRepo
 from palui.db.stand_ins import StandInRepo
 from palui.db.stop_requests import StopRequestRepo
@@ -36,24 +35,6 @@ from palui.db.turns import TurnRepo
 from palui.db.usage import UsageRepo
 from palui.db.web import WebRepo
 from palui.db.webhooks import WebhookRepo
-from palui.domain import InboxItem, OutboxItem
-from palui.domain.windows import day_start, hour_ago
-
-# The repositories and records used to be defined here: re-exported so imports of it keep working.
-__all__ = [
-    "ChatRepo",
-    "History",
-    "InboxItem",
-    "InboxRepo",
-    "OutboxItem",
-    "OutboxRepo",
-    "Provenance",
-    "Store",
-    "StrangerRepo",
-    "TurnRepo",
-    "day_start",
-    "hour_ago",
-]
 
 
 class Store:

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from palui.db import settings_version
 from palui.db.models import ConnectorSetting, ToolSetting, utcnow
 from palui.db.repo import Repo
-from palui.domain import ToolSettingRecord as ToolSettingRecord  # re-exported: its old home
+from palui.domain import ToolSettingRecord
 
 
 class ToolSettingRepo(Repo):

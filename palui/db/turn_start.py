@@ -26,9 +26,21 @@ MESSAGES, TURNS = cast(Table, MessageRow.__table__), cast(Table, Turn.__table__)
 CHATS = cast(Table, Chat.__table__)
 # The turn row's values (`start_turn`), each its statements' bind parameter of the same name.
 TURN_KEYS = (
-    "id", "chat_id", "kind", "status", "started_at", "preview_message_id", "preview_floor",
-    "preview_text", "tainted", "taint_source", "requester_id", "reply_to", "model", "voice",
-)  # fmt: skip
+    "id",
+    "chat_id",
+    "kind",
+    "status",
+    "started_at",
+    "preview_message_id",
+    "preview_floor",
+    "preview_text",
+    "tainted",
+    "taint_source",
+    "requester_id",
+    "reply_to",
+    "model",
+    "voice",
+)
 # Read from the chat's row by the turn's INSERT (`_chosen`): its /model and /voice choices.
 CHOSEN = ("model", "voice")
 
@@ -161,15 +173,21 @@ async def start_turn(
     left = await _take_previews(s, chat_id, update_ids) if rerun else Left()
     unrecorded = left.unrecorded
     turn = {
-        "id": turn_id, "chat_id": chat_id, "kind": start.kind,
-        "status": TurnStatus.RUNNING, "started_at": utcnow(),
+        "id": turn_id,
+        "chat_id": chat_id,
+        "kind": start.kind,
+        "status": TurnStatus.RUNNING,
+        "started_at": utcnow(),
         "preview_message_id": left.message_id,
         "preview_floor": unrecorded.floor if unrecorded else None,
         "preview_text": unrecorded.text if unrecorded else None,
-        "tainted": taint is not None, "taint_source": taint.label if taint else None,
-        "requester_id": start.requester_id, "reply_to": start.reply_to,
-        "model": start.model, "voice": start.voice,
-    }  # fmt: skip
+        "tainted": taint is not None,
+        "taint_source": taint.label if taint else None,
+        "requester_id": start.requester_id,
+        "reply_to": start.reply_to,
+        "model": start.model,
+        "voice": start.voice,
+    }
     found = None if session_id is not None else await _insert_in_open_session(s, turn, fence)
     if found is not None:
         session_id, turn["model"], turn["voice"] = found
@@ -196,13 +214,17 @@ async def start_turn(
         await s.execute(
             upsert,
             [
-                row | {
-                    "content": text, "update_id": update_id, "tainted": False,
-                    "created_at": utcnow(), "author": authors.get(update_id),
+                row
+                | {
+                    "content": text,
+                    "update_id": update_id,
+                    "tainted": False,
+                    "created_at": utcnow(),
+                    "author": authors.get(update_id),
                 }
                 for update_id, text in inputs
             ],
-        )  # fmt: skip
+        )
     else:
         for update_id, text in inputs:
             rows = [(words, True) for words in untrusted.get(update_id, ())]
@@ -212,12 +234,15 @@ async def start_turn(
             for index, (content, tainted) in enumerate(rows):
                 added = await s.execute(
                     once,
-                    row | {
-                        "content": content, "tainted": tainted, "created_at": utcnow(),
+                    row
+                    | {
+                        "content": content,
+                        "tainted": tainted,
+                        "created_at": utcnow(),
                         "update_id": update_id if index == 0 else None,
                         "author": None if tainted else authors.get(update_id),
                     },
-                )  # fmt: skip
+                )
                 if index == 0 and added.scalar() is None:
                     # A re-run: the claim.
                     await s.execute(_CLAIM, {"claimed": update_id, "turn_id": turn_id})

@@ -71,9 +71,18 @@ _FIRST_WAITING = (
 )
 _STORE_REPLY = insert_params(
     OUTBOX,
-    ("chat_id", "text", "turn_id", "parts_sent", "edit_message_id", "reply_to", "created_at",
-     "sender", "voice"),
-).returning(OUTBOX.c.id, _FIRST_WAITING)  # fmt: skip
+    (
+        "chat_id",
+        "text",
+        "turn_id",
+        "parts_sent",
+        "edit_message_id",
+        "reply_to",
+        "created_at",
+        "sender",
+        "voice",
+    ),
+).returning(OUTBOX.c.id, _FIRST_WAITING)
 _UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
 _PREVIEW_GOING_OUT = (
     update(TURNS)
@@ -237,9 +246,13 @@ async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended
     turn_id, reply, taint, fence = end.turn_id, end.reply, end.taint, end.fence
     preview_message_id = end.preview_message_id
     values: dict[str, Any] = {
-        "turn_id": turn_id, "status": end.status, "ended_at": utcnow(), "steps": end.steps,
-        "budget_hit": end.budget_hit, "error": end.error,
-    }  # fmt: skip
+        "turn_id": turn_id,
+        "status": end.status,
+        "ended_at": utcnow(),
+        "steps": end.steps,
+        "budget_hit": end.budget_hit,
+        "error": end.error,
+    }
     if taint is not None:
         values["taint_label"] = taint.label
     if fence is not None:
@@ -256,25 +269,42 @@ async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended
             await s.execute(
                 _REMEMBER,
                 {
-                    "session_id": ended.session_id, "chat_id": ended.chat_id,
-                    "role": Role.ASSISTANT, "content": reply, "turn_id": turn_id,
-                    "tainted": bool(ended.tainted), "created_at": utcnow(),
+                    "session_id": ended.session_id,
+                    "chat_id": ended.chat_id,
+                    "role": Role.ASSISTANT,
+                    "content": reply,
+                    "turn_id": turn_id,
+                    "tainted": bool(ended.tainted),
+                    "created_at": utcnow(),
                 },
-            )  # fmt: skip
+            )
         created_at, sender = utcnow(), fence.holder if fence is not None else None
         added = await s.execute(
             _STORE_REPLY,
             {
-                "chat_id": ended.chat_id, "text": reply, "turn_id": turn_id, "parts_sent": 0,
-                "edit_message_id": preview_message_id, "reply_to": ended.reply_to,
-                "created_at": created_at, "sender": sender, "voice": bool(ended.voice),
+                "chat_id": ended.chat_id,
+                "text": reply,
+                "turn_id": turn_id,
+                "parts_sent": 0,
+                "edit_message_id": preview_message_id,
+                "reply_to": ended.reply_to,
+                "created_at": created_at,
+                "sender": sender,
+                "voice": bool(ended.voice),
             },
-        )  # fmt: skip
+        )
         outbox_id, first = added.one()
         item = OutboxItem(
-            int(outbox_id), ended.chat_id, reply, 0, preview_message_id, ended.reply_to,
-            created_at=created_at, sender=sender, voice=bool(ended.voice),
-        )  # fmt: skip
+            int(outbox_id),
+            ended.chat_id,
+            reply,
+            0,
+            preview_message_id,
+            ended.reply_to,
+            created_at=created_at,
+            sender=sender,
+            voice=bool(ended.voice),
+        )
         stored = Ended(item, alone=first is None or int(first) == item.id)
     if end.update_ids:
         await mark_inbox_done(s, end.update_ids, turn_id)

@@ -39,10 +39,13 @@ class WebRepo:
         async with self._db.session() as s, s.begin():
             s.add(
                 WebLink(
-                    token_hash=token_hash(token), user_id=user_id, display=display,
-                    created_at=now, expires_at=now + ttl,
+                    token_hash=token_hash(token),
+                    user_id=user_id,
+                    display=display,
+                    created_at=now,
+                    expires_at=now + ttl,
                 )
-            )  # fmt: skip
+            )
         return token
 
     async def redeem(self, link: str, now: datetime, session_ttl: timedelta) -> str | None:
@@ -64,10 +67,14 @@ class WebRepo:
             row = await s.get_one(WebLink, token_hash(link))
             s.add(
                 WebSession(
-                    token_hash=token_hash(cookie), user_id=row.user_id, display=row.display,
-                    csrf=secrets.token_urlsafe(24), created_at=now, expires_at=now + session_ttl,
+                    token_hash=token_hash(cookie),
+                    user_id=row.user_id,
+                    display=row.display,
+                    csrf=secrets.token_urlsafe(24),
+                    created_at=now,
+                    expires_at=now + session_ttl,
                 )
-            )  # fmt: skip
+            )
         return cookie
 
     async def session(self, cookie: str, now: datetime) -> WebSessionRecord | None:

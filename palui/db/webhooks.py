@@ -26,24 +26,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palui.db.models import Turn, WebhookDelivery, utcnow
 from palui.db.repo import Repo
 from palui.domain import Delivery, TurnStatus
+from palui.errors import Replayed
 
 RATE_WINDOW = timedelta(seconds=60)
 LOCK_SPACE = 0x5A1D  # keeps our advisory-lock keys apart from anyone else's on the database
 
 
-# Delivery is re-exported from its old home, so imports of it keep working.
-__all__ = ["Delivery", "Replayed", "WebhookRepo"]
-
-
-class Replayed(Exception):
-    """A delivery with this replay key is already stored: nothing was stored."""
-
-
 def _delivery(row: WebhookDelivery) -> Delivery:
     return Delivery(
-        row.id, row.webhook, row.chat_id, row.instructions, row.content_type, row.body,
-        row.turn_id, row.received_at,
-    )  # fmt: skip
+        row.id,
+        row.webhook,
+        row.chat_id,
+        row.instructions,
+        row.content_type,
+        row.body,
+        row.turn_id,
+        row.received_at,
+    )
 
 
 class WebhookRepo(Repo):
@@ -66,9 +65,14 @@ class WebhookRepo(Repo):
                 if per_minute > 0 and await self._over_rate(s, webhook, per_minute):
                     return None
                 row = WebhookDelivery(
-                    webhook=webhook, chat_id=chat_id, body=body, content_type=content_type,
-                    instructions=instructions, received_at=utcnow(), replay_key=replay_key,
-                )  # fmt: skip
+                    webhook=webhook,
+                    chat_id=chat_id,
+                    body=body,
+                    content_type=content_type,
+                    instructions=instructions,
+                    received_at=utcnow(),
+                    replay_key=replay_key,
+                )
                 s.add(row)
                 await s.flush()
                 return row.id

@@ -25,12 +25,12 @@ from palui.domain.approvals import NewEdit as NewEdit
 from palui.domain.chat import EVERY_CHAT as EVERY_CHAT
 from palui.domain.chat import ChatScope as ChatScope
 from palui.domain.chat import Conversation as Conversation
+from palui.domain.chat import Fence as Fence
 from palui.domain.chat import InboxItem as InboxItem
 from palui.domain.chat import InboxStatus as InboxStatus
 from palui.domain.chat import OutboxItem as OutboxItem
 from palui.domain.chat import TurnStatus as TurnStatus
 from palui.domain.chat import UnrecordedPreview as UnrecordedPreview
-from palui.domain.fence import Fence as Fence
 from palui.domain.jobs import JobRecord as JobRecord
 from palui.domain.jobs import RunRecord as RunRecord
 from palui.domain.jobs import RunStatus as RunStatus

@@ -1,4 +1,5 @@
-"""A chat's work as it is stored: inbound updates, turns, replies waiting to go out."""
+"""A chat's work as it is stored: inbound updates, turns, replies waiting to go out; and the
+fence of the lease under which a process does that work."""
 
 from __future__ import annotations
 
@@ -73,6 +74,19 @@ class ChatScope:
 
 
 EVERY_CHAT = ChatScope()
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """A lease as its holder took it: which chat, who, and the generation of that take.
+
+    Every take of a lease gets a new generation (a renewal keeps it), so a write made under a
+    fence can be checked against the lease row: a holder that stalled while another process took
+    the lease over finds its generation stale, and its late writes are refused (`LeaseLost`)."""
+
+    chat_id: int
+    holder: str
+    generation: int
 
 
 @dataclass(frozen=True, slots=True)

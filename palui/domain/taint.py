@@ -18,6 +18,8 @@ class TaintVia(StrEnum):
 # message, a document): no connector id can be this (they are `mcp-<slug>`, `recall`, `palui`).
 FOREIGN = "foreign"
 FOREIGN_LABEL_CHARS = 120  # turns store a label in 160 characters, with room for "memory>foreign:"
+# The `connector` of a webhook's payload is "webhook:<name>" (no connector id starts so).
+WEBHOOK = "webhook:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,11 @@ class Taint:
         if len(label) > FOREIGN_LABEL_CHARS:
             label = label[: FOREIGN_LABEL_CHARS - 1].rstrip() + "…"
         return cls(FOREIGN, label)
+
+    @classmethod
+    def webhook(cls, name: str) -> Taint:
+        """A webhook's payload: named by its webhook ("webhook:github")."""
+        return cls(f"{WEBHOOK}{name}")
 
     @property
     def source(self) -> str:
@@ -82,7 +89,9 @@ class Taint:
         via = None
         if sep and carrier in tuple(TaintVia):
             via, label = TaintVia(carrier), rest
-        # The first ":" splits, as stored labels always have been read ("webhook:github" reads
-        # as connector "webhook", tool "github"; cards name it "webhook").
-        connector, _, tool = label.partition(":")
-        return cls(connector, tool or None, turns_ago, via)
+        # A webhook's connector holds a ":" of its own ("webhook:github"): the next one splits.
+        # Otherwise the first ":" does ("mcp-web:mcp-web__fetch"); a foreign label's tool may
+        # hold more.
+        webhook = label.startswith(WEBHOOK)
+        connector, _, tool = label.removeprefix(WEBHOOK).partition(":")
+        return cls(WEBHOOK + connector if webhook else connector, tool or None, turns_ago, via)

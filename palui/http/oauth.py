@@ -39,9 +39,11 @@ class OAuthRoutes:
         refused = self.sign_ins.complete(dict(request.query))
         text, status = (SIGNED_IN, 200) if refused is None else (refused, 400)
         return web.Response(
-            text=PAGE.format(html.escape(text)), status=status, content_type="text/html",
+            text=PAGE.format(html.escape(text)),
+            status=status,
+            content_type="text/html",
             headers=HEADERS,
-        )  # fmt: skip
+        )
 
     async def _client_document(self, request: web.Request) -> web.Response:
         document = self.setup.client_document()

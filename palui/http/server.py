@@ -37,9 +37,8 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from palui.db import Store
-from palui.db.webhooks import Replayed
 from palui.domain import ConnectorState, ConnectorStatus, Conversation
-from palui.errors import ConfigError, PaluiError
+from palui.errors import ConfigError, PaluiError, Replayed
 from palui.http.clients import FORWARDED_FOR, Network, client_address
 from palui.http.oauth import OAuthRoutes
 from palui.http.throttle import FailureThrottle
@@ -284,9 +283,12 @@ class HttpServer:
         self, request: web.Request, status: int, error: str, reason: str, **extra: Any
     ) -> web.Response:
         log.warning(
-            "webhook_refused", webhook=request.match_info.get("name"), status=status,
-            reason=reason, remote=request.remote,
-        )  # fmt: skip
+            "webhook_refused",
+            webhook=request.match_info.get("name"),
+            status=status,
+            reason=reason,
+            remote=request.remote,
+        )
         return _error(status, error, **extra)
 
     def _throttled_failure(self, request: web.Request, endpoint: str) -> web.Response | None:
@@ -326,10 +328,14 @@ class HttpServer:
         try:
             chat = await self._store.topics.key(Conversation(spec.chat_id, spec.topic_id))
             delivery_id = await self._store.webhooks.add(
-                name, chat, text, content_type=request.content_type,
-                instructions=spec.instructions, per_minute=self._rate_per_min,
+                name,
+                chat,
+                text,
+                content_type=request.content_type,
+                instructions=spec.instructions,
+                per_minute=self._rate_per_min,
                 replay_key=verdict.replay_key,
-            )  # fmt: skip
+            )
         except Replayed:
             error = "this signed delivery was already accepted; sign each one with a new timestamp"
             return self._refuse(request, 409, error, "replay")

@@ -18,12 +18,12 @@ from urllib.parse import parse_qsl, urlsplit
 
 from palui.connectors import ConnectorManager, McpConnector
 from palui.connectors.oauth import CALLBACK_PATH, revoke_grant
-from palui.connectors.signin import SignInRefused, SignIns, Started
+from palui.connectors.signin import SignIns, Started
 from palui.db import Store
 from palui.db.oauth import GrantOwner, OAuthGrantRepo
 from palui.domain import ConnectorState, Inbound
 from palui.domain.sealed import sealed
-from palui.errors import ChannelError
+from palui.errors import ChannelError, SignInRefused
 from palui.interact.questions import QuestionTaps
 from palui.logs import get_logger
 from palui.ports import Channel
@@ -59,7 +59,7 @@ class RemoteSignIns:
         self._sign_ins = oauth[0] if oauth is not None else SignIns()
         self._grants: OAuthGrantRepo | None = oauth[1] if oauth is not None else None
         connectors.questions.bind(channel)  # servers' questions are asked in this channel
-        self._questions = QuestionTaps(store, channel, connectors.questions)
+        self.questions = QuestionTaps(store, channel, connectors.questions)
         self._deliver = deliver
         self._now = now
         self._tasks: set[asyncio.Task[None]] = set()
@@ -100,10 +100,8 @@ class RemoteSignIns:
         return f"Signed out of {connector.id}: its tokens are forgotten{told}."
 
     def owns(self, inbound: Inbound) -> bool:
-        """A tap on a server's question, or a pasted address of Palui's callback from someone
-        with a sign-in under way."""
-        if self._questions.owns(inbound):
-            return True
+        """A pasted address of Palui's callback from someone with a sign-in under way (taps on
+        a server's question are `questions`'s, handed their button by the router)."""
         return (
             not inbound.callback_query_id
             and inbound.command is None
@@ -112,8 +110,6 @@ class RemoteSignIns:
         )
 
     async def handle(self, inbound: Inbound) -> bool:
-        if self._questions.owns(inbound):
-            return await self._questions.handle(inbound)
         query = _callback_query(inbound.text) or {}
         refused = self._sign_ins.complete(query, user_id=inbound.user.id)
         await self._store.inbox.mark_done([inbound.update_id])

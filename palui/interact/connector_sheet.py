@@ -18,7 +18,7 @@ from palui.db import Store
 from palui.domain import RECALL_ID, Button, Card, ConnectorState, Inbound
 from palui.interact.connector_switches import WIDTH_WORDS, ConnectorSwitches
 from palui.interact.paused import PausedConnectors
-from palui.interact.sheet_tap import SheetTap
+from palui.interact.taps import SheetTap
 from palui.logs import get_logger
 from palui.memory import Memory
 from palui.memory.switches import Switch

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from palui.db import Store
-from palui.db.tools import ToolSettingRecord
-from palui.domain import RECALL_ID, ConnectorState
+from palui.domain import RECALL_ID, ConnectorState, ToolSettingRecord
 from palui.interact.paused import PausedConnectors
 from palui.logs import get_logger
 from palui.memory import Memory
@@ -153,8 +152,10 @@ class ConnectorSwitches:
         if tool_class is not None:
             # A person looked at it: a class of theirs also clears a changed-definition flag.
             record = replace(
-                record, tool_class=str(tool_class), needs_review=False,
+                record,
+                tool_class=str(tool_class),
+                needs_review=False,
                 definition_hash=entry.classification.definition_hash,
-            )  # fmt: skip
+            )
         await self._store.tool_settings.save(record)
         self._catalog.remember(entry.name, stored_tool(record))

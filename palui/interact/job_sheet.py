@@ -15,9 +15,8 @@ from datetime import datetime
 from palui import callbacks
 from palui.callbacks import JobButton
 from palui.db import Store
-from palui.db.jobs import JobRecord, RunRecord
-from palui.domain import Button, Card, Inbound
-from palui.interact.sheet_tap import SheetTap
+from palui.domain import Button, Card, Inbound, JobRecord, RunRecord
+from palui.interact.taps import SheetTap
 from palui.jobs.control import JobControl
 from palui.jobs.view import is_once, last_run_words, next_run, schedule_words, when
 from palui.ports import Cards

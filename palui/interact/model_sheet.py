@@ -15,7 +15,7 @@ from palui.callbacks import ModelButton
 from palui.chat.groups import threaded_to
 from palui.db import Store
 from palui.domain import Button, Card, Inbound
-from palui.interact.sheet_tap import SheetTap
+from palui.interact.taps import SheetTap
 from palui.logs import get_logger
 from palui.ports import Channel
 

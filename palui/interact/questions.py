@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from palui.callbacks import QuestionButton, parse
+from palui.callbacks import QuestionButton
 from palui.connectors.elicitation import CANCEL, DECLINE, Questions
 from palui.db import Store
 from palui.domain import Card, Inbound
@@ -19,12 +19,9 @@ class QuestionTaps:
         self._channel = channel
         self._questions = questions
 
-    def owns(self, inbound: Inbound) -> bool:
-        return isinstance(parse(inbound.callback_data), QuestionButton)
+    buttons = (QuestionButton,)
 
-    async def handle(self, inbound: Inbound) -> bool:
-        tap = parse(inbound.callback_data)
-        assert isinstance(tap, QuestionButton)
+    async def tap(self, inbound: Inbound, tap: QuestionButton) -> bool:
         toast, answered = self._questions.answer(tap.token, inbound.user.id, tap.choice)
         await self._store.inbox.mark_done([inbound.update_id])
         with contextlib.suppress(ChannelError):

@@ -1,17 +1,19 @@
 """The handler router: commands and button taps, each answered by the one handler that owns it.
 
-Every handler says whether an inbound is its own (`owns`, from the parsed callback's type or the
-command) and then answers it; ownership never overlaps, so the order handlers are listed in does
-not matter, and an inbound two handlers claim is a bug that is logged, not silently resolved.
-A tap nobody owns (a button of an older Palui, forged data) is told the button is not valid.
+A tap's callback data is parsed here, once (`palui.callbacks.parse`), and the typed button goes
+to the one tap handler registered for its type: two handlers claiming one button type is refused
+when the router is built. Messages (commands, a pasted sign-in address) go to the handler whose
+`owns` says so; two claiming one is a bug that is logged, not silently resolved. A tap nobody
+owns (a button of an older Palui, forged data) is told the button is not valid.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
+from palui import callbacks
 from palui.chat.stored_inbound import for_a_turn
 from palui.db import Store
 from palui.domain import Inbound
@@ -25,6 +27,8 @@ NOT_VALID = "This button is not valid."
 
 
 class Handler(Protocol):
+    """Answers the messages it owns (a command, a pasted address): never a tap."""
+
     def owns(self, inbound: Inbound) -> bool: ...
 
     async def handle(self, inbound: Inbound) -> bool:
@@ -32,25 +36,54 @@ class Handler(Protocol):
         ...
 
 
+class TapHandler(Protocol):
+    """Answers the taps on the button types it names."""
+
+    @property
+    def buttons(self) -> tuple[type[callbacks.Callback], ...]: ...
+
+    async def tap(self, inbound: Inbound, button: Any) -> bool:
+        """Answer it (and mark it done); True when a paused turn can now resume."""
+        ...
+
+
 class Router:
     """Implements the `Interactions` port for the chat layer."""
 
-    def __init__(self, handlers: Sequence[Handler], store: Store, channel: Cards) -> None:
-        self._handlers = tuple(handlers)
+    def __init__(
+        self,
+        messages: Sequence[Handler],
+        taps: Sequence[TapHandler],
+        store: Store,
+        channel: Cards,
+    ) -> None:
+        self._messages = tuple(messages)
+        self._taps: dict[type[callbacks.Callback], TapHandler] = {}
+        for handler in taps:
+            for button in handler.buttons:
+                if button in self._taps:
+                    raise ValueError(f"two handlers for {button.__name__}")
+                self._taps[button] = handler
         self._store = store
         self._channel = channel
 
     def owns(self, inbound: Inbound) -> bool:
         """Commands and taps are answered here, and a message a handler takes (a pasted
         sign-in address); everything else is for a turn."""
-        return not for_a_turn(inbound) or any(h.owns(inbound) for h in self._handlers)
+        return not for_a_turn(inbound) or any(h.owns(inbound) for h in self._messages)
 
     async def handle(self, inbound: Inbound) -> bool:
-        owners = [handler for handler in self._handlers if handler.owns(inbound)]
-        if len(owners) > 1:
-            log.error("inbound_claimed_twice", handlers=[type(h).__name__ for h in owners])
-        if owners:
-            return await owners[0].handle(inbound)
+        if inbound.callback_query_id:
+            button = callbacks.parse(inbound.callback_data)
+            tapped = self._taps.get(type(button)) if button is not None else None
+            if tapped is not None:
+                return await tapped.tap(inbound, button)
+        else:
+            owners = [handler for handler in self._messages if handler.owns(inbound)]
+            if len(owners) > 1:
+                log.error("inbound_claimed_twice", handlers=[type(h).__name__ for h in owners])
+            if owners:
+                return await owners[0].handle(inbound)
         await self._store.inbox.mark_done([inbound.update_id])
         if inbound.callback_query_id:
             with contextlib.suppress(ChannelError):

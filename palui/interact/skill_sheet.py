@@ -12,7 +12,7 @@ from palui import callbacks
 from palui.callbacks import SkillButton
 from palui.chat.groups import threaded_to
 from palui.domain import Button, Card, Inbound
-from palui.interact.sheet_tap import SheetTap
+from palui.interact.taps import SheetTap
 from palui.ports import Cards
 from palui.skills import SkillLibrary, SkillState, SkillView
 

@@ -1,12 +1,13 @@
 """The handlers of button taps, one per callback format (palui.callbacks): approval cards, a
-card's ✏️ Edit and its questions, the connector sheet, the job sheet."""
+card's ✏️ Edit and its questions, the connector, job and skills sheets. Each is handed the button
+the router parsed; none parses callback data again."""
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from palui import callbacks
 from palui.approvals.decisions import Approvals
 from palui.approvals.edits import EditFlow
 from palui.callbacks import (
@@ -21,13 +22,22 @@ from palui.callbacks import (
 from palui.db import Store
 from palui.domain import Card, Inbound
 from palui.errors import ChannelError
-from palui.interact.sheet_tap import SheetTap
 from palui.logs import get_logger
 from palui.ports import Cards
 
 log = get_logger("palui.interact.taps")
 
 SheetButton = ConnectorButton | JobButton | SkillButton | ModelButton
+
+
+@dataclass(frozen=True, slots=True)
+class SheetTap:
+    """What a tap on a sheet's card comes to: the toast, and the card as it should be redrawn."""
+
+    notice: str
+    chat_id: int
+    message_id: int | None
+    card: Card | None = None
 
 
 class Sheet(Protocol):
@@ -63,11 +73,10 @@ class ApprovalTaps(_Tap):
         super().__init__(store, channel)
         self._approvals = approvals
 
-    def owns(self, inbound: Inbound) -> bool:
-        return isinstance(callbacks.parse(inbound.callback_data), ApprovalButton)
+    buttons = (ApprovalButton,)
 
-    async def handle(self, inbound: Inbound) -> bool:
-        result = await self._approvals.tap(inbound)
+    async def tap(self, inbound: Inbound, button: ApprovalButton) -> bool:
+        result = await self._approvals.tap(inbound, button)
         await self._done(inbound, result.notice)
         return bool(result.resumable_turn)
 
@@ -79,14 +88,9 @@ class EditTaps(_Tap):
         super().__init__(store, channel)
         self._edits = edits
 
-    def owns(self, inbound: Inbound) -> bool:
-        return isinstance(
-            callbacks.parse(inbound.callback_data), CardEditButton | EditQuestionButton
-        )
+    buttons = (CardEditButton, EditQuestionButton)
 
-    async def handle(self, inbound: Inbound) -> bool:
-        button = callbacks.parse(inbound.callback_data)
-        assert isinstance(button, CardEditButton | EditQuestionButton)
+    async def tap(self, inbound: Inbound, button: CardEditButton | EditQuestionButton) -> bool:
         await self._done(inbound, await self._edits.tap(inbound, button))
         return False
 
@@ -99,15 +103,10 @@ class SheetTaps(_Tap):
         self, store: Store, channel: Cards, button: type[SheetButton], sheet: Sheet
     ) -> None:
         super().__init__(store, channel)
-        self._button = button
+        self.buttons = (button,)
         self._sheet = sheet
 
-    def owns(self, inbound: Inbound) -> bool:
-        return isinstance(callbacks.parse(inbound.callback_data), self._button)
-
-    async def handle(self, inbound: Inbound) -> bool:
-        button = callbacks.parse(inbound.callback_data)
-        assert isinstance(button, self._button)
+    async def tap(self, inbound: Inbound, button: SheetButton) -> bool:
         result = await self._sheet.tap(inbound, button)
         await self._done(inbound, result.notice)
         await self._redraw(result.chat_id, result.message_id, result.card)

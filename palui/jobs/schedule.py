@@ -24,7 +24,10 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from palui.errors import ScheduleError
+
 INTERVAL_RE = re.compile(r"^every\s+(\d+)\s*([a-z]+)$")
+# Laid out by hand as a table, one unit a row.
 UNITS = {
     "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
     "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
@@ -38,10 +41,6 @@ DAY_NAMES = {
 }  # fmt: skip
 MAX_DUE = 10_000  # due times counted at most (a long outage of a frequent job)
 ONE_US = timedelta(microseconds=1)
-
-
-class ScheduleError(ValueError):
-    """A schedule that can't be used; the message says how to fix it (the model reads it)."""
 
 
 class ScheduleKind(StrEnum):
@@ -99,9 +98,13 @@ def cron_trigger(expression: str, timezone: str) -> CronTrigger:
     minute, hour, day, month, weekday = fields
     try:
         return CronTrigger(
-            minute=minute, hour=hour, day=day, month=month,
-            day_of_week=_cron_weekdays(weekday), timezone=ZoneInfo(timezone),
-        )  # fmt: skip
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=_cron_weekdays(weekday),
+            timezone=ZoneInfo(timezone),
+        )
     except ValueError as exc:
         raise ScheduleError(f"the cron expression {expression!r} is not valid ({exc})") from None
 

@@ -69,9 +69,13 @@ class JobScheduler:
         await self.catch_up()
         await self.sync()
         self._scheduler.add_job(
-            self.sync, IntervalTrigger(seconds=self._sync_every_s, timezone=UTC),
-            id="palui-sync", coalesce=True, max_instances=1, misfire_grace_time=None,
-        )  # fmt: skip
+            self.sync,
+            IntervalTrigger(seconds=self._sync_every_s, timezone=UTC),
+            id="palui-sync",
+            coalesce=True,
+            max_instances=1,
+            misfire_grace_time=None,
+        )
         self._scheduler.start()
         log.info("scheduler_started", jobs=len(self._known))
 
@@ -103,9 +107,15 @@ class JobScheduler:
                 continue
             schedule = load_schedule(job.schedule, job.timezone)
             self._scheduler.add_job(
-                self._fire, trigger(schedule, job.anchor_at), args=[job.id], id=f"job-{job.id}",
-                coalesce=True, max_instances=3, misfire_grace_time=None, replace_existing=True,
-            )  # fmt: skip
+                self._fire,
+                trigger(schedule, job.anchor_at),
+                args=[job.id],
+                id=f"job-{job.id}",
+                coalesce=True,
+                max_instances=3,
+                misfire_grace_time=None,
+                replace_existing=True,
+            )
             self._known[job.id] = _signature(job)
 
     async def _fire(self, job_id: int) -> None:

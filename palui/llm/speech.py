@@ -46,10 +46,15 @@ class LiteLLMSpeaker:
         try:
             async with asyncio.timeout(self._timeout):
                 response = await self._litellm.aspeech(
-                    model=self.name, input=text, voice=self._voice, response_format=OPUS,
-                    api_base=self._api_base, api_key=self._api_key, timeout=self._timeout,
+                    model=self.name,
+                    input=text,
+                    voice=self._voice,
+                    response_format=OPUS,
+                    api_base=self._api_base,
+                    api_key=self._api_key,
+                    timeout=self._timeout,
                     max_retries=0,
-                )  # fmt: skip
+                )
                 audio = response.content if hasattr(response, "content") else bytes(response)
         except TimeoutError:
             raise ModelError(f"{self.name}: no speech within {self._timeout:g} s") from None

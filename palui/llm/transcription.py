@@ -44,9 +44,13 @@ class LiteLLMTranscriber:
         try:
             async with asyncio.timeout(self._timeout):
                 response = await self._litellm.atranscription(
-                    model=self.name, file=upload, api_base=self._api_base,
-                    api_key=self._api_key, timeout=self._timeout, max_retries=0,
-                )  # fmt: skip
+                    model=self.name,
+                    file=upload,
+                    api_base=self._api_base,
+                    api_key=self._api_key,
+                    timeout=self._timeout,
+                    max_retries=0,
+                )
         except TimeoutError:
             raise ModelError(f"{self.name}: no transcript within {self._timeout:g} s") from None
         except Exception as error:

@@ -42,9 +42,16 @@ async def rehearse(litellm: Any, model: str) -> None:
         client = _in_memory_client()
         try:
             chunks = await litellm.acompletion(
-                model=model, messages=ASK, stream=True, stream_options={"include_usage": True},
-                client=client, api_base=NOWHERE, api_key="warm-up", drop_params=True, **settings,
-            )  # fmt: skip
+                model=model,
+                messages=ASK,
+                stream=True,
+                stream_options={"include_usage": True},
+                client=client,
+                api_base=NOWHERE,
+                api_key="warm-up",
+                drop_params=True,
+                **settings,
+            )
             [_ async for _ in chunks]
         finally:
             await client.close()

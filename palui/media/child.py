@@ -48,10 +48,15 @@ async def read_pdf(data: bytes, limits: ChildLimits) -> PdfText:
     # By path, isolated (-I) and with an empty environment: the child imports pypdf and the
     # standard library only, and a file that subverts the parser finds no token or key in reach.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", pdf.__file__, *args, env={},
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-I",
+        pdf.__file__,
+        *args,
+        env={},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    )
     try:
         async with asyncio.timeout(limits.timeout_s):
             out, err = await proc.communicate(data)

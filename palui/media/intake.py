@@ -39,9 +39,11 @@ class MediaLimits:
 
     def child(self) -> ChildLimits:
         return ChildLimits(
-            self.max_document_chars, self.max_document_pages, self.document_timeout_s,
+            self.max_document_chars,
+            self.max_document_pages,
+            self.document_timeout_s,
             self.document_memory_mb,
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True, slots=True)

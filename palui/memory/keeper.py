@@ -46,9 +46,13 @@ class SaveResult:
 
 def transcribed(message: SliceMessage) -> Transcribed:
     return Transcribed(
-        message.id, Role(message.role), message.content, message.turn_id, message.tainted,
+        message.id,
+        Role(message.role),
+        message.content,
+        message.turn_id,
+        message.tainted,
         message.finished,
-    )  # fmt: skip
+    )
 
 
 class Keeper:

@@ -51,9 +51,13 @@ class Memory:
         self.recent_checks: Sequence[str] = ()
         self._board: Switchboard | None = None
         self._keeper = Keeper(
-            store, model, compact_after=config.compact_after, keep=config.history_messages,
-            recall=self.toolset, saving=lambda: self._on(Switch.AUTO_SAVE),
-        )  # fmt: skip
+            store,
+            model,
+            compact_after=config.compact_after,
+            keep=config.history_messages,
+            recall=self.toolset,
+            saving=lambda: self._on(Switch.AUTO_SAVE),
+        )
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -140,9 +144,14 @@ class Memory:
         if not self._on(Switch.AUTO_RECALL):
             return Recalled()
         return await auto_recall(
-            self._store, self.toolset(), chat_id, turn_id, text,
-            timeout_s=self._config.recall_timeout_s, riders=riders,
-        )  # fmt: skip
+            self._store,
+            self.toolset(),
+            chat_id,
+            turn_id,
+            text,
+            timeout_s=self._config.recall_timeout_s,
+            riders=riders,
+        )
 
     async def command_seen(self, chat_id: int) -> None:
         """A command is never looked up in recall: it counts as a skipped check."""

@@ -3,8 +3,8 @@
 At most `timeout_s` (1.5 s): a slow or broken recall never holds up the answer. Skipped for
 commands and for messages under 4 words. Every check is recorded (the skip rate on the card and
 in /status). What recall says goes into the turn's context as memory, with recall's trust and
-the origins of memories saved in tainted turns: `palui.turns.taint` decides from them whether
-the turn starts tainted (DESIGN §1.1).
+the origins of memories saved in tainted turns: `palui.turns.starting_taint` decides from them
+whether the turn starts tainted (DESIGN §1.1).
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from palui.db import Store
 from palui.db.riders import Riders
-from palui.domain import COMMAND_RE, ConnectorState
+from palui.domain import COMMAND_RE, CheckOutcome, ConnectorState
 from palui.logs import get_logger
-from palui.memory.switches import CheckOutcome
 from palui.ports import Toolset
 
 log = get_logger("palui.memory")

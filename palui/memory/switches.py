@@ -9,9 +9,6 @@ from enum import StrEnum
 
 from palui.domain import CheckOutcome
 
-# CheckOutcome is re-exported from its old home, so imports of it keep working.
-__all__ = ["SKIP_WINDOW", "CheckOutcome", "Switch", "SwitchState", "skip_rate"]
-
 SKIP_WINDOW = 20  # the skip rate is over the last this-many checks
 
 

@@ -33,62 +33,83 @@ class Metrics:
             "palui_turns", "Turns ended, by kind and outcome.", ["kind", "outcome"], registry=r
         )
         self._turn_seconds = Histogram(
-            "palui_turn_seconds", "A turn's run, start to end.", ["kind"],
-            buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            "palui_turn_seconds",
+            "A turn's run, start to end.",
+            ["kind"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self._first_answer = Histogram(
             "palui_first_answer_seconds",
             "From a person's message (as Telegram dated it) to its answer sent.",
-            buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self._model_calls = Counter(
-            "palui_model_calls", "Model calls, by model and outcome.", ["model", "outcome"],
+            "palui_model_calls",
+            "Model calls, by model and outcome.",
+            ["model", "outcome"],
             registry=r,
-        )  # fmt: skip
+        )
         self._tokens = Counter(
-            "palui_model_tokens", "Tokens, by model and direction (prompt, completion).",
-            ["model", "direction"], registry=r,
-        )  # fmt: skip
+            "palui_model_tokens",
+            "Tokens, by model and direction (prompt, completion).",
+            ["model", "direction"],
+            registry=r,
+        )
         self._tool_calls = Counter(
-            "palui_tool_calls", "Tool calls, by class and decision.", ["tool_class", "decision"],
+            "palui_tool_calls",
+            "Tool calls, by class and decision.",
+            ["tool_class", "decision"],
             registry=r,
-        )  # fmt: skip
+        )
         self._cards = Gauge(
-            "palui_cards_waiting", "Approval cards opened here and not yet settled here.",
+            "palui_cards_waiting",
+            "Approval cards opened here and not yet settled here.",
             registry=r,
-        )  # fmt: skip
+        )
         self._outbox_waiting: dict[int, tuple[int, datetime | None]] = {}
         Gauge(
             "palui_outbox_waiting", "Replies this process could not send yet.", registry=r
         ).set_function(lambda: sum(n for n, _ in self._outbox_waiting.values()))
         Gauge(
-            "palui_outbox_oldest_seconds", "Age of the oldest reply this process could not send.",
+            "palui_outbox_oldest_seconds",
+            "Age of the oldest reply this process could not send.",
             registry=r,
-        ).set_function(self._oldest_reply_s)  # fmt: skip
+        ).set_function(self._oldest_reply_s)
         self._inbox_waiting: dict[int, int] = {}
         Gauge(
-            "palui_inbox_waiting", "Messages this process's workers last saw waiting.",
+            "palui_inbox_waiting",
+            "Messages this process's workers last saw waiting.",
             registry=r,
-        ).set_function(lambda: sum(self._inbox_waiting.values()))  # fmt: skip
+        ).set_function(lambda: sum(self._inbox_waiting.values()))
         self._takeovers = Counter(
-            "palui_lease_takeovers", "Chats taken over from a process that stopped.", ["lease"],
+            "palui_lease_takeovers",
+            "Chats taken over from a process that stopped.",
+            ["lease"],
             registry=r,
-        )  # fmt: skip
+        )
         self._refused = Counter(
-            "palui_stale_writes_refused", "Writes refused: their lease was taken over.",
-            ["lease"], registry=r,
-        )  # fmt: skip
+            "palui_stale_writes_refused",
+            "Writes refused: their lease was taken over.",
+            ["lease"],
+            registry=r,
+        )
         self._caps = Counter("palui_caps_hit", "Caps hit, by cap.", ["cap"], registry=r)
         self._connectors = Gauge(
-            "palui_connector_state", "1 for each connector's current state.",
-            ["connector", "state"], registry=r,
-        )  # fmt: skip
+            "palui_connector_state",
+            "1 for each connector's current state.",
+            ["connector", "state"],
+            registry=r,
+        )
         self._connector_states: dict[str, str] = {}
         self._connector_source: Callable[[], Iterable[tuple[str, str]]] = tuple
         self._sends = Counter(
-            "palui_sends", "Telegram sends paced (429) or retried (timeouts, network).", ["what"],
+            "palui_sends",
+            "Telegram sends paced (429) or retried (timeouts, network).",
+            ["what"],
             registry=r,
-        )  # fmt: skip
+        )
 
     def follow_connectors(self, states: Callable[[], Iterable[tuple[str, str]]]) -> None:
         """Where each connector's state is read from (memory, at each scrape)."""

@@ -102,12 +102,14 @@ class _TracedModel:
     ) -> Completion:
         with self._tracing.span("palui.model", **{"gen_ai.request.model": self.name}) as span:
             completion = await self._model.complete(messages, tools, on_delta=on_delta)
-            span.set_attributes({
-                "gen_ai.response.model": completion.model,
-                "gen_ai.usage.input_tokens": completion.usage.prompt_tokens,
-                "gen_ai.usage.output_tokens": completion.usage.completion_tokens,
-                "palui.tool_calls": len(completion.tool_calls),
-            })  # fmt: skip
+            span.set_attributes(
+                {
+                    "gen_ai.response.model": completion.model,
+                    "gen_ai.usage.input_tokens": completion.usage.prompt_tokens,
+                    "gen_ai.usage.output_tokens": completion.usage.completion_tokens,
+                    "palui.tool_calls": len(completion.tool_calls),
+                }
+            )
             return completion
 
     async def ping(self) -> str:

@@ -4,7 +4,7 @@ from palui.policy.classes import Classification, ClassSource, ToolClass, stricte
 from palui.policy.classify import classify, definition_hash, recheck
 from palui.policy.kinds_file import KindEntry, KindsFile, draft_kinds_file, parse_kinds_file
 from palui.policy.matrix import Decision, Width, decide, decide_call, decision_id, why
-from palui.policy.taint import describe_taint, most_recent, taints
+from palui.policy.taint_rule import describe_taint, most_recent, taints
 
 __all__ = [
     "ClassSource",

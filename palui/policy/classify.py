@@ -125,9 +125,12 @@ def _proposed(found: Classification, proposal: KindEntry) -> Classification:
     said = f"{proposal.tool_class}{', sends out' if proposal.sends_out else ''}"
     reason = f"an assistant proposed {said} (not confirmed): {proposal.reason or 'no reason'}"
     return replace(
-        found, tool_class=tool_class, sends_out=sends_out, source=ClassSource.ASSISTANT,
+        found,
+        tool_class=tool_class,
+        sends_out=sends_out,
+        source=ClassSource.ASSISTANT,
         reason=reason,
-    )  # fmt: skip
+    )
 
 
 def recheck(stored: Classification, tool: RemoteTool) -> Classification:

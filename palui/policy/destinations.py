@@ -18,6 +18,7 @@ from typing import Any
 from palui.policy.addresses import Address, Reading, read_bare, read_destination
 from palui.policy.schema import arguments, destination
 
+# A word list laid out by hand, not one word a line.
 DESTINATION_NAMES = frozenset(
     {"to", "recipient", "recipients", "url", "uri", "endpoint", "webhook", "channel", "email",
      "address", "destination", "cc", "bcc", "phone", "chat_id", "channel_id", "para"}

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from palui.errors import ConfigError
+from palui.errors import AmbiguousName, ConfigError
 from palui.policy.classes import Classification, ClassSource, ToolClass
 
 DEFAULT_PATH = "config/tool_kinds.yaml"
@@ -81,18 +81,6 @@ class KindsFile:
             holders = [connector for connector, names in tools.items() if name in names]
             if len(holders) > 1 and not all(f"{h}__{name}" in self.tools for h in holders):
                 raise AmbiguousName(self.path, name, holders)
-
-
-class AmbiguousName(ConfigError):
-    """A bare name in the kinds file that more than one connector's tool has."""
-
-    def __init__(self, path: str, tool: str, holders: Sequence[str]) -> None:
-        self.tool = tool
-        self.candidates = tuple(f"{holder}__{tool}" for holder in sorted(holders))
-        super().__init__(
-            f"{path}: tool '{tool}': {len(holders)} connectors have it "
-            f"({', '.join(self.candidates)}); name the one you mean in full"
-        )
 
 
 def parse_kinds_file(text: str, path: str = DEFAULT_PATH) -> KindsFile:

@@ -26,7 +26,7 @@ from enum import StrEnum
 from palui.domain import Taint, TurnKind
 from palui.policy.classes import ToolClass
 from palui.policy.named import Unnamed
-from palui.policy.taint import describe_taint
+from palui.policy.taint_rule import describe_taint
 
 
 class Width(StrEnum):

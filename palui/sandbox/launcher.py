@@ -81,6 +81,7 @@ class Handed:
 
 
 def isolation_args(bwrap: str, limits: SandboxLimits, handed: Handed) -> list[str]:
+    # A command line laid out by hand: each option beside its value.
     args = [
         bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534",
         "--gid", "65534", "--die-with-parent", "--new-session", "--clearenv",
@@ -122,10 +123,15 @@ async def probe(
     handed = _hand_over()
     try:
         process = await asyncio.create_subprocess_exec(
-            *isolation_args(found, limits, handed), "true",
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={},
-            pass_fds=handed.fds, **confinement.spawn_user(),
-        )  # fmt: skip
+            *isolation_args(found, limits, handed),
+            "true",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={},
+            pass_fds=handed.fds,
+            **confinement.spawn_user(),
+        )
     except OSError as exc:
         return f"bubblewrap could not be started ({exc.strerror}){_as_nobody(confinement)}"
     finally:
@@ -200,6 +206,7 @@ class Sandbox:
         )
         handed = _hand_over()
         info_read, info_write = os.pipe()
+        # A command line laid out by hand: each option beside its value.
         argv = [
             *isolation_args(found, self.limits, handed), "--info-fd", str(info_write),
             self._python, "-I", f"{MOUNT}/start.py", str(memory), str(processes),
@@ -209,10 +216,15 @@ class Sandbox:
             argv = ["/bin/sh", "-c", 'echo $$ >"$0" && exec "$@"', str(cgroup.procs), *argv]
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(info_write, bridge.sandbox_fd, *handed.fds), start_new_session=True,
-                env={}, **self.confinement.spawn_user(cgrouped=cgroup is not None),
-            )  # fmt: skip
+                *argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(info_write, bridge.sandbox_fd, *handed.fds),
+                start_new_session=True,
+                env={},
+                **self.confinement.spawn_user(cgrouped=cgroup is not None),
+            )
         except BaseException:
             os.close(info_read)
             if cgroup is not None:
@@ -268,9 +280,14 @@ class Sandbox:
             await run.end()
         (stdout, stdout_more), (stderr, stderr_more) = await asyncio.gather(out, err)
         return RunResult(
-            None if timed_out else process.returncode, stdout, stderr,
-            stdout_more, stderr_more, timed_out, bridge.calls,
-        )  # fmt: skip
+            None if timed_out else process.returncode,
+            stdout,
+            stderr,
+            stdout_more,
+            stderr_more,
+            timed_out,
+            bridge.calls,
+        )
 
 
 class _Run:

@@ -29,7 +29,8 @@ from palui.domain import (
     ToolOutcome,
     TurnScope,
 )
-from palui.jobs.schedule import ScheduleError, check_timezone, parse_schedule
+from palui.errors import ScheduleError
+from palui.jobs.schedule import check_timezone, parse_schedule
 from palui.jobs.view import job_line, next_run, schedule_words, when
 from palui.logs import get_logger
 from palui.sandbox import RunCode
@@ -247,10 +248,15 @@ class BuiltinTools:
         except ScheduleError as exc:
             return _error(f"{exc}. Nothing was scheduled.")
         job = await self._store.jobs.create(
-            scope.chat_id, prompt, schedule.text, timezone, cap,
-            created_by=f"{scope.kind} turn {scope.turn_id}", anchor_at=now.replace(microsecond=0),
+            scope.chat_id,
+            prompt,
+            schedule.text,
+            timezone,
+            cap,
+            created_by=f"{scope.kind} turn {scope.turn_id}",
+            anchor_at=now.replace(microsecond=0),
             taint_source=_taint_source(scope),
-        )  # fmt: skip
+        )
         log.info("job_created", job_id=job.id, schedule=schedule.text, by_turn=scope.turn_id)
         if self._jobs_changed is not None:
             await self._jobs_changed()

@@ -24,10 +24,11 @@ from enum import StrEnum
 from fnmatch import fnmatchcase
 
 from palui.domain import RemoteTool
+from palui.errors import AmbiguousName
 from palui.policy.annotations import open_world
 from palui.policy.classes import Classification, ClassSource, ToolClass
 from palui.policy.classify import classify, definition_hash
-from palui.policy.kinds_file import AmbiguousName, KindsFile
+from palui.policy.kinds_file import KindsFile
 from palui.policy.matrix import Width
 from palui.tools.names import full_name
 from palui.tools.registry import BUILTIN_IDS
@@ -183,16 +184,21 @@ class ToolCatalog:
         override = None
         if stored is not None and stored.tool_class is not None:
             override = Classification(
-                tool_class=stored.tool_class, sends_out=False, source=ClassSource.YOU,
-                reason="set in the chat", definition_hash=digest,
-            )  # fmt: skip
+                tool_class=stored.tool_class,
+                sends_out=False,
+                source=ClassSource.YOU,
+                reason="set in the chat",
+                definition_hash=digest,
+            )
         kinds, ambiguous = self._kinds_for(connector_id, name, remote)
         classification = classify(name, remote, kinds, override=override)
         if ambiguous is not None:
             classification = replace(
-                classification, tool_class=ToolClass.DESTRUCTIVE, source=ClassSource.UNSURE,
+                classification,
+                tool_class=ToolClass.DESTRUCTIVE,
+                source=ClassSource.UNSURE,
                 reason=f"config error: {ambiguous}",
-            )  # fmt: skip
+            )
         changed = bool(stored and stored.definition_hash and stored.definition_hash != digest)
         changed = changed or bool(stored and stored.changed)
         # Only a class the tool gave itself, or an assistant's unconfirmed proposal about its

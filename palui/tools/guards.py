@@ -21,14 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from palui.config import ArgumentRule, ToolGuardSettings
-
-
-class GuardRejected(Exception):
-    """A call the guards refuse; `message` is what the model (or the person editing) sees."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+from palui.errors import GuardRejected
 
 
 class _HasGuards(Protocol):
@@ -50,9 +43,14 @@ class Rule:
     def of(cls, rule: ArgumentRule) -> Rule:
         pattern = re.compile(rule.pattern) if rule.pattern is not None else None
         return cls(
-            rule.required, pattern, rule.enum, rule.min_length, rule.max_length,
-            rule.minimum, rule.maximum,
-        )  # fmt: skip
+            rule.required,
+            pattern,
+            rule.enum,
+            rule.min_length,
+            rule.max_length,
+            rule.minimum,
+            rule.maximum,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +166,16 @@ def _check_rule(tool: str, name: str, arguments: dict[str, Any], rule: Rule) -> 
     if isinstance(value, str):
         if rule.max_length is not None and len(value) > rule.max_length:
             raise _reject(
-                tool, name,
+                tool,
+                name,
                 f"is too long: at most {rule.max_length} characters allowed (it has {len(value)})",
-            )  # fmt: skip
+            )
         if rule.min_length is not None and len(value) < rule.min_length:
             raise _reject(
-                tool, name,
+                tool,
+                name,
                 f"is too short: at least {rule.min_length} characters needed (it has {len(value)})",
-            )  # fmt: skip
+            )
         if rule.pattern is not None and not rule.pattern.fullmatch(value):
             raise _reject(
                 tool,

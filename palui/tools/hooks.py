@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from palui.errors import ConfigError
+from palui.errors import ConfigError, HookFailed
 
 DEFAULT_TIMEOUT_S = 5.0
 
@@ -80,15 +80,6 @@ class ToolResult:
 
 
 PreResult = Block | Rewrite | Supply | None
-
-
-class HookFailed(Exception):
-    """A hook raised, hung or answered nonsense; `reason` is recorded and told to the model."""
-
-    def __init__(self, hook: str, reason: str) -> None:
-        super().__init__(f"hook {hook} {reason}")
-        self.hook = hook
-        self.reason = f"hook {hook} {reason}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,9 +44,15 @@ async def prepare(tools: CallRunner, call: ToolCallRequest, step: int) -> Prepar
         await tools.record.settled(call, step, settled.status, settled.outcome.text)
         return settled.outcome, None
     guarded = await ops.guard_arguments(
-        rules, tools.record, call, step, tool, arguments, tools.taint,
+        rules,
+        tools.record,
+        call,
+        step,
+        tool,
+        arguments,
+        tools.taint,
         forms=tools.context.kind is TurnKind.CHAT,  # a person is there to fill a form in
-    )  # fmt: skip
+    )
     if isinstance(guarded, ToolOutcome):
         return guarded, None
     if isinstance(guarded, list):

@@ -16,9 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 from palui.domain import RECALL_ID, Taint, TaintVia, ToolOutcome
-from palui.policy.taint import taints
+from palui.errors import GuardRejected
+from palui.policy.taint_rule import taints
 from palui.ports import OriginToolset, ScopedToolset
-from palui.tools.guards import GuardRejected
 from palui.tools.names import split_name
 from palui.tools.registry import OfferedTool
 

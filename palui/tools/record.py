@@ -125,10 +125,21 @@ class CallRecord:
         entry = StageEntry(CallStage.POLICY, decision, why, detail)
         source = str(basis["class_source"]) if basis and basis.get("class_source") else None
         # A call that runs: written with its start (a world-changing one) or its end (a read).
-        await self._save(call, step, CallChange(
-            call.name, entry, status=CallStatus.HELD if held else None, tool_class=tool_class,
-            class_source=source, decision=decision, decision_id=decision_id, reason=why,
-        ), defer=not held)  # fmt: skip
+        await self._save(
+            call,
+            step,
+            CallChange(
+                call.name,
+                entry,
+                status=CallStatus.HELD if held else None,
+                tool_class=tool_class,
+                class_source=source,
+                decision=decision,
+                decision_id=decision_id,
+                reason=why,
+            ),
+            defer=not held,
+        )
 
     async def approved(
         self,
@@ -168,10 +179,19 @@ class CallRecord:
         changes_the_world = tool_class != "read" or sends_out  # None: destructive
         # A re-run's token usage is not left to a read's end (a crash loop would evade the cap).
         owed = self._riders is not None and self._riders.eager and bool(self._riders.usage)
-        await self._save(call, step, CallChange(
-            call.name, entry, status=CallStatus.RUNNING, tool_class=tool_class,
-            sends_out=sends_out, went_out=True,
-        ), defer=not (changes_the_world or owed or now))  # fmt: skip
+        await self._save(
+            call,
+            step,
+            CallChange(
+                call.name,
+                entry,
+                status=CallStatus.RUNNING,
+                tool_class=tool_class,
+                sends_out=sends_out,
+                went_out=True,
+            ),
+            defer=not (changes_the_world or owed or now),
+        )
 
     async def ended(
         self,
@@ -183,9 +203,18 @@ class CallRecord:
         duration_s: float,
     ) -> None:
         entry = StageEntry(CallStage.EXECUTE, str(status), reason, duration_s=duration_s)
-        await self._save(call, step, CallChange(
-            call.name, entry, settles=True, status=status, result=result, duration_s=duration_s,
-        ))  # fmt: skip
+        await self._save(
+            call,
+            step,
+            CallChange(
+                call.name,
+                entry,
+                settles=True,
+                status=status,
+                result=result,
+                duration_s=duration_s,
+            ),
+        )
 
     async def ledger(
         self, call: ToolCallRequest, step: int, claimed: str, reason: str, action_id: int | None

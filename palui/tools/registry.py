@@ -159,9 +159,14 @@ class ToolRegistry:
             search = OfferedTool(_spec(finder.id, FIND_TOOLS), finder, FIND_TOOLS)
         budget = max(max_tools, len(offered) + (search is not None))
         offer = ToolOffer(
-            offered, candidates=candidates, chosen=chosen, index=version.index,
-            budget=budget, finder=search, recorded=recorded,
-        )  # fmt: skip
+            offered,
+            candidates=candidates,
+            chosen=chosen,
+            index=version.index,
+            budget=budget,
+            finder=search,
+            recorded=recorded,
+        )
         if finder is not None:
             finder.serve(offer)
         return offer

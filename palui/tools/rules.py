@@ -11,16 +11,16 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from palui.domain import CallStage, CallStatus, Taint, ToolCallRequest, ToolOutcome
+from palui.errors import GuardRejected, HookFailed
 from palui.policy.classes import Classification
 from palui.policy.destinations import refused_destination
 from palui.tools import provenance
 from palui.tools.arguments import parse_arguments
-from palui.tools.guards import GuardRejected, Guards, missing_for_a_form
+from palui.tools.guards import Guards, missing_for_a_form
 from palui.tools.hooks import (
     DEFAULT_TIMEOUT_S,
     Block,
     Hook,
-    HookFailed,
     Rewrite,
     Supply,
     ToolCall,
@@ -62,10 +62,13 @@ class ToolRules:
     def from_settings(cls, settings: _Settings) -> ToolRules:
         """Import the hooks (ConfigError if one can't be imported) and read the guards."""
         return cls(
-            load_hooks(settings.hooks.pre), load_hooks(settings.hooks.post),
-            settings.hooks.timeout_s, Guards.from_settings(settings), settings.daily_send_cap,
+            load_hooks(settings.hooks.pre),
+            load_hooks(settings.hooks.post),
+            settings.hooks.timeout_s,
+            Guards.from_settings(settings),
+            settings.daily_send_cap,
             frozenset(settings.send_cap_exempt),
-        )  # fmt: skip
+        )
 
     def counts_to_cap(self, tool: str, classification: Classification | None) -> bool:
         """Whether a call of this tool counts to the daily send cap: one that sends a message
@@ -118,18 +121,26 @@ async def pre_hooks(
             )
         if isinstance(result, Supply):
             await record.stage(
-                call, step, CallStage.HOOK, "supplied", "the hook supplied the result",
+                call,
+                step,
+                CallStage.HOOK,
+                "supplied",
+                "the hook supplied the result",
                 {"hook": hook.path, "result": result.result[:2000]},
-            )  # fmt: skip
+            )
             return arguments, Settled(
                 CallStatus.SUPPLIED, ToolOutcome(result.result, result.is_error)
             )
         if isinstance(result, Rewrite):
             new = dict(result.arguments)
             await record.stage(
-                call, step, CallStage.HOOK, "rewritten", "the hook rewrote the arguments",
+                call,
+                step,
+                CallStage.HOOK,
+                "rewritten",
+                "the hook rewrote the arguments",
                 {"hook": hook.path, "before": arguments, "after": new},
-            )  # fmt: skip
+            )
             arguments = new
             view = ToolCall(**{**_fields(view), "arguments": new})
     return arguments, None
@@ -163,9 +174,13 @@ async def post_hooks(
             )
         if adjusted != result:
             await record.stage(
-                call, step, CallStage.POST_HOOK, "adjusted", "the hook adjusted the result",
+                call,
+                step,
+                CallStage.POST_HOOK,
+                "adjusted",
+                "the hook adjusted the result",
                 {"hook": hook.path, "before": result.text[:2000], "after": adjusted.text[:2000]},
-            )  # fmt: skip
+            )
             result = adjusted
     return ToolOutcome(result.text, result.is_error)
 
@@ -204,9 +219,13 @@ async def guard_arguments(
         pinned = guards.pinned(call.name)
         reason = f"pinned {', '.join(sorted(pinned))}" if pinned else "the arguments passed"
         await record.stage(
-            call, step, CallStage.GUARD, "pinned" if pinned else "passed", reason,
+            call,
+            step,
+            CallStage.GUARD,
+            "pinned" if pinned else "passed",
+            reason,
             {"before": arguments, "after": final},
-        )  # fmt: skip
+        )
     return final
 
 
@@ -301,9 +320,16 @@ async def refuse_outgoing(
     """The destination guard and the daily send cap (DESIGN §1.6), recorded: the outcome of a
     call that can't go out, or None."""
     refused = await outgoing_refusal(
-        rules, record.store, notify, chat_id, now, call.name, classification, input_schema,
+        rules,
+        record.store,
+        notify,
+        chat_id,
+        now,
+        call.name,
+        classification,
+        input_schema,
         arguments,
-    )  # fmt: skip
+    )
     if refused is None:
         return None
     await record.stage(call, step, refused.stage, "refused", refused.reason)

@@ -157,11 +157,16 @@ class CallRunner:
     def view(self, call: ToolCallRequest, tool: OfferedTool, arguments: dict[str, Any]) -> ToolCall:
         classification, turn = self.classification(call.name), self.context
         return ToolCall(
-            tool=call.name, connector=tool.toolset.id, arguments=dict(arguments),
+            tool=call.name,
+            connector=tool.toolset.id,
+            arguments=dict(arguments),
             tool_class=classification.tool_class if classification else "destructive",
-            sends_out=bool(classification and classification.sends_out), turn_kind=str(turn.kind),
-            tainted=self.tainted, chat_id=turn.chat_id, turn_id=turn.turn_id,
-        )  # fmt: skip
+            sends_out=bool(classification and classification.sends_out),
+            turn_kind=str(turn.kind),
+            tainted=self.tainted,
+            chat_id=turn.chat_id,
+            turn_id=turn.turn_id,
+        )
 
     async def prepare(self, call: ToolCallRequest, step: int) -> ToolCallRequest | ToolOutcome:
         """Pre hooks, then guards (DESIGN §1.6 steps 1-2): the call with its final arguments, or
@@ -319,10 +324,17 @@ class CallRunner:
     ) -> ToolOutcome | None:
         """The destination guard and the daily send cap (DESIGN §1.6): why it can't go out."""
         return await ops.refuse_outgoing(
-            self.context.policy.rules, self.record, self.context.ports.notify, self.context.chat_id,
-            self.context.ports.now(), call, step,
-            self.classification(call.name), tool.remote.input_schema or {}, arguments,
-        )  # fmt: skip
+            self.context.policy.rules,
+            self.record,
+            self.context.ports.notify,
+            self.context.chat_id,
+            self.context.ports.now(),
+            call,
+            step,
+            self.classification(call.name),
+            tool.remote.input_schema or {},
+            arguments,
+        )
 
     async def _post(
         self,

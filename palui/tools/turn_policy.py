@@ -11,7 +11,7 @@ from palui.policy.classes import Classification
 from palui.policy.destinations import CallDestinations, call_destinations
 from palui.policy.matrix import Decision, Width, cell, decide_call, decision_id, why
 from palui.policy.named import NamedDestinations, Unnamed
-from palui.policy.taint import describe_taint
+from palui.policy.taint_rule import describe_taint
 from palui.tools.arguments import parse_arguments
 from palui.tools.catalog import ToolCatalog
 from palui.tools.digest import call_digest
@@ -111,9 +111,14 @@ class TurnPolicy:
         classification = self.classification(name)
         assert classification is not None
         return decision_id(
-            name, classification.tool_class, decision, self._catalog.kinds_digest,
-            self._catalog.infer, classification.definition_hash, self.width(name),
-        )  # fmt: skip
+            name,
+            classification.tool_class,
+            decision,
+            self._catalog.kinds_digest,
+            self._catalog.infer,
+            classification.definition_hash,
+            self.width(name),
+        )
 
     def basis(self, call: ToolCallRequest, taint: Taint | None) -> dict[str, Any]:
         """What the decision rested on, as recorded with it (`palui runs explain`): the class

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 from palui.db import Store
-from palui.db.tools import ToolSettingRecord
+from palui.domain import ToolSettingRecord
 from palui.logs import get_logger
 from palui.policy.matrix import Width, known_width
 from palui.ports import Toolset

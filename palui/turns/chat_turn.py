@@ -23,7 +23,7 @@ from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled
 from palui.turns import foreign, words
-from palui.turns import taint as starting
+from palui.turns import starting_taint as starting
 from palui.turns.drive import Drive
 from palui.turns.parts import TurnParts
 

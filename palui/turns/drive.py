@@ -117,9 +117,16 @@ class Drive:
             await _leave(stream, "(stopped — this answer is incomplete)")
             told = running.stopped_text  # None: the /stop's own reply already said it
             return "stopped", await ending.end(
-                parts, turn_id, TurnStatus.CANCELLED, update_ids, tools, error="stopped",
-                reply=told, remember=False, fence=fence,
-            )  # fmt: skip
+                parts,
+                turn_id,
+                TurnStatus.CANCELLED,
+                update_ids,
+                tools,
+                error="stopped",
+                reply=told,
+                remember=False,
+                fence=fence,
+            )
         except LeaseLost:
             raise
         except Exception as exc:
@@ -140,9 +147,17 @@ class Drive:
         # preview its first part replaces (delivered by the outbox, as an edit).
         preview = await ending.finish_stream(stream) if stream is not None else None
         stored = await ending.end(
-            parts, turn_id, TurnStatus.DONE, update_ids, tools, reply=text, steps=result.steps,
-            budget_hit=result.budget_hit, preview_message_id=preview, fence=fence,
-        )  # fmt: skip
+            parts,
+            turn_id,
+            TurnStatus.DONE,
+            update_ids,
+            tools,
+            reply=text,
+            steps=result.steps,
+            budget_hit=result.budget_hit,
+            preview_message_id=preview,
+            fence=fence,
+        )
         log.info("turn_done", steps=result.steps, tokens=result.usage.total_tokens)
         return "done", stored
 

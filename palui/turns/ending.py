@@ -75,17 +75,30 @@ async def pause(
         riders = tools.context.ports.riders
         riders.offered(turn_id, tools.offer_events())
         await parts.store.approvals.pause_turn(
-            turn_id, chat_id, dump_snapshot(paused.snapshot, context), approvals,
-            update_ids=update_ids, taint=tools.taint, fence=fence, riders=riders,
-        )  # fmt: skip
+            turn_id,
+            chat_id,
+            dump_snapshot(paused.snapshot, context),
+            approvals,
+            update_ids=update_ids,
+            taint=tools.taint,
+            fence=fence,
+            riders=riders,
+        )
     except LeaseLost:
         raise
     except Exception as exc:
         log.exception("turn_pause_failed")
         await end(
-            parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=PAUSE_FAILED,
-            remember=False, error=f"pausing failed: {exc!r}", fence=fence,
-        )  # fmt: skip
+            parts,
+            turn_id,
+            TurnStatus.FAILED,
+            update_ids,
+            tools,
+            reply=PAUSE_FAILED,
+            remember=False,
+            error=f"pausing failed: {exc!r}",
+            fence=fence,
+        )
         return
     log.info("turn_paused", held=[call.name for call in paused.held])
     parts.metrics.cards_opened(len(approvals))
@@ -146,9 +159,16 @@ async def fail(
         # The messages stay waiting (`palui.turns.outage`): answered once the model is back.
         log.warning("model_unavailable_kept", error=str(exc), messages=len(update_ids))
         return await end(
-            parts, turn_id, TurnStatus.FAILED, [], tools, remember=False, fence=fence,
-            reply=TOLD if outage.went_down(chat_id) else None, error=str(exc),
-        )  # fmt: skip
+            parts,
+            turn_id,
+            TurnStatus.FAILED,
+            [],
+            tools,
+            remember=False,
+            fence=fence,
+            reply=TOLD if outage.went_down(chat_id) else None,
+            error=str(exc),
+        )
     if isinstance(exc, ModelUnavailable):
         log.warning("model_unavailable", error=str(exc))
         text = unavailable_text(exc, ran)
@@ -165,9 +185,16 @@ async def fail(
         else:
             text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
     return await end(
-        parts, turn_id, TurnStatus.FAILED, update_ids, tools, reply=text, remember=False,
-        error=str(exc) or repr(exc), fence=fence,
-    )  # fmt: skip
+        parts,
+        turn_id,
+        TurnStatus.FAILED,
+        update_ids,
+        tools,
+        reply=text,
+        remember=False,
+        error=str(exc) or repr(exc),
+        fence=fence,
+    )
 
 
 def what_ran(ran: list[str]) -> str:

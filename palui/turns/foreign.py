@@ -6,7 +6,7 @@ reaches the model in a message of its own, fenced as data between marker lines w
 author can't predict (as a webhook payload is, `palui.webhooks.prompt`), never as the person's
 words. The history stores that message as untrusted (tainted), so later turns see the taint as
 they see any tainted message's, and `palui.turns.words` never takes destinations from it. The
-turn that reads it starts tainted (`palui.turns.taint.from_foreign`).
+turn that reads it starts tainted (`palui.turns.starting_taint.from_foreign`).
 """
 
 from __future__ import annotations

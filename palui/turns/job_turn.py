@@ -7,12 +7,11 @@ import uuid
 
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
-from palui.db.jobs import JobRecord, RunRecord
-from palui.domain import Fence, Message, Role, TurnKind
+from palui.domain import Fence, JobRecord, Message, Role, RunRecord, TurnKind
 from palui.domain.turn_record import TurnStart
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
-from palui.turns import taint as starting
+from palui.turns import starting_taint as starting
 from palui.turns import words
 from palui.turns.drive import Drive, headed
 from palui.turns.parts import TurnParts

@@ -14,10 +14,8 @@ from datetime import datetime
 
 from palui.approvals.decisions import Approvals
 from palui.db import Store
-from palui.db.jobs import JobRecord, RunRecord
 from palui.db.turns import Ended
-from palui.db.webhooks import Delivery
-from palui.domain import Fence, Inbound, Message, TurnKind
+from palui.domain import Delivery, Fence, Inbound, JobRecord, Message, RunRecord, TurnKind
 from palui.memory import Memory
 from palui.observe import Metrics, Tracing
 from palui.ports import Answering, ChatModel, Fences
@@ -66,10 +64,24 @@ class TurnRunner:
         gate = CallGate(board, catalog, is_paused) if board is not None else None
         self.outage = ModelOutage(model)  # one probe of the model however many chats wait
         self._parts = TurnParts(
-            store, model, channel, catalog, approvals, limits, self._offers, now,
-            delivery_lock, memory, gate, fences, skills, metrics or Metrics(), self.outage,
-            tracing or Tracing(), choose,
-        )  # fmt: skip
+            store,
+            model,
+            channel,
+            catalog,
+            approvals,
+            limits,
+            self._offers,
+            now,
+            delivery_lock,
+            memory,
+            gate,
+            fences,
+            skills,
+            metrics or Metrics(),
+            self.outage,
+            tracing or Tracing(),
+            choose,
+        )
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.
         self.stops = StopRequests(store.stop_requests, enabled=not store.db.is_sqlite)

@@ -7,14 +7,13 @@ import dataclasses
 import uuid
 
 from palui.agent.turn import run_turn
-from palui.db.webhooks import Delivery
-from palui.domain import Fence, TurnKind
+from palui.domain import Delivery, Fence, TurnKind
 from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
 from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import CallRunner
-from palui.turns import taint as starting
+from palui.turns import starting_taint as starting
 from palui.turns.drive import Drive, headed
 from palui.turns.parts import TurnParts
 from palui.webhooks.prompt import webhook_messages

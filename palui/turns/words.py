@@ -10,9 +10,8 @@ other people's words). A job's run: the job's prompt, only while the job itself 
 from __future__ import annotations
 
 from palui.db import Store
-from palui.db.jobs import JobRecord
-from palui.domain import Taint, TurnKind
-from palui.turns import taint as starting
+from palui.domain import JobRecord, Taint, TurnKind
+from palui.turns import starting_taint as starting
 
 
 async def of_session(store: Store, session_id: int) -> tuple[str, ...]:

@@ -120,9 +120,14 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             return _refused(request, 401, "link")
         answer = see_other("/ui/turns")
         answer.set_cookie(
-            COOKIE, cookie, max_age=int(ttl.total_seconds()), path="/ui", httponly=True,
-            samesite="Strict", secure=deps.secure_cookies,
-        )  # fmt: skip
+            COOKIE,
+            cookie,
+            max_age=int(ttl.total_seconds()),
+            path="/ui",
+            httponly=True,
+            samesite="Strict",
+            secure=deps.secure_cookies,
+        )
         log.info("web_signed_in")
         return answer
 

@@ -7,37 +7,36 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from palui.approvals.cards import closed_card, outcome_line
-from palui.approvals.decisions import NOT_REQUESTER
+from palui.approvals.cards import card, closed_card, outcome_line
+from palui.approvals.decisions import NOT_REQUESTER, TapOutcome
+from palui.approvals.edit_questions import descriptions, off_site_tools
+from palui.domain import ApprovalRecord, Card
 from palui.web.deps import WebDeps
 from palui.web.render import render, see_other
 from palui.web.viewer import viewer_of
-from palui.web.waiting import pending_card
 
-# What the page says after a press (a fixed set: the address can't make the page say anything).
-NOTICES = {
-    "approved": "Approved. The turn goes on in the chat.",
-    "denied": "Denied. Nothing was run; the model is told.",
-    "already": "Already decided: nothing changed.",
-    "expired": "This approval had expired. Nothing was run.",
-    "changed": "The call changed after the page was loaded. Nothing was decided.",
-    "missing": "There is no such approval.",
-    "not_requester": NOT_REQUESTER,
+# What the page says after a press, by the decision's outcome (a fixed set: the address can't
+# make the page say anything).
+NOTICES: dict[str, str] = {
+    TapOutcome.APPROVED: "Approved. The turn goes on in the chat.",
+    TapOutcome.DENIED: "Denied. Nothing was run; the model is told.",
+    TapOutcome.ALREADY_DECIDED: "Already decided: nothing changed.",
+    TapOutcome.EXPIRED: "This approval had expired. Nothing was run.",
+    TapOutcome.CHANGED: "The call changed after the page was loaded. Nothing was decided.",
+    TapOutcome.MISSING: "There is no such approval.",
+    TapOutcome.NOT_REQUESTER: NOT_REQUESTER,
 }
 
 
-def _code(notice: str) -> str:
-    if notice.startswith("Approved"):
-        return "approved"
-    if notice.startswith("Denied"):
-        return "denied"
-    if notice.startswith("Already"):
-        return "already"
-    if "expired" in notice:
-        return "expired"
-    if notice == NOT_REQUESTER:
-        return "not_requester"
-    return "changed" if "changed" in notice else "missing"
+def pending_card(deps: WebDeps, record: ApprovalRecord) -> Card:
+    """A pending approval's card as the chat shows it: same lines, the description and the
+    off-site badge."""
+    registry = deps.registry
+    described = descriptions(registry) if registry is not None else {}
+    off_site = off_site_tools(registry) if registry is not None else set()
+    return card(
+        record, described.get(record.tool, ""), now=deps.now(), off_site=record.tool in off_site
+    )
 
 
 def routes(deps: WebDeps) -> list[web.RouteDef]:
@@ -46,27 +45,33 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         pending = await deps.store.approvals.listed(viewer.chat_ids, pending=True)
         decided = await deps.store.approvals.listed(viewer.chat_ids, pending=False, limit=50)
         return render(
-            request, "approvals.html", nav="approvals",
+            request,
+            "approvals.html",
+            nav="approvals",
             pending=[(a, pending_card(deps, a).text) for a in pending],
             decided=[(a, closed_card(a, outcome_line(a)).text) for a in decided],
             notice=NOTICES.get(request.query.get("done", "")),
-        )  # fmt: skip
+        )
 
     async def decide(request: web.Request) -> web.Response:
         viewer = viewer_of(request)
         form = await request.post()
         choice, digest = form.get("decision"), form.get("digest")
         if choice not in ("approve", "deny") or not isinstance(digest, str):
-            return see_other("/ui/approvals?done=missing")
+            return see_other(f"/ui/approvals?done={TapOutcome.MISSING}")
         result = await deps.approvals.decide(
-            request.match_info["approval_id"], choice == "approve", viewer.display,
-            chat_ids=viewer.chat_ids, digest=digest, user_id=viewer.user_id,
-        )  # fmt: skip
+            request.match_info["approval_id"],
+            choice == "approve",
+            viewer.display,
+            chat_ids=viewer.chat_ids,
+            digest=digest,
+            user_id=viewer.user_id,
+        )
         if result.resumable_turn is not None:
             record = await deps.store.approvals.by_id(request.match_info["approval_id"])
             if record is not None:
                 deps.wake(record.chat_id)
-        return see_other(f"/ui/approvals?done={_code(result.notice)}")
+        return see_other(f"/ui/approvals?done={result.outcome}")
 
     return [
         web.get("/approvals", listing, name="approvals"),

@@ -1,4 +1,5 @@
-"""Every page of the console, one line per page module (each exposes `routes(deps)`)."""
+"""The console as an aiohttp sub-application, mounted at `/ui` by the HTTP server: every page,
+one line per page module (each exposes `routes(deps)`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from aiohttp import web
 
 from palui.web import access, approvals, connectors, jobs, turns, usage
 from palui.web.deps import WebDeps
-from palui.web.render import STATIC, render, see_other
+from palui.web.render import JINJA, STATIC, environment, render, see_other
 
 
 async def _home(_request: web.Request) -> web.Response:
@@ -28,3 +29,10 @@ def add_routes(app: web.Application, deps: WebDeps) -> None:
     app.add_routes(jobs.routes(deps))
     # Last: any other /ui path is a 404 page, after the session check (a 401 without one).
     app.router.add_route("*", "/{tail:.*}", _not_found, name="not_found")
+
+
+def console_app(deps: WebDeps) -> web.Application:
+    app = web.Application(middlewares=[access.middleware(deps)])
+    app[JINJA] = environment()
+    add_routes(app, deps)
+    return app

@@ -9,15 +9,14 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from palui.approvals.cards import closed_card, outcome_line, render_arguments
-from palui.db.approvals import ApprovalRecord
 from palui.db.runs import StepRecord
 from palui.db.turn_listing import CallOverview
-from palui.domain import ApprovalStatus, CallStage, TurnKind, TurnStatus
+from palui.domain import ApprovalRecord, ApprovalStatus, CallStage, TurnKind, TurnStatus
 from palui.turns.explain import cut, decision_basis, step_detail, timing
+from palui.web.approvals import pending_card
 from palui.web.deps import WebDeps
 from palui.web.render import render
 from palui.web.viewer import viewer_of
-from palui.web.waiting import pending_card
 
 
 @dataclass
@@ -43,11 +42,14 @@ class CallView:
 
 def _stage(step: StepRecord) -> dict[str, str]:
     return {
-        "stage": step.stage, "outcome": step.outcome, "reason": step.reason,
-        "detail": step_detail(step), "timing": timing(step.duration_ms),
+        "stage": step.stage,
+        "outcome": step.outcome,
+        "reason": step.reason,
+        "detail": step_detail(step),
+        "timing": timing(step.duration_ms),
         "basis": " · ".join(decision_basis(step.detail)) if step.stage == CallStage.POLICY else "",
         "at": step.at.strftime("%H:%M:%S"),
-    }  # fmt: skip
+    }
 
 
 def _card_text(deps: WebDeps, record: ApprovalRecord) -> str:
@@ -94,9 +96,15 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             viewer.chat_ids, chat_id=chat_id, kind=kind, status=status, limit=100
         )
         return render(
-            request, "turns.html", nav="turns", turns=turns, chats=chats, kinds=kinds,
-            statuses=statuses, chosen={"chat": chat_id, "kind": kind, "status": status},
-        )  # fmt: skip
+            request,
+            "turns.html",
+            nav="turns",
+            turns=turns,
+            chats=chats,
+            kinds=kinds,
+            statuses=statuses,
+            chosen={"chat": chat_id, "kind": kind, "status": status},
+        )
 
     async def one(request: web.Request) -> web.Response:
         viewer = viewer_of(request)
@@ -110,9 +118,14 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         offered = await deps.store.turn_listing.offered(turn.turn_id)
         enabled = max((o.enabled for o in offered), default=0)
         return render(
-            request, "turn.html", nav="turns", turn=turn, calls=calls, offered=offered,
+            request,
+            "turn.html",
+            nav="turns",
+            turn=turn,
+            calls=calls,
+            offered=offered,
             enabled=enabled,
-        )  # fmt: skip
+        )
 
     return [
         web.get("/turns", listing, name="turns"),

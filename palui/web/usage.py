@@ -1,8 +1,8 @@
 """Usage: tokens per day against the daily cap and runs per hour against theirs, as charts, per
 chat and per job.
 
-Counted as the caps count (`palui.chat.pauses`, `palui.jobs.runs`): the headline numbers are the
-caps' own queries (`TurnRepo.tokens_since(day_start)`, `runs_since(hour_ago)`), and the charts'
+Counted as the caps count (`palui.chat.pauses`, `palui.jobs.admission`): the headline numbers are
+the caps' own queries (`TurnRepo.tokens_since(day_start)`, `runs_since(hour_ago)`), and the charts'
 windows (`palui.db.usage`) end with exactly those windows, so the last bar is what the cap checks.
 The caps hold across every chat, so the totals are everyone's; what a chat used is shown only for
 the viewer's chats (the rest as one "other chats" line).

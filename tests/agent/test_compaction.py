@@ -13,7 +13,7 @@ from palui.domain.turn_record import TurnEnd, TurnStart
 from palui.errors import ModelError
 from palui.memory import Memory, MemoryConfig
 from palui.tools.registry import ToolRegistry
-from palui.turns.taint import from_history
+from palui.turns.starting_taint import from_history
 from tests.toolkit import ScriptedModel
 
 CHAT = 77

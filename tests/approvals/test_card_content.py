@@ -12,8 +12,7 @@ import pytest
 
 from palui.approvals.cards import render_arguments
 from palui.config import Settings
-from palui.db.tools import ToolSettingRecord
-from palui.domain import ToolCallRequest, TurnKind
+from palui.domain import ToolCallRequest, ToolSettingRecord, TurnKind
 from palui.policy.classes import ToolClass
 from palui.tools.catalog import StoredTool, ToolCatalog
 from palui.tools.context import CallContext, CallPorts, PolicyInputs

@@ -19,7 +19,7 @@ import pytest
 # its default errlog at import, and capsys's stand-in has no file descriptor for the child.
 import palui.connectors  # noqa: F401
 from palui.db import Database, Store
-from palui.db.tools import ToolSettingRecord
+from palui.domain import ToolSettingRecord
 from palui.policy import ClassSource, ToolClass, parse_kinds_file
 from tests.toolkit import SERVERS, json_lines, kinds, server_section
 

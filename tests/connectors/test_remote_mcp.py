@@ -230,7 +230,7 @@ async def seal_expired(app: Any) -> None:
     grants: OAuthGrantRepo = app.remote.grants
     stored = json.loads(await grants.tokens("mcp-tracker") or "{}")
     stored["expires_at"] = time.time() - 1
-    await grants.save_tokens("mcp-tracker", json.dumps(stored), app._now())
+    await grants.save_tokens("mcp-tracker", json.dumps(stored), app.now())
 
 
 def other_process(app: Any, holder: str) -> McpConnector:

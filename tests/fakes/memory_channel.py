@@ -34,8 +34,7 @@ from palui.app import Palui
 from palui.channels.telegram.attachments import foreign_of
 from palui.config import Settings
 from palui.db import Store
-from palui.db.tools import ToolSettingRecord
-from palui.domain import Attachment, Card, ChatUser, Inbound
+from palui.domain import Attachment, Card, ChatUser, Inbound, ToolSettingRecord
 from palui.errors import ChannelError
 from palui.ports import ChatModel, Part, Toolset
 from palui.tools.watch import stored_tool

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from palui.errors import ScheduleError
 from palui.jobs.schedule import (
-    ScheduleError,
     ScheduleKind,
     describe,
     due_times,

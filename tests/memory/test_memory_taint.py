@@ -17,13 +17,14 @@ import pytest
 
 from palui.config import Settings
 from palui.domain import ConnectorState, Taint, TaintVia, ToolOutcome, ToolSpec
-from palui.policy.taint import describe_taint
+from palui.policy.taint_rule import describe_taint
 from palui.recall_server import MemoryStore
 from palui.recall_server.schema import _SCHEMA_V1 as SCHEMA_V1
 from palui.recall_server.schema import SCHEMA_VERSION, _statements
 from palui.tools import provenance
 from palui.tools.provenance import result_taint
 from palui.tools.registry import OfferedTool
+from palui.turns.starting_taint import webhook_turn
 from tests.fakes.memory_channel import (
     MemoryChannel,
     approval_cards,
@@ -229,14 +230,24 @@ async def test_the_recall_database_of_an_earlier_version_is_upgraded_in_place(
     [
         ("mcp-web", Taint("mcp-web")),
         ("mcp-web:mcp-web__fetch", Taint("mcp-web", "mcp-web__fetch")),
-        ("webhook:github", Taint("webhook", "github")),
+        ("webhook:github", Taint.webhook("github")),
+        ("webhook:github:x__y", Taint("webhook:github", "x__y")),
         ("memory>mcp-web:mcp-web__fetch", Taint("mcp-web", "mcp-web__fetch", via=TaintVia.MEMORY)),
-        ("job>webhook:github", Taint("webhook", "github", None, TaintVia.JOB)),
+        ("job>webhook:github", Taint.webhook("github").through(TaintVia.JOB)),
     ],
 )
 def test_a_taint_label_reads_back_as_the_taint_that_wrote_it(label: str, taint: Taint) -> None:
     assert Taint.from_label(label) == taint and taint.label == label
     assert taint.carried(2).via is taint.via
+
+
+def test_a_webhook_turns_taint_comes_back_from_its_stored_label_as_the_same_webhook() -> None:
+    taint = webhook_turn("github")
+    stored = Taint.from_label(taint.label, 1)  # as a later turn of the chat reads it
+    assert stored == taint.carried()
+    assert describe_taint(stored) == (
+        "this conversation includes content from webhook:github, 1 turn ago; /new starts clean"
+    )
 
 
 def test_the_card_names_what_carried_the_taint_and_where_it_came_from() -> None:

@@ -18,8 +18,7 @@ import pytest
 
 from palui.config import Settings
 from palui.db import Database, Store
-from palui.db.tools import ToolSettingRecord
-from palui.domain import Card, Message
+from palui.domain import Card, Message, ToolSettingRecord
 from palui.memory.recall import WARM_UP_QUERY
 from tests import toolkit
 from tests.conftest import OWNER_CHAT, OWNER_ID

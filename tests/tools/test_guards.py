@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from palui.config import load_settings
-from palui.tools.guards import GuardRejected, Guards
+from palui.errors import GuardRejected
+from palui.tools.guards import Guards
 
 TOOL = "mcp-mail__send"
 SCHEMA = {

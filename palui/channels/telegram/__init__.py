@@ -25,7 +25,6 @@ from telegram.error import (
     BadRequest,
     InvalidToken,
     NetworkError,
-    RetryAfter,
     TelegramError,
 )
 from telegram.ext import Defaults, ExtBot
@@ -35,9 +34,9 @@ from palui.channels.formatting import split_for_telegram
 from palui.channels.ratelimit import SendRateLimiter
 from palui.channels.telegram import files, leftovers, voice
 from palui.channels.telegram.drafts import Drafts
-from palui.channels.telegram.inbound import to_inbound
+from palui.channels.telegram.inbound import ALLOWED_UPDATES, poll, to_inbound
 from palui.channels.telegram.keyboards import keyboard
-from palui.channels.telegram.pacing import paced, retry_seconds
+from palui.channels.telegram.pacing import paced
 from palui.channels.telegram.topics import Addresses
 from palui.domain import Card, Conversation
 from palui.errors import (
@@ -54,7 +53,6 @@ from palui.ports import ConversationKeys, InboundSink, Part, StreamFaces
 log = get_logger("palui.telegram")
 
 POLL_TIMEOUT_S = 25
-ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 # The first preview (or draft) of an answer waits this long after its first words: an answer
 # done by then is sent once, formatted, with no preview and no edit. One send per fast turn
 # instead of two against Telegram's ~1 message per second per chat.
@@ -89,9 +87,13 @@ class TelegramChannel:
         )
         poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
         self.bot: ExtBot[None] = ExtBot(
-            token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot",
-            request=request, get_updates_request=poll_request, defaults=NO_LINK_PREVIEWS,
-        )  # fmt: skip
+            token,
+            base_url=f"{api_url}/bot",
+            base_file_url=f"{api_url}/file/bot",
+            request=request,
+            get_updates_request=poll_request,
+            defaults=NO_LINK_PREVIEWS,
+        )
         self._limiter = limiter or SendRateLimiter()
         self._poll_timeout_s = poll_timeout_s
         self._stream_replies = stream_replies
@@ -140,9 +142,7 @@ class TelegramChannel:
             update = Update.de_json(data, self.bot)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a Telegram update ({type(exc).__name__})") from None
-        inbound = to_inbound(update, self._username())
-        if inbound is not None:
-            await sink.accept(await self._addresses.keyed(inbound))
+        await self._take(sink, update)
 
     def _username(self) -> str | None:
         """This bot's username (known once `initialize` asked Telegram)."""
@@ -160,33 +160,12 @@ class TelegramChannel:
             await self.bot.shutdown()
 
     async def _poll(self, sink: InboundSink) -> None:
-        offset: int | None = None
-        backoff = 1.0
-        while True:
-            try:
-                updates = await self.bot.get_updates(
-                    offset=offset,
-                    timeout=self._poll_timeout_s,
-                    allowed_updates=list(ALLOWED_UPDATES),
-                )
-                for update in updates:
-                    inbound = to_inbound(update, self._username())
-                    if inbound is not None:
-                        await sink.accept(await self._addresses.keyed(inbound))
-                    # Only now may the next getUpdates confirm this update.
-                    offset = update.update_id + 1
-                backoff = 1.0
-            except RetryAfter as exc:
-                await asyncio.sleep(retry_seconds(exc))
-            except (TelegramError, OSError) as exc:
-                log.warning("poll_failed", error=str(exc), retry_in_s=backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 60)
-            except Exception:
-                # e.g. the database is down: keep the offset, the update comes back later.
-                log.exception("update_not_stored", retry_in_s=backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 60)
+        await poll(self.bot, self._poll_timeout_s, functools.partial(self._take, sink))
+
+    async def _take(self, sink: InboundSink, update: Update) -> None:
+        inbound = to_inbound(update, self._username())
+        if inbound is not None:
+            await sink.accept(await self._addresses.keyed(inbound))
 
     # -- the channel ports ------------------------------------------------------------------------
 
@@ -320,18 +299,23 @@ class TelegramChannel:
     async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
         to = await self._addresses.where(chat_id)
         send = functools.partial(
-            self._sender(to), card.text, reply_markup=keyboard(card),
+            self._sender(to),
+            card.text,
+            reply_markup=keyboard(card),
             reply_parameters=voice.replying(reply_to),
-        )  # fmt: skip
+        )
         message = await self._call(to.chat_id, send)
         return self._noted(chat_id, message)
 
     async def edit_card(self, chat_id: int, message_id: int, card: Card) -> None:
         to = (await self._addresses.where(chat_id)).chat_id
         call = functools.partial(
-            self.bot.edit_message_text, card.text, chat_id=to, message_id=message_id,
+            self.bot.edit_message_text,
+            card.text,
+            chat_id=to,
+            message_id=message_id,
             reply_markup=keyboard(card),
-        )  # fmt: skip
+        )
         try:
             await self._call(to, call)
         except BadRequest as exc:
@@ -377,22 +361,13 @@ class TelegramChannel:
         chat_id = (await self._addresses.where(key)).chat_id
         if await self._addresses.has_topics(key):
             return leftovers.Probe.UNSURE  # the ids above the floor may be another topic's
-        for text, parse_mode in forms:
-            edit = functools.partial(
-                self.bot.edit_message_text, text, chat_id=chat_id, message_id=message_id,
-                parse_mode=parse_mode,
-            )  # fmt: skip
-            try:
-                await self._call(chat_id, edit)
-            except BadRequest as exc:
-                if "parse" in exc.message.lower():
-                    continue  # such a part went out as plain words
-                return leftovers.read_refusal(exc.message)
-            except (TelegramError, ChannelError) as exc:
-                log.warning("unrecorded_probe_failed", chat_id=chat_id, error=str(exc))
-                return leftovers.Probe.UNSURE
-            return leftovers.Probe.OURS
-        return leftovers.Probe.UNSURE
+        return await leftovers.edit_to(
+            self.bot.edit_message_text,
+            functools.partial(self._call, chat_id),
+            chat_id,
+            forms,
+            message_id,
+        )
 
     def _sender(self, to: Conversation) -> Any:
         """sendMessage to the conversation: its chat, in its topic if it is one."""
@@ -408,6 +383,10 @@ class TelegramChannel:
         self, chat_id: int, method: Any, *args: Any, again_on_timeout: bool = True
     ) -> Any:
         return await paced(
-            self._limiter, chat_id, method, *args, again_on_timeout=again_on_timeout,
+            self._limiter,
+            chat_id,
+            method,
+            *args,
+            again_on_timeout=again_on_timeout,
             metrics=self._metrics,
-        )  # fmt: skip
+        )

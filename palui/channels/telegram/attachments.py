@@ -21,14 +21,24 @@ def attachment_of(message: Any) -> Attachment | None:
     or document; None for a message without one (or with a kind Palui doesn't read)."""
     if (voice := message.voice) is not None:
         return Attachment(
-            AttachmentKind.VOICE, voice.file_id, voice.file_size, voice.mime_type or "audio/ogg",
-            "voice.ogg", _seconds(voice.duration),
-        )  # fmt: skip
+            AttachmentKind.VOICE,
+            voice.file_id,
+            voice.file_size,
+            voice.mime_type or "audio/ogg",
+            "voice.ogg",
+            _seconds(voice.duration),
+        )
     if (audio := message.audio) is not None:
         return Attachment(
-            AttachmentKind.AUDIO, audio.file_id, audio.file_size, audio.mime_type,
-            audio.file_name or "audio", _seconds(audio.duration), audio.title, audio.performer,
-        )  # fmt: skip
+            AttachmentKind.AUDIO,
+            audio.file_id,
+            audio.file_size,
+            audio.mime_type,
+            audio.file_name or "audio",
+            _seconds(audio.duration),
+            audio.title,
+            audio.performer,
+        )
     if message.photo:
         sizes = sorted(message.photo, key=lambda size: (size.width * size.height, size.file_size))
         within = [s for s in sizes if (s.file_size or 0) <= TELEGRAM_DOWNLOAD_LIMIT] or sizes

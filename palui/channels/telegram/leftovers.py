@@ -14,10 +14,15 @@ an id the records name as another message (a reply's part, a card: `palui.db.out
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from enum import StrEnum
+from typing import Any
 
+from telegram.error import BadRequest, TelegramError
+
+from palui.errors import ChannelError
 from palui.logs import get_logger
 
 log = get_logger("palui.telegram")
@@ -96,3 +101,29 @@ async def find(
             break
     log.info("unrecorded_message_not_found", floor=floor, probed=probed)
     return None
+
+
+async def edit_to(
+    edit_text: Callable[..., Awaitable[Any]],
+    paced: Callable[..., Awaitable[Any]],
+    chat_id: int,
+    forms: Sequence[tuple[str, str | None]],
+    message_id: int,
+) -> Probe:
+    """One probe: edit `message_id` to each form of the text in turn (HTML, then plain words
+    where Telegram refused the markup), through the chat's send pacing (`paced`)."""
+    for text, parse_mode in forms:
+        edit = functools.partial(
+            edit_text, text, chat_id=chat_id, message_id=message_id, parse_mode=parse_mode
+        )
+        try:
+            await paced(edit)
+        except BadRequest as exc:
+            if "parse" in exc.message.lower():
+                continue  # such a part went out as plain words
+            return read_refusal(exc.message)
+        except (TelegramError, ChannelError) as exc:
+            log.warning("unrecorded_probe_failed", chat_id=chat_id, error=str(exc))
+            return Probe.UNSURE
+        return Probe.OURS
+    return Probe.UNSURE

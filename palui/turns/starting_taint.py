@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from palui.db import History
-from palui.db.jobs import JobRecord
-from palui.domain import RECALL_ID, Inbound, Role, Taint, TaintVia
+from palui.domain import RECALL_ID, Inbound, JobRecord, Role, Taint, TaintVia
 from palui.memory import Recalled
-from palui.policy.taint import taints
+from palui.policy.taint_rule import taints
 
 EARLIER_SUMMARY = "an earlier summary"
 EARLIER_MESSAGE = "an earlier message"
@@ -74,7 +73,7 @@ def chat_turn(history: History, recalled: Recalled, batch: Sequence[Inbound] = (
 
 def webhook_turn(webhook: str) -> Taint:
     """A webhook's payload is untrusted: its summary turn is tainted from the start."""
-    return Taint(f"webhook:{webhook}")
+    return Taint.webhook(webhook)
 
 
 def job_turn(job: JobRecord) -> Taint | None:

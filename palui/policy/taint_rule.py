@@ -4,8 +4,8 @@ A turn is tainted once it reads untrusted content (a result from a connector tha
 `trusted`, a web fetch, a webhook payload, someone else's words the person brought: a forwarded
 message, a replied-to message by someone else, a document or photo). Taint is not laundered
 through the conversation: a turn whose context holds a message from a tainted turn starts
-tainted (`palui.turns.taint` decides a turn's starting taint), and the card names the source and
-how long ago it came in.
+tainted (`palui.turns.starting_taint` decides a turn's starting taint), and the card names the
+source and how long ago it came in.
 """
 
 from __future__ import annotations
