@@ -1,4 +1,4 @@
-"""What `palui run` costs in memory, start-up time and CPU, against another checkout in the same run.
+"""What `palui run` costs in memory, start-up and CPU, against another checkout in one run.
 
     python bench/memory.py [--chats 200] [--turns 5] [--before /work/main] [--rounds 1]
 

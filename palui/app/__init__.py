@@ -71,6 +71,7 @@ from palui.llm import LiteLLMModel
 from palui.logs import get_logger
 from palui.memory import Memory
 from palui.observe import Tracing
+from palui.observe.process import StartUp
 from palui.ports import Channel, ChatModel, Toolset
 from palui.sandbox import RunCode
 from palui.skills import SkillLibrary, SkillTools
@@ -124,7 +125,7 @@ class Palui:
         self._watch: ToolWatch | None = None
         # First-use costs paid in the background as the app starts (the model's import and its
         # rehearsal first); Telegram is polled once they're done: the first answer costs no more.
-        self.warm_up = WarmUp()
+        self.warm_up, self.start_up = WarmUp(), StartUp()  # start_up: /healthz, `palui doctor`
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
         self.chats: Chats | None = None  # likewise (or `chat_console`)
@@ -311,10 +312,12 @@ class Palui:
                 await telegram.start_webhook(s.telegram_webhook_url, secret, running.menu)
             elif telegram is not None:
                 await telegram.start_polling(chats.inbox, running.menu)
+            self.start_up.ready()
             log.info("palui_running", database=self.db.kind, model=self.model.name)
             await stop.wait()
         finally:
             log.info("palui_stopping")
+            self.start_up.stopped()
             if self.http is not None:
                 await self.http.stop()
             if self.jobs is not None:
@@ -343,7 +346,7 @@ class Palui:
             connectors=lambda: [toolset.status() for toolset in self.registry.toolsets],
             max_bytes=s.webhook_max_bytes, rate_per_min=s.webhook_rate_per_min,
             console=console_app(running.web), trusted_proxies=s.http_trusted_proxies,
-            oauth=oauth_routes(self.remote),
+            oauth=oauth_routes(self.remote), process=self.start_up,
             metrics=self.metrics, metrics_token=secret(s.http.metrics_token),
         )  # fmt: skip
 

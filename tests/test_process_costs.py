@@ -1,0 +1,66 @@
+"""What the daemon costs its host, said where people look: `/healthz` carries the process's
+resident memory and how long it took from its start to serving, `palui doctor` prints them;
+and the model's warm-up loads nothing a real call would not (tiktoken's tables are ~48 MB)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import aiohttp
+
+from palui.cli.doctor import run_doctor
+
+
+async def serving(start_palui: Any, fake_telegram: Any) -> Any:
+    palui = await start_palui()
+    await fake_telegram.wait_for_request("getUpdates")  # polling starts after the server
+    assert palui.app.http is not None
+    return palui.app
+
+
+async def test_healthz_and_doctor_say_what_the_process_holds_and_how_fast_it_started(
+    start_palui, fake_telegram, monkeypatch
+) -> None:
+    app = await serving(start_palui, fake_telegram)
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{app.http.url}/healthz") as response,
+    ):
+        process = (await response.json())["process"]
+    assert process["rss_mb"] > 0
+    assert process["peak_rss_mb"] >= process["rss_mb"]
+    assert process["ready_in_s"] > 0  # this test process's age when the app began serving
+
+    monkeypatch.setenv("PALUI_HTTP_PORT", str(app.http.port))  # where doctor finds the daemon
+    out = io.StringIO()
+    await run_doctor(None, out)
+    line = next(x for x in out.getvalue().splitlines() if "palui run answers on" in x)
+    assert "MB resident (peak " in line
+    assert "s after its start" in line
+
+
+def test_the_model_warm_up_of_an_openai_style_model_loads_no_tokenizer(fake_model) -> None:
+    # A process of its own: this one may have loaded tiktoken for another test already.
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from palui.llm import LiteLLMModel
+        model = LiteLLMModel("openai/fake-model", api_base={fake_model.api_base!r},
+                             api_key="sk-test")
+        asyncio.run(model.warm_up())
+        assert "litellm" in sys.modules  # the warm-up did run
+        print("tiktoken_ext.openai_public" in sys.modules)
+        """
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
+    assert fake_model.requests == []  # it never left the process
