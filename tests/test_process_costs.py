@@ -1,9 +1,11 @@
 """What the daemon costs its host, said where people look: `/healthz` carries the process's
 resident memory and how long it took from its start to serving, `palui doctor` prints them;
-and the model's warm-up loads nothing a real call would not (tiktoken's tables are ~48 MB)."""
+the model's warm-up loads nothing a real call would not (tiktoken's tables are ~48 MB); and a
+model call skips litellm's logging payload, built for callbacks Palui never registers."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import subprocess
@@ -14,6 +16,9 @@ from typing import Any
 import aiohttp
 
 from palui.cli.doctor import run_doctor
+from palui.domain import Message, Role
+from palui.llm import LiteLLMModel
+from tests.fakes.model_server import Script
 
 
 async def serving(start_palui: Any, fake_telegram: Any) -> Any:
@@ -64,3 +69,46 @@ def test_the_model_warm_up_of_an_openai_style_model_loads_no_tokenizer(fake_mode
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"
     assert fake_model.requests == []  # it never left the process
+
+
+async def test_a_model_call_builds_no_logging_payload_for_callbacks_nobody_registered(
+    fake_model, monkeypatch
+) -> None:
+    model = LiteLLMModel("openai/fake-model", api_base=fake_model.api_base, api_key="sk-test")
+    await model.warm_up()  # litellm imported and set up as Palui sets it up
+    from litellm.litellm_core_utils import litellm_logging
+
+    built: list[object] = []
+    builder = litellm_logging.get_standard_logging_object_payload
+
+    def counting_builder(*args: Any, **kwargs: Any) -> Any:
+        built.append(kwargs.get("init_response_obj"))
+        return builder(*args, **kwargs)
+
+    monkeypatch.setattr(litellm_logging, "get_standard_logging_object_payload", counting_builder)
+    handled: list[object] = []
+    both_handled = asyncio.Event()
+    handler = litellm_logging.Logging.async_success_handler
+
+    async def observed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await handler(self, *args, **kwargs)
+        finally:
+            handled.append(self)
+            if len(handled) == 2:
+                both_handled.set()
+
+    monkeypatch.setattr(litellm_logging.Logging, "async_success_handler", observed)
+    fake_model.queue(Script(text="streamed", usage=(7, 3)), Script(text="whole", usage=(5, 2)))
+
+    async def on_delta(_text: str) -> None:
+        pass
+
+    streamed = await model.complete([Message(Role.USER, "hi")], on_delta=on_delta)
+    whole = await model.complete([Message(Role.USER, "hi again")])
+    async with asyncio.timeout(60):
+        await both_handled.wait()  # litellm's success handling ran for both calls
+    assert built == []
+    # Usage still comes from the answers themselves.
+    assert (streamed.content, streamed.usage.prompt_tokens) == ("streamed", 7)
+    assert (whole.content, whole.usage.completion_tokens) == ("whole", 2)
