@@ -1,19 +1,22 @@
 """What the daemon costs its host, said where people look: `/healthz` carries the process's
 resident memory and how long it took from its start to serving, `palui doctor` prints them;
 the model's warm-up loads nothing a real call would not (tiktoken's tables are ~48 MB); and a
-model call skips litellm's logging payload, built for callbacks Palui never registers."""
+model call skips litellm's logging payload, built for callbacks Palui never registers; and
+the leases' cheaper write path still waits its turn for another process's write lock."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
 from typing import Any
 
 import aiohttp
+import pytest
 
 from palui.cli.doctor import run_doctor
 from palui.domain import Message, Role
@@ -112,3 +115,36 @@ async def test_a_model_call_builds_no_logging_payload_for_callbacks_nobody_regis
     # Usage still comes from the answers themselves.
     assert (streamed.content, streamed.usage.prompt_tokens) == ("streamed", 7)
     assert (whole.content, whole.usage.completion_tokens) == ("whole", 2)
+
+
+async def test_a_lease_taken_while_another_process_writes_waits_its_turn(
+    store, monkeypatch
+) -> None:
+    """Leases are written on a connection without a session (cheaper): on SQLite that write
+    still waits, the event loop free, for a write lock another process holds."""
+    if store.db.file is None:
+        pytest.skip("SQLite's write lock only")
+    import palui.db.writes as writes
+
+    found_locked = asyncio.Event()
+    is_locked = writes.is_locked
+
+    def noting(exc: BaseException) -> bool:
+        locked = is_locked(exc)
+        if locked:
+            found_locked.set()
+        return locked
+
+    monkeypatch.setattr(writes, "is_locked", noting)
+    other = sqlite3.connect(store.db.file, isolation_level=None)  # another process, in effect
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        taking = asyncio.create_task(store.leases.take(7, "a:1:x", ttl_s=60))
+        async with asyncio.timeout(60):
+            await found_locked.wait()
+        assert not taking.done()
+        other.execute("COMMIT")
+        fence = await taking
+    finally:
+        other.close()
+    assert fence is not None and fence.generation == 1
