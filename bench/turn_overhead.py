@@ -446,6 +446,7 @@ class SqlCounter:
         self.transactions = 0
         self.commits = 0
         self.compiled = 0  # statements SQLAlchemy compiled anew (not from its compiled cache)
+        self.connects = 0  # connections the pool opened (each: connect, PRAGMAs, cold caches)
         self.counting = False
         self.texts: Counter[str] = Counter()  # each statement's first line, to see what runs
         sync_engine = engine.sync_engine
@@ -478,6 +479,10 @@ class SqlCounter:
             if self.counting and hit is not CacheStats.CACHE_HIT and not begin:
                 self.compiled += 1
 
+        def on_connect(*_args: Any) -> None:
+            self.connects += self.counting
+
+        event.listen(sync_engine, "connect", on_connect)
         event.listen(sync_engine, "before_cursor_execute", on_execute)
         event.listen(sync_engine, "after_cursor_execute", after_execute)
         event.listen(sync_engine, "commit", on_commit)
@@ -571,6 +576,7 @@ async def run_palui(
             phase.counts["DB transactions"] = sql.transactions / turns
             phase.counts["DB commits"] = sql.commits / turns
             phase.counts["SQL compiled anew"] = sql.compiled / turns  # cache misses, no key
+            phase.counts["DB connections opened"] = sql.connects / turns
             if args.statements:
                 phase.notes.append("SQL per turn, by statement:")
                 for text, n in sql.texts.most_common():

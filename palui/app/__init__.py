@@ -52,6 +52,7 @@ from palui.jobs.scheduler import JobScheduler
 from palui.llm import LiteLLMModel
 from palui.logs import get_logger
 from palui.observe import Tracing
+from palui.observe.process import StartUp
 from palui.ports import Channel, ChatModel, Toolset
 from palui.sandbox import RunCode
 from palui.skills import SkillLibrary, SkillTools
@@ -106,7 +107,7 @@ class Palui:
         self._watch: ToolWatch | None = None
         # First-use costs paid in the background as the app starts (the model's import and its
         # rehearsal first); Telegram is polled once they're done: the first answer costs no more.
-        self.warm_up = WarmUp()
+        self.warm_up, self.start_up = WarmUp(), StartUp()  # start_up: /healthz, `palui doctor`
         self.jobs: JobScheduler | None = None  # running while a channel is served
         self.http: HttpServer | None = None  # serving while `serve_telegram` runs
         self.chats: Chats | None = None  # likewise (or `chat_console`)
@@ -187,10 +188,12 @@ class Palui:
             elif telegram is not None:
                 await telegram.start_polling(chats.inbox, running.menu)
             self.serving.set()
+            self.start_up.ready()
             log.info("palui_running", database=self.db.kind, model=self.model.name)
             await stop.wait()
         finally:
             log.info("palui_stopping")
+            self.start_up.stopped()
             if self.http is not None:
                 await self.http.stop()
             if self.jobs is not None:

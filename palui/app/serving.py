@@ -58,6 +58,7 @@ def http_server(
         console=console_app(running.web),
         trusted_proxies=s.http_trusted_proxies,
         oauth=oauth_routes(app.remote),
+        process=app.start_up,
         metrics=app.metrics,
         metrics_token=secret(s.http.metrics_token),
     )

@@ -137,7 +137,8 @@ async def _running(settings: Settings) -> Check | None:
     if not isinstance(health, dict) or "status" not in health:
         return None
     if health["status"] != "degraded":
-        return Check("running", True, f"palui run answers on {url}: {health['status']}")
+        detail = f"palui run answers on {url}: {health['status']}{_costs(health)}"
+        return Check("running", True, detail)
     return Check(
         "running",
         False,
@@ -146,6 +147,19 @@ async def _running(settings: Settings) -> Check | None:
         "the outbox) and are answered once the database is back. Start the database or fix "
         "the network to it; the database line above says what this machine sees.",
     )
+
+
+def _costs(health: dict[str, object]) -> str:
+    """What the running process costs its host, as its /healthz says (older ones don't)."""
+    process = health.get("process")
+    if not isinstance(process, dict):
+        return ""
+    parts = []
+    if isinstance(rss := process.get("rss_mb"), int | float):
+        parts.append(f"{rss:.0f} MB resident (peak {process.get('peak_rss_mb', 0):.0f} MB)")
+    if isinstance(ready := process.get("ready_in_s"), int | float):
+        parts.append(f"serving {ready:.1f} s after its start")
+    return "; " + ", ".join(parts) if parts else ""
 
 
 Listed = list[tuple[str, RemoteTool]]  # the tools of the connected connectors

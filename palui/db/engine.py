@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -22,7 +24,7 @@ from sqlalchemy.ext.asyncio import (
 
 from palui.db.files import private_dir, sqlite_path, tighten_sqlite
 from palui.db.inline_sqlite import BUSY_TIMEOUT_MS, inline_creator
-from palui.db.writes import SerialisedSession, WriteLock, sqlite_begin
+from palui.db.writes import SerialisedSession, WriteLock, sqlite_begin, write_connection
 from palui.errors import DatabaseError
 
 MIGRATE_LOCK = 0x70616C7569  # "palui": the PostgreSQL advisory lock one migration holds
@@ -123,6 +125,10 @@ class Database:
         if isinstance(session, SerialisedSession):
             session.write_lock = self.write_lock
         return session
+
+    def writing(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:
+        """A write transaction on a connection, without a session (palui.db.writes)."""
+        return write_connection(self.engine, self.write_lock if self.is_sqlite else None)
 
     async def close(self) -> None:
         await self.engine.dispose()

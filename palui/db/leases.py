@@ -225,12 +225,12 @@ class LeaseRepo(Repo):
             TAKE_EXPIRES: now + timedelta(seconds=ttl_s),
             DEAD_BEFORE: dead_before,
         }
-        async with self._db.session() as s, s.begin():
+        async with self._db.writing() as c:  # a connection, no session: the hottest writes
             if not self._db.is_sqlite:
                 # Both leases' takes of a chat, one at a time: each reads the other's row, and
                 # two at once could each miss the other (SQLite serialises writers anyway).
-                await s.execute(_ADVISORY_LOCK, {_LOCK_KEY: f"palui-lease:{chat_id}"})
-            taken = (await s.execute(stmt, params)).scalar_one_or_none()
+                await c.execute(_ADVISORY_LOCK, {_LOCK_KEY: f"palui-lease:{chat_id}"})
+            taken = (await c.execute(stmt, params)).scalar_one_or_none()
         return None if taken is None else Fence(chat_id, holder, int(taken))
 
     async def acquire(self, chat_id: int, holder: str, ttl_s: float) -> Fence | None:
@@ -240,8 +240,8 @@ class LeaseRepo(Repo):
     async def renew(self, fence: Fence, ttl_s: float) -> bool:
         """Extend the lease taken as `fence`, lapsed or not; False when it was taken over."""
         params = fence_params(fence) | {"expires_at": utcnow() + timedelta(seconds=ttl_s)}
-        async with self._db.session() as s, s.begin():
-            found = await s.execute(_RENEWS[self.table], params)
+        async with self._db.writing() as c:
+            found = await c.execute(_RENEWS[self.table], params)
             return found.scalar_one_or_none() is not None
 
     async def release(self, chat_id: int, holder: str, generation: int | None = None) -> None:
@@ -250,8 +250,8 @@ class LeaseRepo(Repo):
         if generation is not None:
             params[FENCE_GENERATION] = generation
         stmt = _RELEASES[(self.table, generation is not None)]
-        async with self._db.session() as s, s.begin():
-            await s.execute(stmt, params)
+        async with self._db.writing() as c:
+            await c.execute(stmt, params)
 
     async def holders(self) -> list[tuple[int, str]]:
         """(chat_id, holder) of every lease row not released, lapsed or not."""

@@ -24,11 +24,13 @@ the lock would hold every other writer back for as long. PostgreSQL does not use
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any
 
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 WRITE = "palui_write"  # the connection execution option that makes `sqlite_begin` IMMEDIATE
 BEGIN_WAIT_S = 10.0  # a write lock held longer by another process is a fault to report
@@ -123,3 +125,41 @@ class _WriteTransaction:
             await self._transaction.__aexit__(kind, exc, tb)
         finally:
             self._lock.release()
+
+
+@contextlib.asynccontextmanager
+async def write_connection(
+    engine: AsyncEngine, lock: WriteLock | None
+) -> AsyncIterator[AsyncConnection]:
+    """A write transaction on a pooled connection, no session: for the hot statements that
+    need no ORM (leases), ~100 µs less per transaction than a session's. On SQLite (`lock`
+    given) it is serialised and opened with `BEGIN IMMEDIATE`, a locked BEGIN retried, as
+    `SerialisedSession.begin()` is; on PostgreSQL it is `engine.begin()`."""
+    if lock is None:
+        async with engine.begin() as connection:
+            yield connection
+        return
+    await lock.acquire()
+    try:
+        loop = asyncio.get_running_loop()
+        give_up, pause = loop.time() + BEGIN_WAIT_S, BEGIN_PAUSE_S
+        while True:
+            async with engine.connect() as connection:
+                writer = await connection.execution_options(**{WRITE: True})
+                try:
+                    transaction = await writer.begin()
+                except OperationalError as exc:
+                    if not is_locked(exc) or loop.time() + pause > give_up:
+                        raise
+                else:
+                    try:
+                        yield writer
+                    except BaseException:
+                        await transaction.rollback()
+                        raise
+                    await transaction.commit()
+                    return
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, BEGIN_MAX_PAUSE_S)
+    finally:
+        lock.release()

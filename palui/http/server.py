@@ -44,6 +44,7 @@ from palui.http.oauth import OAuthRoutes
 from palui.http.throttle import FailureThrottle
 from palui.logs import get_logger
 from palui.observe import Metrics
+from palui.observe.process import StartUp
 from palui.webhooks.auth import Authentication, authenticate, same_secret
 from palui.webhooks.specs import WebhookSpec
 
@@ -173,7 +174,9 @@ class HttpServer:
         oauth: OAuthRoutes | None = None,
         metrics: Metrics | None = None,
         metrics_token: str | None = None,
+        process: StartUp | None = None,
     ) -> None:
+        self._process = process if process is not None else StartUp()
         self._metrics = metrics
         self._metrics_token = metrics_token
         self._store = store
@@ -255,6 +258,7 @@ class HttpServer:
             "database": database,
             "connectors": {"up": up, "down": down, "paused": paused},
             "telegram": "webhook" if self._telegram else "polling",
+            "process": self._process.facts().as_json(),  # what it costs its host
         }
         return web.json_response(body, status=200 if ok else 503)
 
