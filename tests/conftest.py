@@ -355,8 +355,9 @@ class RunningPalui:
 
 # In-process Palui paces its sends a little faster than Telegram asks (one message per chat per
 # second), so a test that exchanges many messages doesn't spend most of its time waiting. Order
-# and every other rule are unchanged; the pacing itself is tested in tests/test_ratelimit.py, and
-# a test marked `production_pace` keeps Telegram's real limits.
+# and every other rule are unchanged; the pacing itself is tested in
+# tests/channels/test_ratelimit.py, and a test marked `production_pace` keeps Telegram's real
+# limits.
 TEST_PACE = {"per_chat_interval": 0.05, "group_per_minute": 600, "global_per_second": 300}
 
 
