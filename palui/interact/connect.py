@@ -21,6 +21,7 @@ from palui.connectors.oauth import CALLBACK_PATH, revoke_grant
 from palui.connectors.signin import SignInRefused, SignIns, Started
 from palui.db import Store
 from palui.db.oauth import GrantOwner, OAuthGrantRepo
+from palui.db.server_questions import ServerQuestionRepo
 from palui.domain import ConnectorState, Inbound
 from palui.domain.sealed import sealed
 from palui.errors import ChannelError
@@ -58,8 +59,9 @@ class RemoteSignIns:
         self._connectors = connectors
         self._sign_ins = oauth[0] if oauth is not None else SignIns()
         self._grants: OAuthGrantRepo | None = oauth[1] if oauth is not None else None
-        connectors.questions.bind(channel)  # servers' questions are asked in this channel
-        self._questions = QuestionTaps(store, channel, connectors.questions)
+        # Servers' questions are asked in this channel, each a row (answered in any process).
+        connectors.questions.bind(channel, ServerQuestionRepo(store.db), now)
+        self._questions = QuestionTaps(store, channel, connectors, deliver)
         self._deliver = deliver
         self._now = now
         self._tasks: set[asyncio.Task[None]] = set()

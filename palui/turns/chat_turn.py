@@ -64,7 +64,7 @@ async def run_chat_turn(
             left = await _find_unrecorded(parts, chat_id, turn_id, unrecorded)
         started = _Started(turn_id, session_id, left, group, fence, images or {})
         # A server's question during one of this turn's calls goes to this chat and person.
-        asking = ASKING.set(Asking(chat_id, latest.user.id))
+        asking = ASKING.set(Asking(chat_id, latest.user.id, turn_id))
         try:
             return await _run(parts, drive, chat_id, batch, started, riders)
         finally:

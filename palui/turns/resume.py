@@ -48,7 +48,7 @@ async def resume(
         # A server's question during a resumed call goes to the person whose message started
         # the turn (a job's run has none: its questions are declined).
         requester = await parts.store.turns.requester(turn_id)
-        asking = ASKING.set(Asking(chat_id, requester) if requester is not None else None)
+        asking = ASKING.set(Asking(chat_id, requester, turn_id) if requester is not None else None)
         try:
             await drive(chat_id, turn_id, loop, tools, [], None, fence)
         finally:
