@@ -386,3 +386,35 @@ async def test_a_servers_question_is_asked_in_the_chat_and_answered_by_a_tap(
     assert result in str(tool_result.content)
     assert t.chat.texts()[-1] == "Done."
     assert any(row.tainted and "mcp-tracker" in (row.taint_source or "") for row in tainted)
+
+
+async def test_a_question_pending_across_a_restart_is_answered_after(
+    database_url: str, tmp_path: Path
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__file_issue", {"title": "login"}), answer("Done.")])
+    chat = WatchedChannel()  # one person's chat across both runs
+    async with oauth_servers() as (auth, url):
+        settings = in_memory_settings(
+            database_url, str(tmp_path / "data"), mcp={"tracker": {"url": url, "trust": "trusted"}},
+            secret_key=SECRET,
+        )  # fmt: skip
+        async with running_palui(settings, model, chat) as (app, _):
+            await signed_in_tracker(Setup(app, chat, auth, url))
+            await chat.send("file an issue about login")
+            approval = await chat.wait_for_card(lambda c: "file_issue" in c.text)
+            approved = asyncio.create_task(chat.tap(button(approval, "✅ Approve")))
+            card = await chat.wait_for_card(asks)
+            approved.cancel()  # Palui stops with the question open
+        async with running_palui(settings, ScriptedModel([]), chat) as (app, _):
+            await tracker(app).wait_settled()
+            await chat.tap(button(card, "beta"))
+            shown = await chat.wait_for(lambda t: "continued after your answer" in t)
+            async with app.db.session() as s:
+                statuses = (await s.execute(text("SELECT status FROM server_questions"))).all()
+
+    assert shown.splitlines() == [
+        "mcp-tracker__file_issue, continued after your answer (the server's words, not Palui's):",
+        "filed “login” in beta",
+    ]
+    assert [row.status for row in statuses] == ["continued"]
+    assert sum("continued after your answer" in t for t in chat.texts()) == 1
