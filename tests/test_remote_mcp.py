@@ -418,3 +418,33 @@ async def test_a_question_pending_across_a_restart_is_answered_after(
     ]
     assert [row.status for row in statuses] == ["continued"]
     assert sum("continued after your answer" in t for t in chat.texts()) == 1
+
+
+async def test_a_form_is_asked_one_field_at_a_time_and_typed_answers_stay_out_of_the_chat(
+    database_url: str, tmp_path: Path
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__plan_release", {"name": "v2"}), answer("Planned.")])
+    async with palui_with_tracker(database_url, tmp_path, model=model, trust="trusted") as t:
+        await follow(await connect_link(t.chat))
+        await t.chat.wait_for(connected)
+        await switch_on(t.app, "mcp-tracker", "plan_release")
+        # A read-only looking tool runs without a card: the turn waits for the form's answers.
+        turn = asyncio.create_task(t.chat.send("plan the v2 release"))
+        when = await t.chat.wait_for_card(lambda c: "(1/3) When" in c.text)
+        typed = [asyncio.create_task(t.chat.send("tomorrow at noon"))]
+        await t.chat.wait_for_card(lambda c: "(2/3) Hours" in c.text)
+        typed.append(asyncio.create_task(t.chat.send("three")))
+        refused = await t.chat.wait_for_card(lambda c: c.text.startswith("That is not"))
+        typed.append(asyncio.create_task(t.chat.send("3")))
+        urgent = await t.chat.wait_for_card(lambda c: "(3/3) Urgent" in c.text)
+        typed.append(asyncio.create_task(t.chat.tap(button(urgent, "Yes"))))
+        async with asyncio.timeout(BOUND_S):
+            await asyncio.gather(turn, *typed)
+
+    assert when.text.splitlines()[-1] == "When: reply with your answer."
+    assert [b.label for row in urgent.keyboard for b in row] == ["Yes", "No", "Decline", "Cancel"]
+    assert refused.text == "That is not Hours: reply with a whole number."
+    sent = model.calls[-1][0]
+    assert "v2: tomorrow at noon, 3 h, urgent=True" in str(sent[-1].content)
+    assert not any("tomorrow" in str(m.content) for m in sent[:-1])  # never in the history
+    assert t.chat.texts()[-1] == "Planned."

@@ -195,9 +195,16 @@ class McpConnector:
         if client is None or self._state is not ConnectorState.CONNECTED:
             return ToolOutcome(f"{self.id} is not connected: {self._why_not_connected()}", True)
         limit = timeout_s if timeout_s is not None else self.settings.timeout_s
-        return await run_call(
-            client, self.id, self._questions, tool, arguments, limit=limit, meta=meta, seed=seed
-        )
+        questions = self._questions
+        note = questions.progress_note(f"{self.id}__{tool}") if questions else None
+        try:
+            return await run_call(
+                client, self.id, questions, tool, arguments,
+                limit=limit, meta=meta, seed=seed, progress=note,
+            )  # fmt: skip
+        finally:
+            if note is not None:
+                await note.close()
 
     async def continue_question(self, stored: StoredQuestion) -> ToolOutcome | None:
         """A call whose question was answered after a restart, continued from its round."""

@@ -32,6 +32,7 @@ from mcp.client.session import ElicitationFnT
 
 from palui.callbacks import question
 from palui.connectors.forms import Field, form_fields
+from palui.connectors.progress import ProgressNote
 from palui.db.server_questions import ServerQuestionRepo, StoredQuestion
 from palui.domain import Button, Card
 from palui.domain.waits import paused
@@ -190,6 +191,15 @@ class Questions:
             row = await self._repo.get(token)
             if row is not None and row.answer is not None and await self._repo.take(token):
                 return row.answer
+
+    def progress_note(self, label: str) -> ProgressNote | None:
+        """Where a call of the running turn shows its progress (None: no chat to show it in)."""
+        asking, channel = ASKING.get(), self._channel
+        return (
+            None
+            if asking is None or channel is None
+            else ProgressNote(channel, asking.chat_id, label)
+        )
 
     def wants_text(self, chat_id: int, user_id: int) -> bool:
         return self._typed(chat_id, user_id) is not None
