@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -45,6 +46,7 @@ class WatchedChannel(MemoryChannel):
     """A memory channel a test can await a message on."""
 
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    deleted: list[int] = field(default_factory=list)
 
     async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
         await super().send_part(chat_id, part, reply_to=reply_to)
@@ -58,6 +60,9 @@ class WatchedChannel(MemoryChannel):
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         await super().answer_callback(callback_query_id, text)
         self._arrived.set()
+
+    async def delete_message(self, chat_id: int, message_id: int) -> None:
+        self.deleted.append(message_id)
 
     async def wait_for_toast(self, callback_query_id: str) -> str:
         async with asyncio.timeout(BOUND_S):
@@ -448,3 +453,30 @@ async def test_a_form_is_asked_one_field_at_a_time_and_typed_answers_stay_out_of
     assert "v2: tomorrow at noon, 3 h, urgent=True" in str(sent[-1].content)
     assert not any("tomorrow" in str(m.content) for m in sent[:-1])  # never in the history
     assert t.chat.texts()[-1] == "Planned."
+
+
+async def test_a_calls_progress_is_one_message_edited_at_most_once_a_second_then_removed(
+    database_url: str, tmp_path: Path
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__deploy", {}), answer("Deployed.")])
+    async with palui_with_tracker(database_url, tmp_path, model=model, trust="trusted") as t:
+        await follow(await connect_link(t.chat))
+        await t.chat.wait_for(connected)
+        await switch_on(t.app, "mcp-tracker", "deploy")
+        turn = asyncio.create_task(t.chat.send("deploy it"))
+        first = await t.chat.wait_for_card(lambda c: "deploy" in c.text)
+        if any(b.label == "✅ Approve" for row in first.keyboard for b in row):
+            turn = asyncio.create_task(t.chat.tap(button(first, "✅ Approve")))
+        started = time.monotonic()
+        async with asyncio.timeout(BOUND_S):
+            await turn
+            await t.chat.wait_for(lambda text: text == "Deployed.")
+        took = time.monotonic() - started
+
+    notes = [sent for sent in t.chat.sent_cards if sent.card.text.startswith("⏳ ")]
+    assert len(notes) == 1
+    assert notes[0].card.text.startswith("⏳ mcp-tracker__deploy: ")
+    edits = [card for _, message_id, card in t.chat.edits if message_id == notes[0].message_id]
+    assert all(card.text.startswith("⏳ mcp-tracker__deploy: ") for card in edits)
+    assert len(edits) <= math.ceil(took)
+    assert t.chat.deleted == [notes[0].message_id]

@@ -218,6 +218,14 @@ def tracker_server(auth: AuthServer, url: str) -> MCPServer:
         return f"not filed: {answer.action}"
 
     @server.tool()
+    async def deploy(ctx: Context) -> str:
+        """Deploy, reporting progress along the way."""
+        for done in (0, 20, 40, 60, 80):
+            await ctx.report_progress(done, 100)
+            await asyncio.sleep(0.3)
+        return "deployed"
+
+    @server.tool()
     async def plan_release(name: str, ctx: Context) -> str | InputRequiredResult:
         """Plan a release with a form of three fields (two typed, one a boolean)."""
         answer = (ctx.input_responses or {}).get("plan")
