@@ -166,7 +166,7 @@ async def test_protected_server_needs_sign_in_until_the_link_is_followed(
     assert asked["redirect_uri"] == f"{app.http.url}/oauth/callback"
     assert page.status == 200
     assert done == (
-        "✅ mcp-tracker connected: 2 tools (registered dynamically; PALUI_WEB_URL is not https, "
+        "✅ mcp-tracker connected: 4 tools (registered dynamically; PALUI_WEB_URL is not https, "
         "so no client metadata document)."
     )
     assert result.text == "1: login broken"
@@ -226,7 +226,7 @@ async def test_paste_the_address_when_the_browser_cannot_reach_palui(
     assert auth.authorize_requests[-1]["client_id"] == f"{web_url}/oauth/client.json"
     assert document["client_id"] == f"{web_url}/oauth/client.json"
     assert document["redirect_uris"] == [f"{web_url}/oauth/callback"]
-    assert done == "✅ mcp-tracker connected: 2 tools (as Palui's client metadata document)."
+    assert done == "✅ mcp-tracker connected: 4 tools (as Palui's client metadata document)."
     assert "Got it, signing in…" in chat.texts()
 
 

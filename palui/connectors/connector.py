@@ -38,8 +38,8 @@ from palui.connectors.transport import (
     describe_failure,
     open_transport,
 )
-from palui.db.server_questions import StoredQuestion
 from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
+from palui.domain.questions import StoredQuestion
 from palui.logs import bound, get_logger
 
 log = get_logger(__name__)

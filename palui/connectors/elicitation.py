@@ -25,7 +25,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import mcp.types as mcp_types
 from mcp.client.session import ElicitationFnT
@@ -33,8 +33,8 @@ from mcp.client.session import ElicitationFnT
 from palui.callbacks import question
 from palui.connectors.forms import Field, form_fields
 from palui.connectors.progress import ProgressNote
-from palui.db.server_questions import ServerQuestionRepo, StoredQuestion
 from palui.domain import Button, Card
+from palui.domain.questions import StoredQuestion
 from palui.domain.waits import paused
 from palui.errors import ChannelError
 from palui.logs import get_logger
@@ -87,6 +87,17 @@ class Tapped:
     orphan: StoredQuestion | None = None
 
 
+class QuestionRows(Protocol):
+    """Where questions are kept (palui/db/server_questions.py)."""
+
+    async def add(self, question: StoredQuestion, now: datetime, expires_at: datetime) -> None: ...
+    async def get(self, token: str) -> StoredQuestion | None: ...
+    async def answer(self, token: str, user_id: int, answer: str, now: datetime) -> bool: ...
+    async def take(self, token: str) -> bool: ...
+    async def close(self, token: str) -> None: ...
+    async def continue_call(self, token: str) -> StoredQuestion | None: ...
+
+
 class CallClock:
     """Whether a call asked its person anything (its result is then untrusted)."""
 
@@ -104,13 +115,13 @@ class Questions:
     def __init__(self) -> None:
         self._pending: dict[str, Pending] = {}
         self._channel: Channel | None = None
-        self._repo: ServerQuestionRepo | None = None
+        self._repo: QuestionRows | None = None
         self._now: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     def bind(
         self,
         channel: Channel,
-        repo: ServerQuestionRepo | None = None,
+        repo: QuestionRows | None = None,
         now: Callable[[], datetime] | None = None,
     ) -> None:
         self._channel, self._repo = channel, repo

@@ -33,8 +33,8 @@ from palui.connectors.elicitation import (
     Questions,
     Round,
 )
-from palui.db.server_questions import StoredQuestion
 from palui.domain import ToolOutcome
+from palui.domain.questions import StoredQuestion
 from palui.domain.waits import counted
 from palui.logs import get_logger
 

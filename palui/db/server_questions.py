@@ -9,7 +9,6 @@ protocol's input-required round (it has a `call`) is then continued once by whoe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
@@ -18,6 +17,7 @@ from sqlalchemy import ColumnElement, select, update
 from palui.db.engine import Database
 from palui.db.models import ServerQuestion, Turn
 from palui.domain import TurnStatus
+from palui.domain.questions import StoredQuestion
 
 
 class QuestionStatus(StrEnum):
@@ -26,18 +26,6 @@ class QuestionStatus(StrEnum):
     TAKEN = "taken"  # the waiting call has the answer
     CONTINUED = "continued"  # answered after a restart: the call was continued from its state
     CLOSED = "closed"  # expired, or its call ended without it
-
-
-@dataclass(frozen=True, slots=True)
-class StoredQuestion:
-    token: str
-    chat_id: int
-    user_id: int
-    turn_id: str | None
-    connector_id: str
-    text: str
-    call: str | None  # JSON: tool, arguments, key, request_state (input-required rounds only)
-    answer: str | None = None
 
 
 class ServerQuestionRepo:
