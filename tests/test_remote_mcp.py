@@ -8,6 +8,7 @@ import asyncio
 import io
 import json
 import math
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -35,6 +36,7 @@ from tests.fakes.memory_channel import (
     switch_on,
 )
 from tests.fakes.oauth_server import AuthServer, oauth_servers
+from tests.fakes.otlp_collector import FakeCollector
 from tests.toolkit import ScriptedModel, answer, call
 
 BOUND_S = 20
@@ -166,7 +168,7 @@ async def test_protected_server_needs_sign_in_until_the_link_is_followed(
     assert asked["redirect_uri"] == f"{app.http.url}/oauth/callback"
     assert page.status == 200
     assert done == (
-        "✅ mcp-tracker connected: 4 tools (registered dynamically; PALUI_WEB_URL is not https, "
+        "✅ mcp-tracker connected: 5 tools (registered dynamically; PALUI_WEB_URL is not https, "
         "so no client metadata document)."
     )
     assert result.text == "1: login broken"
@@ -226,7 +228,7 @@ async def test_paste_the_address_when_the_browser_cannot_reach_palui(
     assert auth.authorize_requests[-1]["client_id"] == f"{web_url}/oauth/client.json"
     assert document["client_id"] == f"{web_url}/oauth/client.json"
     assert document["redirect_uris"] == [f"{web_url}/oauth/callback"]
-    assert done == "✅ mcp-tracker connected: 4 tools (as Palui's client metadata document)."
+    assert done == "✅ mcp-tracker connected: 5 tools (as Palui's client metadata document)."
     assert "Got it, signing in…" in chat.texts()
 
 
@@ -480,3 +482,31 @@ async def test_a_calls_progress_is_one_message_edited_at_most_once_a_second_then
     assert all(card.text.startswith("⏳ mcp-tracker__deploy: ") for card in edits)
     assert len(edits) <= math.ceil(took)
     assert t.chat.deleted == [notes[0].message_id]
+
+
+async def test_a_call_to_a_streamable_http_server_carries_the_turns_trace_context(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collector = FakeCollector()
+    await collector.start()
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")  # export every 50 ms, not 5 s
+    model = ScriptedModel([call("mcp-tracker__trace_context", {}), answer("Traced.")])
+    try:
+        async with palui_with_tracker(
+            database_url, tmp_path, model=model, trust="trusted", otel_endpoint=collector.url
+        ) as t:
+            await follow(await connect_link(t.chat))
+            await t.chat.wait_for(connected)
+            await switch_on(t.app, "mcp-tracker", "trace_context")
+            await t.chat.send("where is the trace?")
+            approvals = [c for c in t.chat.cards if "trace_context" in c.text]
+            if approvals:  # how the tool is classed decides whether it asks first
+                await t.chat.tap(button(approvals[-1], "✅ Approve"))
+            await t.chat.wait_for(lambda text: text == "Traced.")
+            await collector.wait_for(lambda spans: any(s.name == "palui.tool" for s in spans))
+    finally:
+        await collector.close()
+
+    carried = str(model.calls[-1][0][-1].content)
+    [tool] = [s for s in collector.spans if s.name == "palui.tool"]
+    assert re.search(rf"00-{tool.trace_id}-[0-9a-f]{{16}}-[0-9a-f]{{2}}", carried), carried

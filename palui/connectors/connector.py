@@ -41,6 +41,7 @@ from palui.connectors.transport import (
 from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
 from palui.domain.questions import StoredQuestion
 from palui.logs import bound, get_logger
+from palui.observe import traceparent
 
 log = get_logger(__name__)
 
@@ -195,6 +196,9 @@ class McpConnector:
         if client is None or self._state is not ConnectorState.CONNECTED:
             return ToolOutcome(f"{self.id} is not connected: {self._why_not_connected()}", True)
         limit = timeout_s if timeout_s is not None else self.settings.timeout_s
+        if self.settings.url and (context := traceparent()) is not None:
+            # The call's trace goes on at the server (W3C trace context in the request's _meta).
+            meta = cast(mcp_types.RequestParamsMeta, {**(meta or {}), "traceparent": context})
         questions = self._questions
         note = questions.progress_note(f"{self.id}__{tool}") if questions else None
         try:

@@ -218,6 +218,13 @@ def tracker_server(auth: AuthServer, url: str) -> MCPServer:
         return f"not filed: {answer.action}"
 
     @server.tool()
+    def trace_context(ctx: Context) -> str:
+        """The W3C trace context the request carried (none: "-")."""
+        meta = ctx.request_context.meta
+        found = meta.get("traceparent") if isinstance(meta, dict) else None
+        return str(found or getattr(meta, "traceparent", None) or "-")
+
+    @server.tool()
     async def deploy(ctx: Context) -> str:
         """Deploy, reporting progress along the way."""
         for done in (0, 20, 40, 60, 80):
