@@ -31,6 +31,7 @@ from palui.domain import (
     ToolCallRequest,
     ToolOutcome,
 )
+from palui.domain.waits import counted
 from palui.ports import Delegations
 
 __all__ = [
@@ -221,8 +222,9 @@ async def _bounded(deps: TurnDeps, state: TurnState) -> Reply | NeedsApproval:
     started = state.drive_started = deps.clock()
     budget = max(deps.timeout_s - state.elapsed_s, 0)
     try:
-        async with asyncio.timeout(budget):
-            result = await _loop(deps, state)
+        async with asyncio.timeout(budget) as timeout:
+            with counted(timeout):  # a server's question to the person pauses it
+                result = await _loop(deps, state)
     except TimeoutError:
         return _budget_reply(
             state, "time", f"I stopped after {deps.timeout_s:g} s (the limit for one turn)."

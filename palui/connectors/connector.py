@@ -23,14 +23,14 @@ from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
-from pydantic import ValidationError
 
 from palui.config import McpServerSettings
 from palui.connectors.backoff import DEFAULT_BACKOFF, Backoff
-from palui.connectors.content import ORIGIN_META, outcome_text
-from palui.connectors.elicitation import CALL_CLOCK, CallClock, Questions
+from palui.connectors.content import ORIGIN_META
+from palui.connectors.elicitation import Questions
 from palui.connectors.listing import can_listen_for_tool_changes, list_all_tools
 from palui.connectors.oauth import GrantAuth, OAuthSetup, SignInNeeded
+from palui.connectors.rounds import Seed, continued_seed, run_call
 from palui.connectors.transport import (
     OpenTransport,
     ServerTarget,
@@ -39,7 +39,9 @@ from palui.connectors.transport import (
     open_transport,
 )
 from palui.domain import ConnectorState, ConnectorStatus, RemoteTool, ToolOutcome
+from palui.domain.questions import StoredQuestion
 from palui.logs import bound, get_logger
+from palui.observe import traceparent
 
 log = get_logger(__name__)
 
@@ -186,6 +188,7 @@ class McpConnector:
         *,
         timeout_s: float | None = None,
         meta: mcp_types.RequestParamsMeta | None = None,
+        seed: Seed | None = None,
     ) -> ToolOutcome:
         """Run one tool. Server-side failures come back as error outcomes; a timeout raises
         TimeoutError (the action may have happened); cancellation propagates."""
@@ -193,34 +196,28 @@ class McpConnector:
         if client is None or self._state is not ConnectorState.CONNECTED:
             return ToolOutcome(f"{self.id} is not connected: {self._why_not_connected()}", True)
         limit = timeout_s if timeout_s is not None else self.settings.timeout_s
-        late = f"{self.id}__{tool} gave no answer within {limit:g} s"
+        if self.settings.url and (context := traceparent()) is not None:
+            # The call's trace goes on at the server (W3C trace context in the request's _meta).
+            meta = cast(mcp_types.RequestParamsMeta, {**(meta or {}), "traceparent": context})
+        questions = self._questions
+        note = questions.progress_note(f"{self.id}__{tool}") if questions else None
         try:
-            async with asyncio.timeout(limit) as timeout:
-                reset = CALL_CLOCK.set(clock := CallClock(timeout))
-                try:
-                    result = await client.call_tool(
-                        tool, arguments, read_timeout_seconds=limit, meta=meta
-                    )
-                finally:
-                    CALL_CLOCK.reset(reset)
-        except TimeoutError as exc:
-            raise TimeoutError(late) from exc
-        except MCPError as exc:
-            if exc.code == mcp_types.REQUEST_TIMEOUT:
-                raise TimeoutError(late) from exc
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                text = f"{self.id} lost its connection during the call; it may or may not have run"
-                return ToolOutcome(text, True)
-            return ToolOutcome(f"{self.id} refused the call: {exc.message}", True)
-        except ValidationError:
-            return ToolOutcome(f"{self.id} answered with a malformed result", True)
-        except Exception as exc:  # the server's answer broke the SDK's rules; report, don't crash
-            log.warning("connector_call_failed", connector=self.id, tool=tool, error=repr(exc))
-            return ToolOutcome(f"{self.id}__{tool} failed: {type(exc).__name__}: {exc}", True)
-        outcome = outcome_text(result)
-        if clock.asked.is_set():
-            return dataclasses.replace(outcome, untrusted=True)  # it carries the server's words
-        return outcome
+            return await run_call(
+                client, self.id, questions, tool, arguments,
+                limit=limit, meta=meta, seed=seed, progress=note,
+            )  # fmt: skip
+        finally:
+            if note is not None:
+                await note.close()
+
+    async def continue_question(self, stored: StoredQuestion) -> ToolOutcome | None:
+        """A call whose question was answered after a restart, continued from its round."""
+        found = await continued_seed(self.id, self._questions, stored) if self._questions else None
+        if found is None:
+            return None
+        round_, seed = found
+        outcome = await self.call(round_.tool, round_.arguments, seed=seed)
+        return dataclasses.replace(outcome, untrusted=True)  # it carries the server's words
 
     async def call_with_origin(
         self, tool: str, arguments: dict[str, Any], origin: str

@@ -21,6 +21,7 @@ from palui.connectors.oauth import CALLBACK_PATH, revoke_grant
 from palui.connectors.signin import SignIns, Started
 from palui.db import Store
 from palui.db.oauth import GrantOwner, OAuthGrantRepo
+from palui.db.server_questions import ServerQuestionRepo
 from palui.domain import ConnectorState, Inbound
 from palui.domain.sealed import sealed
 from palui.errors import ChannelError, SignInRefused
@@ -58,8 +59,9 @@ class RemoteSignIns:
         self._connectors = connectors
         self._sign_ins = oauth[0] if oauth is not None else SignIns()
         self._grants: OAuthGrantRepo | None = oauth[1] if oauth is not None else None
-        connectors.questions.bind(channel)  # servers' questions are asked in this channel
-        self.questions = QuestionTaps(store, channel, connectors.questions)
+        # Servers' questions are asked in this channel, each a row (answered in any process).
+        connectors.questions.bind(channel, ServerQuestionRepo(store.db), now)
+        self.questions = QuestionTaps(store, channel, connectors, deliver)
         self._deliver = deliver
         self._now = now
         self._tasks: set[asyncio.Task[None]] = set()
@@ -100,8 +102,11 @@ class RemoteSignIns:
         return f"Signed out of {connector.id}: its tokens are forgotten{told}."
 
     def owns(self, inbound: Inbound) -> bool:
-        """A pasted address of Palui's callback from someone with a sign-in under way (taps on
-        a server's question are `questions`'s, handed their button by the router)."""
+        """A typed answer to a server's question, or a pasted address of Palui's callback from
+        someone with a sign-in under way (taps on a server's question are `questions`'s, handed
+        their button by the router)."""
+        if self.questions.owns(inbound):
+            return True
         return (
             not inbound.callback_query_id
             and inbound.command is None
@@ -110,6 +115,8 @@ class RemoteSignIns:
         )
 
     async def handle(self, inbound: Inbound) -> bool:
+        if self.questions.owns(inbound):
+            return await self.questions.handle(inbound)
         query = _callback_query(inbound.text) or {}
         refused = self._sign_ins.complete(query, user_id=inbound.user.id)
         await self._store.inbox.mark_done([inbound.update_id])

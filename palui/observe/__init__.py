@@ -2,6 +2,6 @@
 imports prometheus-client and OpenTelemetry."""
 
 from palui.observe.metrics import Metrics
-from palui.observe.traces import Tracing, event, traced_model
+from palui.observe.traces import Tracing, event, traced_model, traceparent
 
-__all__ = ["Metrics", "Tracing", "event", "traced_model"]
+__all__ = ["Metrics", "Tracing", "event", "traced_model", "traceparent"]

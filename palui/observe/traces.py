@@ -114,3 +114,12 @@ class _TracedModel:
 
     async def ping(self) -> str:
         return await self._model.ping()
+
+
+def traceparent() -> str | None:
+    """The current span as W3C trace context (`traceparent`); None when there is none (tracing
+    off, or outside a turn)."""
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"

@@ -23,6 +23,7 @@ from palui.ports.channel import Cards as Cards
 from palui.ports.channel import Channel as Channel
 from palui.ports.channel import Files as Files
 from palui.ports.channel import Leftovers as Leftovers
+from palui.ports.channel import Notes as Notes
 from palui.ports.channel import Notices as Notices
 from palui.ports.channel import Notifying as Notifying
 from palui.ports.channel import Part as Part

@@ -73,6 +73,12 @@ class Cards(Protocol):
     async def answer_callback(self, callback_query_id: str, text: str) -> None: ...
 
 
+class Notes(Cards, Protocol):
+    """Cards that are taken away again: a server's questions and a call's progress note."""
+
+    async def delete_message(self, chat_id: int, message_id: int) -> None: ...
+
+
 class Files(Protocol):
     async def download(self, file_id: str, max_bytes: int) -> bytes:
         """A file a person sent (`Attachment.file_id`). Raises `FileTooLarge` past `max_bytes`

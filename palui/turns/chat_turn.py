@@ -80,7 +80,7 @@ async def run_chat_turn(
             )
         started = _Started(turn_id, begun.session_id, left, group, fence, images or {}, begun.model)
         # A server's question during one of this turn's calls goes to this chat and person.
-        asking = ASKING.set(Asking(chat_id, latest.user.id))
+        asking = ASKING.set(Asking(chat_id, latest.user.id, turn_id))
         try:
             return await _run(parts, drive, chat_id, batch, started, riders)
         finally:

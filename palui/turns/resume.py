@@ -49,7 +49,7 @@ async def resume(
         job_id = await parts.store.jobs.job_of_turn(turn_id)
         if job_id is not None:
             loop = headed(loop, job_heading(job_id))
-        asking = ASKING.set(Asking(chat_id, requester) if requester is not None else None)
+        asking = ASKING.set(Asking(chat_id, requester, turn_id) if requester is not None else None)
         try:
             await drive(chat_id, turn_id, loop, tools, [], None, fence)
         finally:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import math
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -34,6 +36,7 @@ from tests.fakes.memory_channel import (
     switch_on,
 )
 from tests.fakes.oauth_server import AuthServer, oauth_servers
+from tests.fakes.otlp_collector import FakeCollector
 from tests.toolkit import ScriptedModel, answer, call
 
 BOUND_S = 20
@@ -45,6 +48,7 @@ class WatchedChannel(MemoryChannel):
     """A memory channel a test can await a message on."""
 
     _arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    deleted: list[int] = field(default_factory=list)
 
     async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
         await super().send_part(chat_id, part, reply_to=reply_to)
@@ -58,6 +62,9 @@ class WatchedChannel(MemoryChannel):
     async def answer_callback(self, callback_query_id: str, text: str) -> None:
         await super().answer_callback(callback_query_id, text)
         self._arrived.set()
+
+    async def delete_message(self, chat_id: int, message_id: int) -> None:
+        self.deleted.append(message_id)
 
     async def wait_for_toast(self, callback_query_id: str) -> str:
         async with asyncio.timeout(BOUND_S):
@@ -161,7 +168,7 @@ async def test_protected_server_needs_sign_in_until_the_link_is_followed(
     assert asked["redirect_uri"] == f"{app.http.url}/oauth/callback"
     assert page.status == 200
     assert done == (
-        "✅ mcp-tracker connected: 2 tools (registered dynamically; PALUI_WEB_URL is not https, "
+        "✅ mcp-tracker connected: 5 tools (registered dynamically; PALUI_WEB_URL is not https, "
         "so no client metadata document)."
     )
     assert result.text == "1: login broken"
@@ -221,7 +228,7 @@ async def test_paste_the_address_when_the_browser_cannot_reach_palui(
     assert auth.authorize_requests[-1]["client_id"] == f"{web_url}/oauth/client.json"
     assert document["client_id"] == f"{web_url}/oauth/client.json"
     assert document["redirect_uris"] == [f"{web_url}/oauth/callback"]
-    assert done == "✅ mcp-tracker connected: 2 tools (as Palui's client metadata document)."
+    assert done == "✅ mcp-tracker connected: 5 tools (as Palui's client metadata document)."
     assert "Got it, signing in…" in chat.texts()
 
 
@@ -386,3 +393,120 @@ async def test_a_servers_question_is_asked_in_the_chat_and_answered_by_a_tap(
     assert result in str(tool_result.content)
     assert t.chat.texts()[-1] == "Done."
     assert any(row.tainted and "mcp-tracker" in (row.taint_source or "") for row in tainted)
+
+
+async def test_a_question_pending_across_a_restart_is_answered_after(
+    database_url: str, tmp_path: Path
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__file_issue", {"title": "login"}), answer("Done.")])
+    chat = WatchedChannel()  # one person's chat across both runs
+    async with oauth_servers() as (auth, url):
+        settings = in_memory_settings(
+            database_url, str(tmp_path / "data"), mcp={"tracker": {"url": url, "trust": "trusted"}},
+            secret_key=SECRET,
+        )  # fmt: skip
+        async with running_palui(settings, model, chat) as (app, _):
+            await signed_in_tracker(Setup(app, chat, auth, url))
+            await chat.send("file an issue about login")
+            approval = await chat.wait_for_card(lambda c: "file_issue" in c.text)
+            approved = asyncio.create_task(chat.tap(button(approval, "✅ Approve")))
+            card = await chat.wait_for_card(asks)
+            approved.cancel()  # Palui stops with the question open
+        async with running_palui(settings, ScriptedModel([]), chat) as (app, _):
+            await tracker(app).wait_settled()
+            await chat.tap(button(card, "beta"))
+            shown = await chat.wait_for(lambda t: "continued after your answer" in t)
+            async with app.db.session() as s:
+                statuses = (await s.execute(text("SELECT status FROM server_questions"))).all()
+
+    assert shown.splitlines() == [
+        "mcp-tracker__file_issue, continued after your answer (the server's words, not Palui's):",
+        "filed “login” in beta",
+    ]
+    assert [row.status for row in statuses] == ["continued"]
+    assert sum("continued after your answer" in t for t in chat.texts()) == 1
+
+
+async def test_a_form_is_asked_one_field_at_a_time_and_typed_answers_stay_out_of_the_chat(
+    database_url: str, tmp_path: Path
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__plan_release", {"name": "v2"}), answer("Planned.")])
+    async with palui_with_tracker(database_url, tmp_path, model=model, trust="trusted") as t:
+        await follow(await connect_link(t.chat))
+        await t.chat.wait_for(connected)
+        await switch_on(t.app, "mcp-tracker", "plan_release")
+        # A read-only looking tool runs without a card: the turn waits for the form's answers.
+        turn = asyncio.create_task(t.chat.send("plan the v2 release"))
+        when = await t.chat.wait_for_card(lambda c: "(1/3) When" in c.text)
+        typed = [asyncio.create_task(t.chat.send("tomorrow at noon"))]
+        await t.chat.wait_for_card(lambda c: "(2/3) Hours" in c.text)
+        typed.append(asyncio.create_task(t.chat.send("three")))
+        refused = await t.chat.wait_for_card(lambda c: c.text.startswith("That is not"))
+        typed.append(asyncio.create_task(t.chat.send("3")))
+        urgent = await t.chat.wait_for_card(lambda c: "(3/3) Urgent" in c.text)
+        typed.append(asyncio.create_task(t.chat.tap(button(urgent, "Yes"))))
+        async with asyncio.timeout(BOUND_S):
+            await asyncio.gather(turn, *typed)
+
+    assert when.text.splitlines()[-1] == "When: reply with your answer."
+    assert [b.label for row in urgent.keyboard for b in row] == ["Yes", "No", "Decline", "Cancel"]
+    assert refused.text == "That is not Hours: reply with a whole number."
+    sent = model.calls[-1][0]
+    assert "v2: tomorrow at noon, 3 h, urgent=True" in str(sent[-1].content)
+    assert not any("tomorrow" in str(m.content) for m in sent[:-1])  # never in the history
+    assert t.chat.texts()[-1] == "Planned."
+
+
+async def test_a_calls_progress_is_one_message_edited_at_most_once_a_second_then_removed(
+    database_url: str, tmp_path: Path
+) -> None:
+    model = ScriptedModel([call("mcp-tracker__deploy", {}), answer("Deployed.")])
+    async with palui_with_tracker(database_url, tmp_path, model=model, trust="trusted") as t:
+        await follow(await connect_link(t.chat))
+        await t.chat.wait_for(connected)
+        await switch_on(t.app, "mcp-tracker", "deploy")
+        turn = asyncio.create_task(t.chat.send("deploy it"))
+        first = await t.chat.wait_for_card(lambda c: "deploy" in c.text)
+        if any(b.label == "✅ Approve" for row in first.keyboard for b in row):
+            turn = asyncio.create_task(t.chat.tap(button(first, "✅ Approve")))
+        started = time.monotonic()
+        async with asyncio.timeout(BOUND_S):
+            await turn
+            await t.chat.wait_for(lambda text: text == "Deployed.")
+        took = time.monotonic() - started
+
+    notes = [sent for sent in t.chat.sent_cards if sent.card.text.startswith("⏳ ")]
+    assert len(notes) == 1
+    assert notes[0].card.text.startswith("⏳ mcp-tracker__deploy: ")
+    edits = [card for _, message_id, card in t.chat.edits if message_id == notes[0].message_id]
+    assert all(card.text.startswith("⏳ mcp-tracker__deploy: ") for card in edits)
+    assert len(edits) <= math.ceil(took)
+    assert t.chat.deleted == [notes[0].message_id]
+
+
+async def test_a_call_to_a_streamable_http_server_carries_the_turns_trace_context(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    collector = FakeCollector()
+    await collector.start()
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")  # export every 50 ms, not 5 s
+    model = ScriptedModel([call("mcp-tracker__trace_context", {}), answer("Traced.")])
+    try:
+        async with palui_with_tracker(
+            database_url, tmp_path, model=model, trust="trusted", otel_endpoint=collector.url
+        ) as t:
+            await follow(await connect_link(t.chat))
+            await t.chat.wait_for(connected)
+            await switch_on(t.app, "mcp-tracker", "trace_context")
+            await t.chat.send("where is the trace?")
+            approvals = [c for c in t.chat.cards if "trace_context" in c.text]
+            if approvals:  # how the tool is classed decides whether it asks first
+                await t.chat.tap(button(approvals[-1], "✅ Approve"))
+            await t.chat.wait_for(lambda text: text == "Traced.")
+            await collector.wait_for(lambda spans: any(s.name == "palui.tool" for s in spans))
+    finally:
+        await collector.close()
+
+    carried = str(model.calls[-1][0][-1].content)
+    [tool] = [s for s in collector.spans if s.name == "palui.tool"]
+    assert re.search(rf"00-{tool.trace_id}-[0-9a-f]{{16}}-[0-9a-f]{{2}}", carried), carried

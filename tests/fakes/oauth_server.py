@@ -182,6 +182,12 @@ class Project(BaseModel):
     project: str = Field(json_schema_extra={"enum": ["alpha", "beta"]})
 
 
+class Plan(BaseModel):
+    when: str = Field(title="When")
+    hours: int = Field(title="Hours")
+    urgent: bool = Field(title="Urgent")
+
+
 def tracker_server(auth: AuthServer, url: str) -> MCPServer:
     server = MCPServer(
         "tracker",
@@ -210,6 +216,35 @@ def tracker_server(auth: AuthServer, url: str) -> MCPServer:
         if answer.action == "accept" and answer.content:
             return f"filed “{title}” in {answer.content['project']}"
         return f"not filed: {answer.action}"
+
+    @server.tool()
+    def trace_context(ctx: Context) -> str:
+        """The W3C trace context the request carried (none: "-")."""
+        meta = ctx.request_context.meta
+        found = meta.get("traceparent") if isinstance(meta, dict) else None
+        return str(found or getattr(meta, "traceparent", None) or "-")
+
+    @server.tool()
+    async def deploy(ctx: Context) -> str:
+        """Deploy, reporting progress along the way."""
+        for done in (0, 20, 40, 60, 80):
+            await ctx.report_progress(done, 100)
+            await asyncio.sleep(0.3)
+        return "deployed"
+
+    @server.tool()
+    async def plan_release(name: str, ctx: Context) -> str | InputRequiredResult:
+        """Plan a release with a form of three fields (two typed, one a boolean)."""
+        answer = (ctx.input_responses or {}).get("plan")
+        if not isinstance(answer, ElicitResult):
+            ask = ElicitRequestFormParams(
+                message=f"How should {name} go out?", requested_schema=Plan.model_json_schema()
+            )
+            return InputRequiredResult(input_requests={"plan": ElicitRequest(params=ask)})
+        if answer.action == "accept" and answer.content:
+            got = answer.content
+            return f"{name}: {got['when']}, {got['hours']} h, urgent={got['urgent']}"
+        return f"not planned: {answer.action}"
 
     return server
 

@@ -17,7 +17,7 @@ from palui.db.models.jobs import JobRow, JobRun
 from palui.db.models.leases import ChatLease, DeliveryLease, ProcessHeartbeat, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
 from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
-from palui.db.models.oauth import OAuthGrant
+from palui.db.models.oauth import OAuthGrant, ServerQuestion
 from palui.db.models.tools import (
     ActionRow,
     ConnectorSetting,
@@ -56,6 +56,7 @@ __all__ = [
     "ProcessHeartbeat",
     "RecallCheck",
     "SendCapNotice",
+    "ServerQuestion",
     "SettingsVersion",
     "SkillTrust",
     "StopRequest",

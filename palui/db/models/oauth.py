@@ -25,3 +25,23 @@ class OAuthGrant(Base):
     refresh_holder: Mapped[str | None] = mapped_column(String(128))
     refresh_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ServerQuestion(Base):
+    """A remote server's question during a tool call, asked in a chat (`palui.connectors.
+    elicitation`). A question of the 2026 protocol's input-required round keeps the call and the
+    server's opaque state, so an answer given after a restart continues the call."""
+
+    __tablename__ = "server_questions"
+
+    token: Mapped[str] = mapped_column(String(32), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    user_id: Mapped[int] = mapped_column(BigInteger)  # the only person who may answer
+    turn_id: Mapped[str | None] = mapped_column(String(32))
+    connector_id: Mapped[str] = mapped_column(String(128))
+    text: Mapped[str] = mapped_column(Text)  # the card's words
+    call: Mapped[str | None] = mapped_column(Text)  # JSON: tool, arguments, key, request_state
+    status: Mapped[str] = mapped_column(String(16), index=True)  # open answered taken continued
+    answer: Mapped[str | None] = mapped_column(Text)  # JSON of the server's ElicitResult
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
