@@ -23,36 +23,27 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("chats") as batch:
-        batch.add_column(sa.Column("model", sa.String(length=200), nullable=True))
-        batch.add_column(
-            sa.Column("voice_replies", sa.Boolean(), nullable=False, server_default="1")
-        )
-    with op.batch_alter_table("turns") as batch:
-        batch.add_column(sa.Column("model", sa.String(length=200), nullable=True))
-        batch.add_column(sa.Column("voice", sa.Boolean(), nullable=False, server_default="0"))
-    with op.batch_alter_table("outbox") as batch:
-        batch.add_column(sa.Column("voice", sa.Boolean(), nullable=False, server_default="0"))
-        batch.add_column(sa.Column("about_update", sa.BigInteger(), nullable=True))
-        batch.create_unique_constraint(op.f("uq_outbox_about_update"), ["about_update"])
-    with op.batch_alter_table("jobs") as batch:
-        batch.add_column(sa.Column("model", sa.String(length=200), nullable=True))
-    with op.batch_alter_table("messages") as batch:
-        batch.add_column(sa.Column("author", sa.String(length=64), nullable=True))
+    # Plain ADD/DROP COLUMN (SQLite has both): a batch would rebuild tables other rows refer to.
+    op.add_column("chats", sa.Column("model", sa.String(length=200), nullable=True))
+    op.add_column(
+        "chats", sa.Column("voice_replies", sa.Boolean(), nullable=False, server_default="1")
+    )
+    op.add_column("turns", sa.Column("model", sa.String(length=200), nullable=True))
+    op.add_column("turns", sa.Column("voice", sa.Boolean(), nullable=False, server_default="0"))
+    op.add_column("outbox", sa.Column("voice", sa.Boolean(), nullable=False, server_default="0"))
+    op.add_column("outbox", sa.Column("about_update", sa.BigInteger(), nullable=True))
+    op.create_index("uq_outbox_about_update", "outbox", ["about_update"], unique=True)
+    op.add_column("jobs", sa.Column("model", sa.String(length=200), nullable=True))
+    op.add_column("messages", sa.Column("author", sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("messages") as batch:
-        batch.drop_column("author")
-    with op.batch_alter_table("jobs") as batch:
-        batch.drop_column("model")
-    with op.batch_alter_table("outbox") as batch:
-        batch.drop_constraint(op.f("uq_outbox_about_update"), type_="unique")
-        batch.drop_column("about_update")
-        batch.drop_column("voice")
-    with op.batch_alter_table("turns") as batch:
-        batch.drop_column("voice")
-        batch.drop_column("model")
-    with op.batch_alter_table("chats") as batch:
-        batch.drop_column("voice_replies")
-        batch.drop_column("model")
+    op.drop_column("messages", "author")
+    op.drop_column("jobs", "model")
+    op.drop_index("uq_outbox_about_update", table_name="outbox")
+    op.drop_column("outbox", "about_update")
+    op.drop_column("outbox", "voice")
+    op.drop_column("turns", "voice")
+    op.drop_column("turns", "model")
+    op.drop_column("chats", "voice_replies")
+    op.drop_column("chats", "model")

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from palui.db.models import CallRecordRow, Topic, Turn
 from palui.db.repo import Repo
-from palui.db.topics import TOPIC_KEYS
+from palui.db.topics import TOPIC_KEYS, is_topic_key
 from palui.domain import CallStage, CallStatus
 from palui.errors import AmbiguousRun
 
@@ -87,13 +87,12 @@ class RunRepo(Repo):
                 .select_from(CallRecordRow)
                 .where(CallRecordRow.turn_id == turn.id, CallRecordRow.status.not_in(NOT_RAN))
             )
-            topic = (
-                await s.execute(
-                    select(Topic.chat_id, Topic.topic_id).where(
-                        Topic.id == TOPIC_KEYS - turn.chat_id
-                    )
-                )
-            ).first()
+            topic = None
+            if is_topic_key(turn.chat_id):  # else a chat's own id: no topic row to read
+                where = Topic.id == TOPIC_KEYS - turn.chat_id
+                topic = (
+                    await s.execute(select(Topic.chat_id, Topic.topic_id).where(where))
+                ).first()
             return _summary(turn, int(count or 0), (topic[0], topic[1]) if topic else (None, None))
 
     async def decisions(self, decision_id: str, limit: int = 20) -> list[StepRecord]:

@@ -40,6 +40,9 @@ class OutboxMessage(Base):
     """A reply committed with its turn, delivered afterwards (so a crash can't lose it)."""
 
     __tablename__ = "outbox"
+    # A unique index, not a constraint: SQLite adds (and drops) an index without rebuilding the
+    # table, which other tables' rows refer to.
+    __table_args__ = (Index("uq_outbox_about_update", "about_update", unique=True),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     chat_id: Mapped[int] = mapped_column(BigInteger)
@@ -60,7 +63,7 @@ class OutboxMessage(Base):
     voice: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     # The inbox update a reply is about, stored once whatever re-runs (the 🎙 line of a voice
     # note: a re-run after a crash stores no second one).
-    about_update: Mapped[int | None] = mapped_column(BigInteger, unique=True)
+    about_update: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
 
