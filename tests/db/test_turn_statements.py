@@ -22,9 +22,9 @@ today, 15 statements and 5 commits in a conversation (the benchmark adds the aut
 16), 19 and 7 human-paced (the lease's take, the recovery read, the look the grace ends with and
 the release; the take and the release are a commit each). Where each went is in git's
 history (issue 14, branch "stmts3"); the 14th is the inbox's attempt count in the turn's start,
-which keeps a message that kills the process from being tried forever (palui.chat.attempts); the 15th is the
-record of which tools the turn was offered and why (`turn_offers`, one row when every tool fit),
-written with the turn's end."""
+which keeps a message that kills the process from being tried forever (palui.chat.attempts);
+the 15th is the record of which tools the turn was offered and why (`turn_offers`, one row when
+every tool fit), written with the turn's end."""
 
 from __future__ import annotations
 
