@@ -139,7 +139,7 @@ async def test_palui_chat_asks_approval_as_a_yes_no_question(
         return next(lines)
 
     terminal = io.StringIO()
-    async with Palui(load_settings()) as app:
+    async with Palui(load_settings(), mcp_transport=mcp_in_process) as app:
         await app.chat_console(read_line, terminal)
     out = terminal.getvalue()
     assert "🔐 Approval needed — mcp-notes__delete_note  (destructive)" in out
