@@ -1,5 +1,6 @@
 """`palui chat`, `palui doctor` and `palui migrate` as a person runs them (their `main` in this
-process: `palui` as a process is tested where the process matters, e.g. tests/test_kinds_cli.py)."""
+process: `palui` as a process is tested where the process matters, e.g.
+tests/cli/test_kinds_cli.py)."""
 
 from __future__ import annotations
 
