@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from palui.db.models import CallRecordRow, Topic, Turn
 from palui.db.repo import Repo
-from palui.db.topics import TOPIC_KEYS
+from palui.db.topics import TOPIC_KEYS, is_topic_key
 from palui.domain import CallStage, CallStatus
 from palui.errors import AmbiguousRun
 
@@ -87,13 +87,18 @@ class RunRepo(Repo):
                 .select_from(CallRecordRow)
                 .where(CallRecordRow.turn_id == turn.id, CallRecordRow.status.not_in(NOT_RAN))
             )
+            # A chat's own key names no topic row (and would not fit PostgreSQL's id column).
             topic = (
-                await s.execute(
-                    select(Topic.chat_id, Topic.topic_id).where(
-                        Topic.id == TOPIC_KEYS - turn.chat_id
+                (
+                    await s.execute(
+                        select(Topic.chat_id, Topic.topic_id).where(
+                            Topic.id == TOPIC_KEYS - turn.chat_id
+                        )
                     )
-                )
-            ).first()
+                ).first()
+                if is_topic_key(turn.chat_id)
+                else None
+            )
             return _summary(turn, int(count or 0), (topic[0], topic[1]) if topic else (None, None))
 
     async def decisions(self, decision_id: str, limit: int = 20) -> list[StepRecord]:
