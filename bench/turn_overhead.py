@@ -18,9 +18,9 @@ Four phases, one process, one run (see docs/PERFORMANCE.md):
    list, system prompt and history as Palui's; nothing stored. It runs while the first Palui app
    is up but idle, once that app has shown which tools it offers.
 2. **palui, send limits off** - the real `Palui` app (`async with app: serve_telegram(stop)`),
-   but its `TelegramChannel` gets a `SendRateLimiter` whose limits are off (injected by wrapping
-   the name `palui.app.TelegramChannel`; no Palui file is changed). This is Palui's own per-turn
-   cost: polling, inbox, database, context, policy, tools, outbox, logging.
+   but its `TelegramChannel` sends within limits that are off (`Palui(settings,
+   send_limits=...)`, the composition root's seam). This is Palui's own per-turn cost: polling,
+   inbox, database, context, policy, tools, outbox, logging.
 3. **floor, after** - the floor again; other load on the machine shows up as a difference
    between the two floors, and the ratios use their mean.
 4. **palui, production send limits** - the app exactly as `palui run` builds it: its sender
@@ -47,7 +47,6 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
-import functools
 import html
 import json
 import platform
@@ -60,7 +59,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -380,25 +379,11 @@ def notes_file(workdir: Path, label: str) -> Path:
 # -- phase: Palui ------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def sender_limits_off() -> Iterator[None]:
-    """Build Palui's TelegramChannel with a SendRateLimiter whose limits are off.
+def limits_off() -> Any:
+    """Send limits that never hold a send back (`Palui(settings, send_limits=...)`)."""
+    from palui.channels.ratelimit import SendLimits
 
-    `TelegramChannel(limiter=...)` takes a limiter, but `Palui.serve_telegram` builds the channel
-    without one; wrapping the name `palui.app` uses injects it without changing any Palui file.
-    """
-    import palui.app
-    from palui.channels.ratelimit import SendLimits, SendRateLimiter
-
-    original = palui.app.TelegramChannel
-    off = SendLimits(per_chat_interval=0.0, group_per_minute=10**9, global_per_second=10**9)
-    palui.app.TelegramChannel = functools.partial(  # type: ignore[misc]
-        original, limiter=SendRateLimiter(off)
-    )
-    try:
-        yield
-    finally:
-        palui.app.TelegramChannel = original  # type: ignore[misc]
+    return SendLimits(per_chat_interval=0.0, group_per_minute=10**9, global_per_second=10**9)
 
 
 def palui_environment(
@@ -533,17 +518,15 @@ async def run_palui(
         log_path = workdir / f"palui-{label}.log"
         log_stream = log_path.open("a", encoding="utf-8")
         configure_logging(settings.log_format, settings.log_level, settings.secrets(), log_stream)
-        limits = contextlib.nullcontext() if limited else sender_limits_off()
         model_requests_before = len(fake_model.requests)
-        app = Palui(settings)
+        app = Palui(settings, send_limits=None if limited else limits_off())
         stop = asyncio.Event()
         serving: asyncio.Task[None] | None = None
         try:
             async with asyncio.timeout(PALUI_TIMEOUT_S):
                 await app.__aenter__()
-                with limits:  # serve_telegram builds the channel before its first getUpdates
-                    serving = asyncio.create_task(app.serve_telegram(stop))
-                    await fake_tg.wait_for_request("getUpdates", timeout=PALUI_TIMEOUT_S)
+                serving = asyncio.create_task(app.serve_telegram(stop))
+                await fake_tg.wait_for_request("getUpdates", timeout=PALUI_TIMEOUT_S)
             # Warm-up (not measured): first SQL compilations, connection pool, first tool call.
             await chat_loop(fake_tg, tap, WARMUP_USER, 2, [], phase.problems)
             if not tools and len(fake_model.requests) > model_requests_before:

@@ -353,6 +353,13 @@ class RunningPalui:
         self.stop = stop
 
 
+@pytest.fixture
+def palui_seams() -> dict[str, Any]:
+    """What `start_palui` hands `Palui(settings, ...)` beside the settings, as set by the
+    fixtures a test asks for (`test_pace`, `mcp_in_process`): the composition root's seams."""
+    return {}
+
+
 # In-process Palui paces its sends a little faster than Telegram asks (one message per chat per
 # second), so a test that exchanges many messages doesn't spend most of its time waiting. Order
 # and every other rule are unchanged; the pacing itself is tested in
@@ -362,25 +369,18 @@ TEST_PACE = {"per_chat_interval": 0.05, "group_per_minute": 600, "global_per_sec
 
 
 @pytest.fixture
-def test_pace(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pace(request: pytest.FixtureRequest, palui_seams: dict[str, Any]) -> None:
     if request.node.get_closest_marker("production_pace"):
         return
-    import functools
+    from palui.channels.ratelimit import SendLimits
 
-    import palui.app
-    from palui.channels.ratelimit import SendLimits, SendRateLimiter
-
-    channel = palui.app.TelegramChannel
-
-    def paced(*args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("limiter", SendRateLimiter(SendLimits(**TEST_PACE)))
-        return channel(*args, **kwargs)
-
-    monkeypatch.setattr(palui.app, "TelegramChannel", functools.wraps(channel)(paced))
+    palui_seams["send_limits"] = SendLimits(**TEST_PACE)
 
 
 @pytest.fixture
-async def start_palui(settings_env: dict[str, str], test_pace: None) -> AsyncIterator[Any]:
+async def start_palui(
+    settings_env: dict[str, str], test_pace: None, palui_seams: dict[str, Any]
+) -> AsyncIterator[Any]:
     """Call `await start_palui()` (after adjusting env) to get a running Palui."""
     from palui.app import Palui
     from palui.config import load_settings
@@ -390,7 +390,7 @@ async def start_palui(settings_env: dict[str, str], test_pace: None) -> AsyncIte
     async def start(**overrides: str) -> RunningPalui:
         for key, value in overrides.items():
             os.environ[key] = value
-        app = Palui(load_settings())
+        app = Palui(load_settings(), **palui_seams)
         await app.__aenter__()
         stop = asyncio.Event()
         task = asyncio.create_task(app.serve_telegram(stop))
@@ -431,10 +431,16 @@ def with_notes(tmp_path: Path, notes_file: Path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def mcp_in_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def mcp_in_process(palui_seams: dict[str, Any]) -> Iterator[Any]:
     """The notes and bundled recall servers run in this process, through the connectors'
     transport seam, instead of as stdio subprocesses (tests/fakes/in_process_mcp.py). For
-    tests about Palui's handling of those servers' tools rather than about stdio."""
-    from tests.fakes.in_process_mcp import serve_in_process
+    tests about Palui's handling of those servers' tools rather than about stdio. `start_palui`
+    uses it; a test building its own `Palui` passes it as `mcp_transport`."""
+    from tests.fakes.in_process_mcp import InProcessServers
 
-    yield from serve_in_process(monkeypatch)
+    servers = InProcessServers()
+    palui_seams["mcp_transport"] = servers
+    try:
+        yield servers
+    finally:
+        servers.close()

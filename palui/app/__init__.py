@@ -9,6 +9,9 @@ channel replaces Telegram (see tests/fakes/memory_channel.py), a given model rep
 a given clock replaces `datetime.now`, and given toolsets (`palui.ports.Toolset`, e.g. Python
 functions) sit in the tool registry beside the configured connectors and the built-ins, treated as
 connectors are: classified by the catalog, switched, watched at start and offered to turns.
+`send_limits` paces the Telegram channel's sends instead of Telegram's limits (tests, the
+benchmark), and `mcp_transport` is how the connectors reach their servers (tests serve some in
+their own process: tests/fakes/in_process_mcp.py).
 
 The package is the root, by concept: the shared parts are built here; `assembly` builds the
 parts that talk to a chat for one channel, `serving` what `palui run` serves besides (Telegram,
@@ -40,10 +43,12 @@ from palui.app.remote import build_remote, close_remote
 from palui.app.serving import http_server, telegram_channel
 from palui.app.warmup import WarmUp
 from palui.channels.console import ConsoleChannel
+from palui.channels.ratelimit import SendLimits
 from palui.channels.telegram import TelegramChannel
 from palui.chat.chats import Chats
 from palui.chat.sweepers import sweep_retention
 from palui.config import Settings
+from palui.connectors.transport import OpenTransport, open_transport
 from palui.connectors.warm import prepare_result_checks
 from palui.db import Database, Store
 from palui.domain import ChatScope
@@ -76,9 +81,12 @@ class Palui:
         clock: Callable[[], datetime] | None = None,
         toolsets: Sequence[Toolset] = (),
         store: Store | None = None,
+        send_limits: SendLimits | None = None,
+        mcp_transport: OpenTransport = open_transport,
     ) -> None:
         self.settings = settings
         self._channel = channel  # None: Telegram, built when served
+        self._send_limits = send_limits  # None: Telegram's
         self.now = clock or utc_now
         self.store = store or Store(Database(settings.resolved_database_url))  # or a test's own
         self.db = self.store.db
@@ -86,7 +94,9 @@ class Palui:
         self.skills = SkillLibrary(settings.resolved_skills_dir, self.store)
         self.kinds = load_kinds(settings)
         self.remote = build_remote(settings, self.db, self.base_url)  # OAuth sign-ins
-        self.connectors = build_connectors(settings, self._tools_changed, self.remote)
+        self.connectors = build_connectors(
+            settings, self._tools_changed, self.remote, transport=mcp_transport
+        )
         self.builtins = BuiltinTools(
             self.store,
             allowed_users=settings.allowed_users,
@@ -166,7 +176,7 @@ class Palui:
         telegram: TelegramChannel | None = None
         if self._channel is None:
             self.settings.require("telegram_token", "allowed_users")
-            telegram = telegram_channel(self.settings, self.metrics, self.store)
+            telegram = telegram_channel(self.settings, self.metrics, self.store, self._send_limits)
             channel: Channel = telegram
         else:
             self.settings.require("allowed_users")

@@ -227,7 +227,6 @@ def assemble(
     web = WebDeps(
         store,
         approvals,
-        channel,
         now,
         allowed_users,
         wakeups.approval_decided,

@@ -11,6 +11,7 @@ from palui.app.remote import Remote
 from palui.config import Settings
 from palui.connectors import ConnectorManager, ToolsChanged
 from palui.connectors.recall import recall_server_settings
+from palui.connectors.transport import OpenTransport, open_transport
 from palui.db.retention import RetentionDays
 from palui.delivery.spoken import VoiceReplies
 from palui.domain import RECALL_ID
@@ -140,15 +141,18 @@ def build_connectors(
     remote: Remote | None = None,
     *,
     recall_db: str | None = None,
+    transport: OpenTransport = open_transport,
 ) -> ConnectorManager:
     """Every `[mcp.*]` server, and recall unless memory is off (`palui kinds` uses it too);
-    with `remote`, those that sign in with OAuth keep their grants in the database."""
+    with `remote`, those that sign in with OAuth keep their grants in the database. `transport`
+    reaches the servers (a test's may serve some in its own process)."""
     return ConnectorManager(
         settings.mcp,
         on_tools_changed=on_tools_changed,
         recall=recall_server_settings(settings, recall_db),
         oauth=remote.setup if remote is not None else None,
         on_lapsed=remote.lapsed if remote is not None else None,
+        transport=transport,
     )
 
 

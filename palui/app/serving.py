@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from palui.app.assembly import Running
 from palui.app.observing import secret
 from palui.app.remote import oauth_routes
+from palui.channels.ratelimit import SendLimits, SendRateLimiter
 from palui.channels.telegram import TelegramChannel
 from palui.config import Settings
 from palui.db import Store
@@ -21,11 +22,15 @@ if TYPE_CHECKING:
     from palui.app import Palui
 
 
-def telegram_channel(settings: Settings, metrics: Metrics, store: Store) -> TelegramChannel:
+def telegram_channel(
+    settings: Settings, metrics: Metrics, store: Store, limits: SendLimits | None
+) -> TelegramChannel:
+    """The bot, sending within `limits` (Telegram's own unless given)."""
     assert settings.telegram_token is not None
     return TelegramChannel(
         settings.telegram_token.get_secret_value(),
         settings.telegram_api_url,
+        limiter=SendRateLimiter(limits),
         stream_replies=settings.stream_replies,
         metrics=metrics,
         conversations=store.topics,  # each topic its own conversation

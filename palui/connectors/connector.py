@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable
@@ -201,11 +202,9 @@ class McpConnector:
             meta = cast(mcp_types.RequestParamsMeta, {**(meta or {}), "traceparent": context})
         questions = self._questions
         note = questions.progress_note(f"{self.id}__{tool}") if questions else None
+        call = functools.partial(run_call, client, self.id, questions, tool, arguments)
         try:
-            return await run_call(
-                client, self.id, questions, tool, arguments,
-                limit=limit, meta=meta, seed=seed, progress=note,
-            )  # fmt: skip
+            return await call(limit=limit, meta=meta, seed=seed, progress=note)
         finally:
             if note is not None:
                 await note.close()

@@ -175,9 +175,14 @@ class Questions:
         if self._repo is not None:
             now = self._now()
             row = StoredQuestion(
-                token, asking.chat_id, asking.user_id, asking.turn_id, asked.connector_id, text,
+                token,
+                asking.chat_id,
+                asking.user_id,
+                asking.turn_id,
+                asked.connector_id,
+                text,
                 asked.call_json(),
-            )  # fmt: skip
+            )
             await self._repo.add(row, now, now + timedelta(seconds=QUESTION_TTL_S))
         try:
             await channel.send_card(asking.chat_id, Card(text, rows=asked.rows(token)))
@@ -310,12 +315,16 @@ class Asked:
         r = self.round_
         return json.dumps(
             {
-                "tool": r.tool, "arguments": r.arguments, "key": r.key,
-                "request_state": r.request_state, "answered": r.answered,
+                "tool": r.tool,
+                "arguments": r.arguments,
+                "key": r.key,
+                "request_state": r.request_state,
+                "answered": r.answered,
                 "params": self.params.model_dump(mode="json", by_alias=True, exclude_none=True),
-                "index": self.index, "content": self.content,
+                "index": self.index,
+                "content": self.content,
             }
-        )  # fmt: skip
+        )
 
     @staticmethod
     def of(stored: StoredQuestion) -> Asked | None:

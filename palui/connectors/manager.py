@@ -12,6 +12,7 @@ from palui.connectors.connector import CONNECT_TIMEOUT_S, Lapsed, McpConnector, 
 from palui.connectors.elicitation import Questions
 from palui.connectors.oauth import OAuthSetup
 from palui.connectors.recall import RECALL_ID
+from palui.connectors.transport import OpenTransport, open_transport
 from palui.domain import ConnectorState, ConnectorStatus
 from palui.logs import get_logger
 
@@ -21,7 +22,10 @@ START_TIMEOUT_S = 15.0  # one slow server must not hold up Palui's start
 
 
 class ConnectorManager:
-    """One `McpConnector` per `[mcp.<slug>]` section, and `recall` when memory is on."""
+    """One `McpConnector` per `[mcp.<slug>]` section, and `recall` when memory is on.
+
+    `transport` is how every connector reaches its server (stdio or streamable HTTP from its
+    settings unless given; a test may hand it servers in its own process)."""
 
     def __init__(
         self,
@@ -34,6 +38,7 @@ class ConnectorManager:
         recall: McpServerSettings | None = None,
         oauth: OAuthSetup | None = None,
         on_lapsed: Lapsed | None = None,
+        transport: OpenTransport = open_transport,
     ) -> None:
         self._start_timeout_s = start_timeout_s
         self.questions = Questions()  # servers' questions during calls; bound to the chat
@@ -49,6 +54,7 @@ class ConnectorManager:
                     oauth=oauth,
                     on_lapsed=on_lapsed,
                     questions=self.questions,
+                    transport=transport,
                 )
                 for slug, settings in settings_mcp.items()
             )
@@ -61,6 +67,7 @@ class ConnectorManager:
                 on_tools_changed=on_tools_changed,
                 connect_timeout_s=connect_timeout_s,
                 connector_id=RECALL_ID,
+                transport=transport,
             )
 
     def connectors(self) -> list[McpConnector]:

@@ -68,9 +68,15 @@ async def call_in_rounds(
     state = seed.request_state if seed is not None else None
     for _ in range(MAX_ROUNDS):
         result = await client.session.call_tool(
-            tool, arguments, read_timeout_seconds=limit, progress_callback=progress,
-            input_responses=responses, request_state=state, meta=meta, allow_input_required=True,
-        )  # fmt: skip
+            tool,
+            arguments,
+            read_timeout_seconds=limit,
+            progress_callback=progress,
+            input_responses=responses,
+            request_state=state,
+            meta=meta,
+            allow_input_required=True,
+        )
         if not isinstance(result, mcp_types.InputRequiredResult):
             return result
         state, responses = result.request_state, {}
@@ -140,9 +146,16 @@ async def run_call(
             try:
                 with counted(timeout):
                     result = await call_in_rounds(
-                        client, connector_id, questions, tool, arguments,
-                        limit=limit, meta=meta, seed=seed, progress=progress,
-                    )  # fmt: skip
+                        client,
+                        connector_id,
+                        questions,
+                        tool,
+                        arguments,
+                        limit=limit,
+                        meta=meta,
+                        seed=seed,
+                        progress=progress,
+                    )
             finally:
                 CALL_CLOCK.reset(reset)
     except TimeoutError as exc:

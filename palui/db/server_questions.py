@@ -36,12 +36,18 @@ class ServerQuestionRepo:
         async with self._db.session() as s, s.begin():
             s.add(
                 ServerQuestion(
-                    token=question.token, chat_id=question.chat_id, user_id=question.user_id,
-                    turn_id=question.turn_id, connector_id=question.connector_id,
-                    text=question.text, call=question.call, status=QuestionStatus.OPEN,
-                    created_at=now, expires_at=expires_at,
+                    token=question.token,
+                    chat_id=question.chat_id,
+                    user_id=question.user_id,
+                    turn_id=question.turn_id,
+                    connector_id=question.connector_id,
+                    text=question.text,
+                    call=question.call,
+                    status=QuestionStatus.OPEN,
+                    created_at=now,
+                    expires_at=expires_at,
                 )
-            )  # fmt: skip
+            )
 
     async def get(self, token: str) -> StoredQuestion | None:
         async with self._db.session() as s:
@@ -49,16 +55,26 @@ class ServerQuestionRepo:
         if row is None:
             return None
         return StoredQuestion(
-            row.token, row.chat_id, row.user_id, row.turn_id, row.connector_id, row.text,
-            row.call, row.answer,
-        )  # fmt: skip
+            row.token,
+            row.chat_id,
+            row.user_id,
+            row.turn_id,
+            row.connector_id,
+            row.text,
+            row.call,
+            row.answer,
+        )
 
     async def answer(self, token: str, user_id: int, answer: str, now: datetime) -> bool:
         """The person's answer, once, while the question is open and not expired."""
         return await self._move(
-            token, QuestionStatus.OPEN, QuestionStatus.ANSWERED,
-            ServerQuestion.user_id == user_id, ServerQuestion.expires_at > now, answer=answer,
-        )  # fmt: skip
+            token,
+            QuestionStatus.OPEN,
+            QuestionStatus.ANSWERED,
+            ServerQuestion.user_id == user_id,
+            ServerQuestion.expires_at > now,
+            answer=answer,
+        )
 
     async def take(self, token: str) -> bool:
         """The waiting call takes the answer (so nobody continues the call again)."""
@@ -73,10 +89,12 @@ class ServerQuestionRepo:
         process asking it stopped): the one caller that wins continues the call."""
         running = select(Turn.id).where(Turn.status == TurnStatus.RUNNING)
         moved = await self._move(
-            token, QuestionStatus.ANSWERED, QuestionStatus.CONTINUED,
+            token,
+            QuestionStatus.ANSWERED,
+            QuestionStatus.CONTINUED,
             ServerQuestion.call.is_not(None),
             ServerQuestion.turn_id.is_(None) | ServerQuestion.turn_id.not_in(running),
-        )  # fmt: skip
+        )
         return await self.get(token) if moved else None
 
     async def _move(

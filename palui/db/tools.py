@@ -43,6 +43,29 @@ class ToolSettingRepo(Repo):
             )
             await settings_version.bump(s, self._insert)
 
+    async def add_new(self, record: ToolSettingRecord) -> bool:
+        """Remember a tool seen for the first time, unless a row for it exists by now (a person
+        switched it on meanwhile, or another process remembered it): never overwrites one."""
+        values = {
+            "tool": record.tool,
+            "enabled": record.enabled,
+            "tool_class": record.tool_class,
+            "definition_hash": record.definition_hash,
+            "needs_review": record.needs_review,
+            "updated_at": utcnow(),
+        }
+        async with self._db.session() as s, s.begin():
+            added = await s.execute(
+                self._insert(ToolSetting)
+                .values(**values)
+                .on_conflict_do_nothing(index_elements=["tool"])
+                .returning(ToolSetting.tool)
+            )
+            if added.first() is None:
+                return False
+            await settings_version.bump(s, self._insert)
+        return True
+
     async def version(self) -> int:
         """The settings version: one primary-key lookup, asked before every turn's offer."""
         async with self._db.session() as s:

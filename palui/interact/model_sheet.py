@@ -17,7 +17,7 @@ from palui.db import Store
 from palui.domain import Button, Card, Inbound
 from palui.interact.taps import SheetTap
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports import Cards
 
 log = get_logger("palui.interact.model_sheet")
 
@@ -30,7 +30,7 @@ def short(model: str) -> str:
 
 
 class ModelSheet:
-    def __init__(self, store: Store, channel: Channel, models: Sequence[str]) -> None:
+    def __init__(self, store: Store, channel: Cards, models: Sequence[str]) -> None:
         self._store = store
         self._channel = channel
         self.models = tuple(models)  # the default (PALUI_MODEL) first

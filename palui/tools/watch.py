@@ -58,7 +58,12 @@ class ToolWatch:
                 by_file = self._catalog.file_switch(toolset.id, remote.name)
                 if record is None:
                     new = ToolSettingRecord(entry.name, entry.enabled, None, digest, False)
-                elif entry.changed and not record.needs_review:
+                    # Only if still absent: a switch saved since `all()` above is kept (the
+                    # settings version it bumped makes every process reload it).
+                    if await self._store.tool_settings.add_new(new):
+                        self._catalog.remember(entry.name, stored_tool(new))
+                    continue
+                if entry.changed and not record.needs_review:
                     new = ToolSettingRecord(
                         entry.name, entry.enabled, record.tool_class, digest, True
                     )

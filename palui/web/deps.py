@@ -11,7 +11,6 @@ from palui.approvals.decisions import Approvals
 from palui.db import Store
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
-from palui.ports import Channel
 from palui.skills import SkillLibrary
 from palui.tools.registry import ToolRegistry
 
@@ -29,7 +28,6 @@ class FailureCounter(Protocol):
 class WebDeps:
     store: Store
     approvals: Approvals  # decides as a tap does: digest-bound, single use, expiry
-    channel: Channel
     now: Callable[[], datetime]
     allowed_users: frozenset[int]
     wake: Callable[[int], None]  # a decided approval: the chat's worker resumes its turn

@@ -389,7 +389,9 @@ def test_an_answer_of_the_wrong_type_is_refused_with_a_reason(
         parse_value(text, spec)
 
 
-async def test_console_cards_still_ask_yes_or_no(with_notes, settings_env, fake_model) -> None:
+async def test_console_cards_still_ask_yes_or_no(
+    with_notes, settings_env, fake_model, mcp_in_process
+) -> None:
     from palui.app import Palui
     from palui.config import load_settings
 
@@ -403,7 +405,7 @@ async def test_console_cards_still_ask_yes_or_no(with_notes, settings_env, fake_
             raise EOFError from None
 
     out = io.StringIO()
-    async with Palui(load_settings()) as app:
+    async with Palui(load_settings(), mcp_transport=mcp_in_process) as app:
         await app.chat_console(read_line, out)
     assert notes(with_notes) == []
     assert "✅ Approved by @console" in out.getvalue() and "Deleted." in out.getvalue()

@@ -2,7 +2,7 @@
 runs under, and a turn whose lease another process took over (it stalled past the lapse) can
 neither claim, pause nor finish: it ends without a word, and what the new holder recovered
 stands. The same for the outbox's delivery lease. In-process, over both databases; the same
-with two real `palui run` processes and SIGSTOP is in tests/test_fenced_processes.py."""
+with two real `palui run` processes and SIGSTOP is in tests/e2e/test_fenced_processes.py."""
 
 from __future__ import annotations
 

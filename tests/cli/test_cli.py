@@ -1,5 +1,6 @@
 """`palui chat`, `palui doctor` and `palui migrate` as a person runs them (their `main` in this
-process: `palui` as a process is tested where the process matters, e.g. tests/test_kinds_cli.py)."""
+process: `palui` as a process is tested where the process matters, e.g.
+tests/cli/test_kinds_cli.py)."""
 
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ async def test_palui_chat_asks_approval_as_a_yes_no_question(
         return next(lines)
 
     terminal = io.StringIO()
-    async with Palui(load_settings()) as app:
+    async with Palui(load_settings(), mcp_transport=mcp_in_process) as app:
         await app.chat_console(read_line, terminal)
     out = terminal.getvalue()
     assert "🔐 Approval needed — mcp-notes__delete_note  (destructive)" in out

@@ -43,7 +43,7 @@ def notes_and_liar(configure) -> Path:
 
 def row(out: str, tool: str) -> list[str]:
     """The cells of a tool's line in `kinds list` (the reason is the rest of the line), without
-    the OFF-SITE cell (tests/test_off_site.py reads that one)."""
+    the OFF-SITE cell (tests/cli/test_off_site.py reads that one)."""
     line = next(line for line in out.splitlines() if line.split()[:1] == [tool])
     cells = line.split(maxsplit=6)
     return cells[:3] + cells[4:]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-# Imported while sys.stderr is still a real file (see tests/test_kinds_cli.py).
+# Imported while sys.stderr is still a real file (see tests/cli/test_kinds_cli.py).
 import palui.connectors  # noqa: F401
 from palui.cli.kinds.proposals import ProposalError, question, read_answer
 from palui.cli.main import main

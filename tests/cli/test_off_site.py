@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-# Imported while sys.stderr is still a real file (see tests/test_kinds_cli.py).
+# Imported while sys.stderr is still a real file (see tests/cli/test_kinds_cli.py).
 import palui.connectors  # noqa: F401
 from palui.config import Settings
 from palui.domain import Completion, RemoteTool, ToolCallRequest, Usage

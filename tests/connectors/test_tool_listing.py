@@ -1,6 +1,6 @@
 """Each tool of a `tools/list` page is read by itself: a hint that is not a JSON true or false is
 kept as sent (unreadable: the tool is unsure, so destructive), and a tool nobody can read is
-left out alone. (tests/test_kinds_cli.py lists a real server whose hints can't all be read.)"""
+left out alone. (tests/cli/test_kinds_cli.py lists a real server whose hints can't all be read.)"""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ its ledger claims. A holder whose chat lease another process took over (it stall
 lapse) changes none of them, and each gets `LeaseLost`; the lease condition rides in the
 write's own statement. And a chat's worker sends its replies under its chat lease: no other
 process sends that chat's outbox meanwhile. Over both databases; the turn's end, pause and
-claims are in tests/test_fenced_leases.py."""
+claims are in tests/chat/test_fenced_leases.py."""
 
 from __future__ import annotations
 

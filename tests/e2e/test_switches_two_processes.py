@@ -1,7 +1,7 @@
 """Two real `palui run` processes (webhook mode, their own ports) on one PostgreSQL database: a
 tap on process A's /connectors card — a tool switched off, a class set to destructive, the
 connector paused — holds in the next turn process B runs. Nothing is shared but the database
-(tests/test_switches_across_processes.py does the same with two apps in one process)."""
+(tests/memory/test_switches_across_processes.py does the same with two apps in one process)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The test MCP servers in this process: the notes server and the bundled recall server served
-to Palui's connectors through their transport seam instead of as stdio subprocesses.
+to Palui's connectors through their transport seam (`Palui(settings, mcp_transport=...)`)
+instead of as stdio subprocesses.
 
 Each server start over stdio costs a process and the MCP SDK's import (about a second of CPU);
 a test about Palui's handling of a connector's tools (cards, edits, the connector sheet, memory)
@@ -13,14 +14,12 @@ Tests about stdio itself (a server's death, its stderr, the doctor) don't use th
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from palui.config import McpServerSettings
-from palui.connectors import manager
 from palui.connectors.transport import ServerTarget, open_transport
 from palui.recall_server.server import build_server as build_recall_server
 from palui.recall_server.store import MemoryStore
@@ -65,18 +64,3 @@ class InProcessServers:
     def close(self) -> None:
         for store in self._stores:
             store.close()
-
-
-_REAL_CONNECTOR = manager.McpConnector
-
-
-def serve_in_process(monkeypatch: Any) -> Iterator[InProcessServers]:
-    """Make every connector Palui builds from here on use `InProcessServers` (see the fixture
-    `mcp_in_process` in tests/conftest.py)."""
-    servers = InProcessServers()
-    connector = functools.partial(_REAL_CONNECTOR, transport=servers)
-    monkeypatch.setattr(manager, "McpConnector", connector)
-    try:
-        yield servers
-    finally:
-        servers.close()

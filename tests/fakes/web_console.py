@@ -121,7 +121,7 @@ def web_deps(
     approvals = fields.pop("approvals", None) or Approvals(store, chat, ttl_s=86_400, now=clock)
     wakes = woken if woken is not None else []
     throttle = fields.pop("throttle", None) or FailureThrottle()
-    return WebDeps(store, approvals, chat, clock, allowed_users, wakes.append, throttle, **fields)
+    return WebDeps(store, approvals, clock, allowed_users, wakes.append, throttle, **fields)
 
 
 def console_with_viewer(deps: WebDeps, viewer: Viewer) -> web.Application:

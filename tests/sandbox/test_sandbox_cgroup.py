@@ -1,5 +1,6 @@
 """Finding a delegated cgroup v2 for the sandbox's runs, and reading what a run's cgroup saw
-(the kernel's part is stood in by plain files; tests/test_sandbox_limits.py runs the real one)."""
+(the kernel's part is stood in by plain files; tests/sandbox/test_sandbox_limits.py runs the
+real one)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The seccomp program, run by a small classic-BPF interpreter on both architectures' tables
-(the kernel runs it for real in tests/test_sandbox_limits.py, on this machine's)."""
+(the kernel runs it for real in tests/sandbox/test_sandbox_limits.py, on this machine's)."""
 
 from __future__ import annotations
 
