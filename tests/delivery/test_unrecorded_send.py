@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from palui.chat.outbox import Outbox
 
 from palui.chat.background import Background
 from palui.chat.leases import ChatLeases
 from palui.db.models import OutboxMessage
+from palui.delivery.outbox import Outbox
 
 CHAT = 4343
 
