@@ -27,7 +27,7 @@ from palui.domain.sealed import sealed
 from palui.errors import ChannelError, SignInRefused
 from palui.interact.questions import QuestionTaps
 from palui.logs import get_logger
-from palui.ports import Channel
+from palui.ports import Notes
 
 log = get_logger("palui.interact.connect")
 
@@ -47,7 +47,7 @@ class RemoteSignIns:
     def __init__(
         self,
         store: Store,
-        channel: Channel,
+        channel: Notes,
         connectors: ConnectorManager,
         oauth: tuple[SignIns, OAuthGrantRepo] | None,
         *,
