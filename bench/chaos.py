@@ -1,7 +1,7 @@
 """One fault at a time under a steady load: is anything lost, shown twice or run twice, and how
 soon is every waiting chat answered once the fault clears?
 
-    python bench/chaos.py [--faults model,database,kill] [--fault-s 30]
+    python bench/chaos.py [--faults telegram,model,database,kill] [--fault-s 30]
 
 Each trial starts the real `palui run` against the fakes served from this process (as
 bench/kill_trials.py, whose glue it reuses): the fake Bot API, the fake model, the notes MCP
@@ -11,16 +11,19 @@ started once the first answers are in:
 
 - `model`: one process on SQLite; the model answers every request (the probe's too) with 503
   for `--fault-s`;
+- `telegram`: one process on SQLite, polling; the fake Bot API fails every request (getUpdates
+  and sends alike) for `--fault-s`, in turn with 502 Bad Gateway, a hang past the client's
+  timeout and 429 with `retry_after` (tests/fakes/telegram_outage.py); none is carried out;
 - `database`: one process on PostgreSQL reached through a TCP relay (tests/fakes/tcp_cut.py)
   that drops every connection and refuses new ones for `--fault-s` (a restart or a network cut,
   without touching the shared server);
 - `kill`: two processes on one PostgreSQL database in webhook mode, `kill -9` of one (not
   restarted): the survivor takes its chats over (process heartbeats).
 
-Printed per trial: lost, twice, repeated, failed (a failure message shown), told (the outage
-notice, once per chat at most), the time from the fault clearing (for `kill`: from the kill)
-until every chat waiting at that moment was answered, and for `kill` that time per chat as
-the takeover's p50/p95.
+Printed per trial: lost, twice (an answer shown more than once, or a chat's answers out of
+order), repeated, failed (a failure message shown), told (the outage notice, once per chat at
+most), the time from the fault clearing (for `kill`: from the kill) until every chat waiting at
+that moment was answered, and for `kill` that time per chat as the takeover's p50/p95.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ async def trial(args: argparse.Namespace, fault: str, fake_model: Any) -> Result
     rng = random.Random(7)
     workdir = Path(tempfile.mkdtemp(prefix=f"palui-chaos-{fault}-"))
     (workdir / "notes.json").write_text("{}")
-    db_kind = "sqlite" if fault == "model" else "postgresql"
+    db_kind = "sqlite" if fault in ("model", "telegram") else "postgresql"
     relay: CuttableRelay | None = None
     async with FakeTelegram() as fake_tg, common.database(db_kind, workdir, "chaos") as url:
         kt.watch_finals(fake_tg)
@@ -121,11 +124,15 @@ async def trial(args: argparse.Namespace, fault: str, fake_model: Any) -> Result
                 await procs[0].kill9()
                 cleared = time.monotonic()
             else:
+                outage = fake_tg.fail() if fault == "telegram" else None
                 if fault == "model":
                     fake_model.brain = lambda request: kt_script(status=503, error="down")
                 elif relay is not None:
                     relay.cut()
                 await asyncio.sleep(args.fault_s)
+                if outage is not None:
+                    outage.end()
+                    result.notes += (f"Telegram answered {dict(outage.failures)}",)
                 fake_model.brain = healthy
                 if relay is not None:
                     relay.restore()
@@ -170,7 +177,14 @@ def tally(result: Result, fake_tg: Any, workdir: Path) -> None:
     kt.count(counted, fake_tg, workdir)
     result.lost, result.repeated, result.failed = counted.lost, counted.repeated, counted.failed
     result.twice = counted.twice - result.told  # count() sees the notice as an extra message
-    result.notes = tuple(note for note in counted.notes if TOLD not in note)
+    result.notes += tuple(note for note in counted.notes if TOLD not in note)
+    for chat in kt.CHATS:  # in order per chat: each answer after the one before it
+        texts = kt.visible(fake_tg, chat, final=False)
+        answers = [kt.answer(chat, k) for k in range(kt.MESSAGES)]
+        shown = [texts.index(text) for text in answers if text in texts]
+        if shown != sorted(shown):
+            result.twice += 1
+            result.notes += (f"chat {chat}: answers out of order",)
 
 
 def percentile(values: tuple[float, ...], q: float) -> float:
