@@ -132,7 +132,7 @@ async def trial(args: argparse.Namespace, fault: str, fake_model: Any) -> Result
                 await asyncio.sleep(args.fault_s)
                 if outage is not None:
                     outage.end()
-                    result.notes += (f"Telegram answered {dict(outage.failures)}",)
+                    result.notes += (f"Telegram failed: {outage.summary()}",)
                 fake_model.brain = healthy
                 if relay is not None:
                     relay.restore()
@@ -149,6 +149,9 @@ async def trial(args: argparse.Namespace, fault: str, fake_model: Any) -> Result
             if fault == "kill":
                 result.takeovers = tuple(sorted(answered_at.values()))
             await asyncio.wait_for(chats, kt.ANSWER_TIMEOUT_S)
+            # The messages sent after the fault are delayed too (a poll hung in it, say).
+            last = time.monotonic() - cleared
+            result.notes += (f"every chat's last answer {last:.1f} s after the fault",)
             await asyncio.sleep(kt.SETTLE_S)
         finally:
             for proc in procs:

@@ -4,7 +4,8 @@
     ...
     outage.end()  # and is carried out again from here
 
-While an outage lasts, requests fail in turn (502, hang, 429, 502, ...), never carried out:
+While an outage lasts, each method's requests fail in turn (502, hang, 429, 502, ...), none
+carried out:
 - 502 Bad Gateway with an HTML body, what Telegram's front end answers when the Bot API behind
   it is down (PTB: NetworkError);
 - a hang: no answer until the client gives up (its read timeout; PTB: TimedOut) or `hang_s`
@@ -51,16 +52,24 @@ class TelegramOutage:
     hang_s: float = 120.0
     failures: Counter[tuple[str, Failure]] = field(default_factory=Counter)
     active: bool = True
-    _answered: int = 0
 
     def end(self) -> None:
         self.active = False
 
+    def summary(self) -> str:
+        """What each method was answered with, as `getupdates 502x1 hangx1`."""
+        methods = sorted({name for name, _ in self.failures})
+        return "; ".join(
+            f"{name} " + " ".join(f"{f}x{n}" for (m, f), n in self.failures.items() if m == name)
+            for name in methods
+        )
+
     async def answer(self, method: str) -> web.Response:
         """The failure for this request (the next in turn), once it is due."""
-        failure = _TURN[self._answered % len(_TURN)]
-        self._answered += 1
-        self.failures[(method.lower(), failure)] += 1
+        method = method.lower()
+        answered = sum(n for (name, _), n in self.failures.items() if name == method)
+        failure = _TURN[answered % len(_TURN)]
+        self.failures[(method, failure)] += 1
         if failure is Failure.BAD_GATEWAY:
             return web.Response(status=502, text=_BAD_GATEWAY_HTML, content_type="text/html")
         if failure is Failure.FLOOD:
