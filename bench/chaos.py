@@ -142,14 +142,16 @@ async def trial(args: argparse.Namespace, fault: str, fake_model: Any) -> Result
                 f"chat {c} waiting for answer {sent[c]} at the fault's end" for c in pending
             )
             answered_at: dict[int, float] = {}
+            wanted_of = {chat: kt.answer(chat, sent[chat]) for chat in pending}
             try:
-                for chat in pending:
-                    wanted = kt.answer(chat, sent[chat])
+                for chat, wanted in wanted_of.items():
                     await fake_tg._wait(
                         lambda w=wanted, c=chat: w in kt.visible(fake_tg, c), args.wait_s, str
                     )
                     answered_at[chat] = time.monotonic() - cleared
-                await asyncio.wait_for(chats, args.wait_s)
+                await fake_tg._wait(
+                    lambda: all(n >= kt.MESSAGES for n in sent.values()), args.wait_s, str
+                )
             except TimeoutError:
                 # Never recovered: counted as lost below, with what each chat shows.
                 chats.cancel()
@@ -159,6 +161,8 @@ async def trial(args: argparse.Namespace, fault: str, fake_model: Any) -> Result
             result.recovery_s = max(answered_at.values(), default=float("nan"))
             if fault == "kill":
                 result.takeovers = tuple(sorted(answered_at.values()))
+            if not chats.done():
+                chats.cancel()
             # The messages sent after the fault are delayed too (a poll hung in it, say).
             last = time.monotonic() - cleared
             result.notes += (f"every chat's last answer {last:.1f} s after the fault",)
