@@ -114,6 +114,7 @@ async def trial(args: argparse.Namespace, fault: str, fake_model: Any) -> Result
                 await kt.deliver(fake_tg, procs, update_id, rng)
                 await kt.answered(fake_tg, chat, kt.answer(chat, k))
             sent[chat] = kt.MESSAGES
+            fake_tg._changed()  # wakes the wait for every chat's last answer
 
         try:
             await asyncio.gather(*(proc.start(fake_tg) for proc in procs))
