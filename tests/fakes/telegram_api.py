@@ -9,7 +9,9 @@
 It keeps the behaviours Palui's reliability rests on: getUpdates long-polls and redelivers every
 update until a later call's offset confirms it; texts are checked for length and HTML after
 entity parsing; editing to the same content is "message is not modified"; `flood()` answers 429
-with retry_after. The server is plain HTTP, so a bot in another process can use it too.
+with retry_after; `fail()` starts an outage (502s, hangs, 429s for every method) until its
+`end()` (tests/fakes/telegram_outage.py). The server is plain HTTP, so a bot in another process
+can use it too.
 While a webhook is set, getUpdates is refused (409) as Telegram does, and a test hands an update
 to the webhook with `deliver_to_webhook(update_id)` (a POST carrying setWebhook's secret_token
 header, like Telegram's; a 2xx answer confirms the update).
@@ -44,6 +46,7 @@ from tests.fakes.telegram_entities import command_entities
 from tests.fakes.telegram_files import FakeFiles
 from tests.fakes.telegram_groups import FakeGroups
 from tests.fakes.telegram_limits import TelegramLimits
+from tests.fakes.telegram_outage import TelegramOutage
 from tests.fakes.telegram_topics import FakeTopics
 
 __all__ = ["DEFAULT_TOKEN", "AnsweredCallback", "FakeTelegram", "RecordedRequest"]
@@ -110,6 +113,7 @@ class FakeTelegram:
         self.drafts_supported = False  # an older Bot API: sendMessageDraft is 404 Not Found
         self.limits: TelegramLimits | None = None  # keep_limits(): 429 past Telegram's pace
         self.limit_rejections: list[RecordedRequest] = []
+        self.outage: TelegramOutage | None = None  # fail(): every request fails until its end()
         self.files = FakeFiles(token, self.chats, self.push_update)  # getFile and downloads
         self.requests: list[RecordedRequest] = []
         self.flood_rejections: list[RecordedRequest] = []
@@ -301,6 +305,12 @@ class FakeTelegram:
         self.limits = limits or TelegramLimits()
         return self.limits
 
+    def fail(self, *, retry_after: int = 2) -> TelegramOutage:
+        """From now until the returned outage's `end()`, fail every request as Telegram does
+        in an outage (502, a hang, 429 in turn; none carried out): telegram_outage.py."""
+        self.outage = TelegramOutage(retry_after=retry_after)
+        return self.outage
+
     def flood(self, method: str = "sendMessage", times: int = 1, retry_after: int = 2) -> None:
         """Make the next `times` calls of `method` fail with 429 Too Many Requests."""
         self._floods[method.lower()] = [times, retry_after]
@@ -489,6 +499,11 @@ class FakeTelegram:
             handler = None
         if handler is None and method.lower() != "getupdates":
             return _error_response(ApiError(404, "Not Found"))
+        if self.outage is not None and self.outage.active:
+            try:
+                return await self.outage.answer(method)
+            except ApiError as error:
+                return _error_response(error)
         if (flood := self._floods.get(method.lower())) and flood[0] > 0:
             flood[0] -= 1
             self.flood_rejections.append(recorded)

@@ -85,7 +85,8 @@ class TelegramChannel:
         request = HTTPXRequest(
             connection_pool_size=16, read_timeout=read_timeout_s, connect_timeout=10
         )
-        poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=poll_timeout_s + 10)
+        # PTB adds getUpdates' own `timeout` to this: a hung long poll is given up 10 s past it.
+        poll_request = HTTPXRequest(connection_pool_size=2, read_timeout=10)
         self.bot: ExtBot[None] = ExtBot(
             token,
             base_url=f"{api_url}/bot",
