@@ -1,9 +1,9 @@
 """What `palui run` costs in memory, start-up and CPU, against another checkout in one run.
 
-    python bench/memory.py [--chats 200] [--turns 5] [--before /work/main] [--rounds 1]
+    python bench/memory.py [--chats 200] [--turns 5] [--before <another checkout>] [--rounds 1]
 
-For each checkout (`--before`, then this one; `--rounds 2` alternates them twice) it starts the
-real `palui run` as its own process, as `bench/load.py` does (SQLite, bundled recall on, the notes
+For each checkout (`--before` if given, then this one; `--rounds 2` alternates them twice) it
+starts the real `palui run` as its own process, as `bench/load.py` does (SQLite, bundled recall on, the notes
 MCP server: two MCP servers; production send limits; the fake Bot API and the fake model served
 from this process), and measures:
 
@@ -125,7 +125,9 @@ async def measure(
 async def main_async(args: argparse.Namespace, workdir: Path) -> list[Figures]:
     from tests.fakes.model_server import FakeModel
 
-    trees = [("before", args.before.resolve()), ("this", common.REPO)]
+    trees = [("this", common.REPO)]
+    if args.before is not None:
+        trees.insert(0, ("before", args.before.resolve()))
     results: list[Figures] = []
     async with FakeModel() as fake_model:
         fake_model.brain = common.brain
@@ -158,7 +160,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=1, help="alternate the two trees N times")
     parser.add_argument(
-        "--before", type=Path, default=Path("/work/main"), help="the checkout to compare with"
+        "--before", type=Path, default=None, help="another checkout to compare with (e.g. main's)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs, data)")
     return parser.parse_args(argv)
