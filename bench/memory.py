@@ -3,8 +3,8 @@
     python bench/memory.py [--chats 200] [--turns 5] [--before <another checkout>] [--rounds 1]
 
 For each checkout (`--before` if given, then this one; `--rounds 2` alternates them twice) it
-starts the real `palui run` as its own process, as `bench/load.py` does (SQLite, bundled recall on, the notes
-MCP server: two MCP servers; production send limits; the fake Bot API and the fake model served
+starts the real `palui run` as its own process, as `bench/load.py` does (SQLite, bundled recall
+on, the notes MCP server: two MCP servers; production send limits; the fake Bot API and the fake model served
 from this process), and measures:
 
 - start to first poll: from the process's spawn to its first getUpdates;
