@@ -2,10 +2,10 @@
 
     python bench/memory.py [--chats 200] [--turns 5] [--before <another checkout>] [--rounds 1]
 
-For each checkout (`--before` if given, then this one; `--rounds 2` alternates them twice) it
-starts the real `palui run` as its own process, as `bench/load.py` does (SQLite, bundled recall
-on, the notes MCP server: two MCP servers; production send limits; the fake Bot API and the fake model served
-from this process), and measures:
+For each checkout (`--before` if given, then this one; `--rounds 2` alternates them twice) it starts
+the real `palui run` as its own process, as `bench/load.py` does (SQLite, bundled recall on, the
+notes MCP server: two MCP servers; production send limits; the fake Bot API and the fake model
+served from this process), and measures:
 
 - start to first poll: from the process's spawn to its first getUpdates;
 - RSS at the first poll, and idle RSS: after a warm-up chat of 2 turns and a settle (the model
