@@ -193,8 +193,8 @@ class Outbox:
                             await recorded(index + 1, done=done, message_id=sent)
                         except Exception:
                             # In the chat but not on record (e.g. the database went away): the
-                            # next delivery looks for it before sending it again.
-                            self._shown.doubt(item.id)
+                            # next delivery records the message it became instead of sending it.
+                            self._shown.unrecorded(item.id, index, sent)
                             raise
                         if done:
                             self._shown.settled(item.id)

@@ -45,10 +45,17 @@ class Shown:
         self._started = datetime.now(UTC)
         self._cleared: set[int] = set()  # rows already looked for: their parts went out here
         self._doubt: set[int] = set()  # rows whose send (or record) failed here, until settled
+        # Parts sent here whose record failed (the database went away): (row, part) -> the
+        # message Telegram said it became. A search could not find it: the Telegram adapter
+        # never probes at or past an id this process sent since.
+        self._unrecorded: dict[tuple[int, int], int] = {}
 
     async def where(self, item: OutboxItem, index: int, part: Part) -> int | None:
         """The message already showing part `index` of `item` (its preview, or one a dead
         sender left unrecorded), else None: the part is to be sent."""
+        if (sent := self._unrecorded.pop((item.id, index), None)) is not None:
+            log.info("reply_part_adopted", chat_id=item.chat_id, outbox_id=item.id, id=sent)
+            return sent  # sent from here, its record lost: recorded now, not sent again
         preview = item.edit_message_id if index == 0 else None
         if preview is not None and await self._into_preview(item.chat_id, preview, part):
             return preview
@@ -57,13 +64,23 @@ class Shown:
         return None
 
     def doubt(self, outbox_id: int) -> None:
-        """A send failed or its record did: the part may be in the chat all the same."""
+        """A send failed: the part may be in the chat all the same."""
         self._doubt.add(outbox_id)
+
+    def unrecorded(self, outbox_id: int, index: int, message_id: int | None) -> None:
+        """Part `index` went out (as `message_id`) but its record failed: the next delivery
+        records that message instead of sending the part again."""
+        if message_id is None:
+            self._doubt.add(outbox_id)  # no id to go by: look for it
+        else:
+            self._unrecorded[outbox_id, index] = message_id
 
     def settled(self, outbox_id: int) -> None:
         """A row wholly delivered (or dropped) is suspect no more: forget it."""
         self._doubt.discard(outbox_id)
         self._cleared.discard(outbox_id)
+        for key in [key for key in self._unrecorded if key[0] == outbox_id]:
+            del self._unrecorded[key]
 
     def _suspect(self, item: OutboxItem) -> bool:
         """May a sender that is gone have sent this row's next part without recording it? A row

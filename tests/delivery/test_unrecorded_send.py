@@ -1,6 +1,6 @@
 """Issue 29's database cut: a reply part Telegram took whose record could not be written (the
-database went away between the send and its record) is looked for before the next delivery,
-found, and recorded, never sent a second time; and nothing is lost meanwhile."""
+database went away between the send and its record) is recorded by the next delivery as the
+message Telegram said it became, never sent a second time; and nothing is lost meanwhile."""
 
 from __future__ import annotations
 
@@ -32,12 +32,13 @@ class Chat:
         return message_id
 
     async def find_part(self, chat_id: int, floor: int, part: Any, skip: Any) -> int | None:
+        # As the Telegram adapter: never at or past an id this process sent since (the part
+        # sent from here is past that bound), so a search finds nothing.
         self.lookups += 1
-        found = [i for i, text in self.messages.items() if i > floor and text == part]
-        return min(found) if found else None
+        return None
 
 
-async def test_a_part_whose_record_failed_is_found_not_sent_again(
+async def test_a_part_whose_record_failed_is_recorded_not_sent_again(
     store: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chat = Chat()
@@ -62,7 +63,7 @@ async def test_a_part_whose_record_failed_is_found_not_sent_again(
     await sender.deliver(CHAT)  # the database is back: the sweeper's next delivery
 
     assert list(chat.messages.values()) == ["the answer"]  # once
-    assert chat.lookups == 1
+    assert chat.lookups == 0  # its id is known here: nothing to look for
     async with store.db.session() as s:
         row = await s.get(OutboxMessage, reply)
         assert (row.parts_sent, row.last_message_id, row.sent_at is not None) == (1, 201, True)
