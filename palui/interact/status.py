@@ -107,6 +107,9 @@ def connector_line(status: ConnectorStatus, memory_state: str | None = None) -> 
         return f"✅ {name} — {status.tool_count} tools"
     if status.state == ConnectorState.PAUSED:
         return f"⏸ {name} — paused"
+    if status.state == ConnectorState.CONNECTING and status.error:
+        # Trying again after a failure: the failure is still what the person needs to see.
+        return f'⚠️ {name} — not connected: "{status.error}" (retrying now)'
     if status.state == ConnectorState.CONNECTING:
         return f"⏳ {name} — connecting"
     if status.state == ConnectorState.NEEDS_SIGN_IN:
