@@ -71,10 +71,6 @@ class DraftReply:
         return self._drafting
 
     @property
-    def drafts_sent(self) -> int:
-        return self._drafts
-
-    @property
     def state(self) -> StreamState:
         return self._state if self._drafting else self._fallback.state
 
