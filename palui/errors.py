@@ -60,9 +60,15 @@ class ChannelError(PaluiError):
 
     `permanent` is the one answer to "may this work later?": False (the default) leaves what
     was being sent pending for a retry; True drops it (or takes the other way, e.g. a preview
-    that can't be edited is replaced by new messages). Set by the class, never read by name."""
+    that can't be edited is replaced by new messages). Set by the class, never read by name.
+    `retry_after_s`: how long the channel asked to be left alone (Telegram's 429 `retry_after`),
+    when it did: a retry waits exactly that."""
 
     permanent: bool = False
+
+    def __init__(self, *args: object, retry_after_s: float | None = None) -> None:
+        super().__init__(*args)
+        self.retry_after_s = retry_after_s
 
 
 class PermanentChannelError(ChannelError):

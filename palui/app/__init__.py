@@ -185,6 +185,7 @@ class Palui:
         running = assemble(self, channel, self.settings.allowed_users)
         chats = running.chats
         if telegram is not None:
+            telegram.on_back(running.channel_back)  # after an outage, replies go out at once
             await telegram.initialize()
         try:
             await self._start(running)

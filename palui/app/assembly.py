@@ -5,6 +5,7 @@ what serving that channel needs of them (`Running`). Part of the composition roo
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,6 +67,7 @@ class Running:
     prunes: bool  # the daily retention prune: the daemon's, not a one-chat console's
     web: WebDeps  # what the web console's pages read and change
     warm_ups: tuple[tuple[str, Warm], ...]  # what a first turn would load: `palui.app.warmup`
+    channel_back: Callable[[], None]  # the channel answers again: the outbox sends what waited
 
 
 def assemble(
@@ -253,4 +255,5 @@ def assemble(
         scope.only is None,
         web,
         first_turn(store, memory, turns),
+        outbox.retry_stuck,
     )

@@ -27,6 +27,7 @@ import asyncio
 import functools
 
 from palui.db import Store
+from palui.delivery.retry import Retries
 from palui.delivery.shown import Shown
 from palui.delivery.spoken import Spoken, VoiceReplies, send_spoken, with_voice
 from palui.domain import EVERY_CHAT, ChatScope, Fence, OutboxItem
@@ -67,6 +68,7 @@ class Outbox:
         self._channel = channel
         self._senders = senders  # who sends a chat's outbox: one process at a time
         self._background = background
+        self._retries = Retries(background, self.deliver)  # a failed send tried again soon
         # Per chat, only while it is in use (`_forget_lock`).
         self._locks: dict[int, asyncio.Lock] = {}
         self._shown = Shown(store, channel, senders.holder)  # which parts the chat shows
@@ -99,6 +101,15 @@ class Outbox:
         """Whether the chat's last delivery here sent everything it found (none stopped on a
         failed send since)."""
         return chat_id not in self._stuck
+
+    def retry_in(self, chat_id: int) -> float | None:
+        """The delay the chat's next retry (after a failed send) was scheduled with; None when
+        none waits."""
+        return self._retries.due_in(chat_id)
+
+    def retry_stuck(self) -> None:
+        """The channel answers again (an outage ended): what it failed to take goes out now."""
+        self._retries.kick()
 
     def mark(self, chat_id: int) -> int:
         """Where this process's deliveries to the chat stand, for `deliver(ready=…)`."""
@@ -207,8 +218,10 @@ class Outbox:
                     log.warning("reply_delayed", chat_id=chat_id, error=str(exc))
                     self._stuck.add(chat_id)
                     self._metrics.outbox_waits(chat_id, len(items) - position, item.created_at)
-                    return  # the sweeper tries again; order is kept by stopping here
+                    self._retries.failed(chat_id, exc.retry_after_s)
+                    return  # tried again soon (`retry`); order is kept by stopping here
             self._stuck.discard(chat_id)
+            self._retries.delivered(chat_id)
             self._metrics.outbox_waits(chat_id, 0, None)
             if under_chat:
                 return

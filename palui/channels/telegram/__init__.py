@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from telegram import BotCommand, LinkPreviewOptions, Message, ReplyParameters, Update
@@ -36,6 +36,7 @@ from palui.channels.telegram import files, leftovers, voice
 from palui.channels.telegram.drafts import Drafts
 from palui.channels.telegram.inbound import ALLOWED_UPDATES, poll, to_inbound
 from palui.channels.telegram.keyboards import keyboard
+from palui.channels.telegram.link import Link
 from palui.channels.telegram.pacing import paced
 from palui.channels.telegram.topics import Addresses
 from palui.domain import Card, Conversation
@@ -96,6 +97,7 @@ class TelegramChannel:
             defaults=NO_LINK_PREVIEWS,
         )
         self._limiter = limiter or SendRateLimiter()
+        self._link = Link()  # whether Telegram answers, as the poll and every send find it
         self._poll_timeout_s = poll_timeout_s
         self._stream_replies = stream_replies
         self._first_after_s = (
@@ -161,7 +163,13 @@ class TelegramChannel:
             await self.bot.shutdown()
 
     async def _poll(self, sink: InboundSink) -> None:
-        await poll(self.bot, self._poll_timeout_s, functools.partial(self._take, sink))
+        take = functools.partial(self._take, sink)
+        await poll(self.bot, self._poll_timeout_s, take, self._link)
+
+    def on_back(self, callback: Callable[[], object]) -> None:
+        """Call `callback` each time Telegram answers again after failing (an outage's end):
+        what waited for it goes out now, not at its next retry."""
+        self._link.on_back(callback)
 
     async def _take(self, sink: InboundSink, update: Update) -> None:
         inbound = to_inbound(update, self._username())
@@ -390,4 +398,5 @@ class TelegramChannel:
             *args,
             again_on_timeout=again_on_timeout,
             metrics=self._metrics,
+            link=self._link,
         )

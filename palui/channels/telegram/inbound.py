@@ -7,10 +7,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import Update
-from telegram.error import RetryAfter, TelegramError
+from telegram.error import NetworkError, RetryAfter, TelegramError
 from telegram.ext import ExtBot
 
 from palui.channels.telegram.attachments import attachment_of, foreign_of
+from palui.channels.telegram.link import Abandoned, Link
 from palui.channels.telegram.pacing import retry_seconds
 from palui.channels.telegram.topics import topic_of
 from palui.channels.telegram.words import chat_kind, with_words
@@ -20,6 +21,11 @@ from palui.logs import get_logger
 log = get_logger("palui.telegram")
 
 ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
+# After a failure: a short poll is answered at once (PTB: "within 2 seconds"), so one that is
+# not answered by then hangs in the outage.
+SHORT_POLL_READ_S = 3.0
+POLL_BACKOFF_FIRST_S = 0.5
+POLL_BACKOFF_CAP_S = 2.0
 
 
 def to_inbound(update: Update, bot_username: str | None = None) -> Inbound | None:
@@ -67,29 +73,61 @@ def _user(user: Any) -> ChatUser:
 
 
 async def poll(
-    bot: ExtBot[None], timeout_s: int, take: Callable[[Update], Awaitable[None]]
+    bot: ExtBot[None],
+    timeout_s: int,
+    take: Callable[[Update], Awaitable[None]],
+    link: Link | None = None,
 ) -> None:
     """Long polling through an inbox: `take` stores each update, and only then may the next
-    getUpdates confirm it (its offset moves past it). Failures back off and keep the offset."""
+    getUpdates confirm it (its offset moves past it). Failures keep the offset.
+
+    After a failure the poll is short (`timeout=0`, given up after `SHORT_POLL_READ_S`) until
+    one is answered, then long again: a long poll sent into an outage would hang until its
+    read timeout (its own 25 s plus 10) and hold every message sent meanwhile. `link` gives up a
+    long poll in flight when a send finds Telegram failing, and a poll hung in an outage once a
+    send finds it answering again. Between failures the poll waits 0.5, 1, 2, 2... s (capped low:
+    a failed poll costs Telegram nothing), or less when a send finds Telegram answering again; a
+    429's `retry_after` is waited out exactly. One getUpdates at a time: Telegram refuses a
+    second with 409 (a poll given up is closed before the next goes out)."""
+    link = link or Link()
     offset: int | None = None
-    backoff = 1.0
+    backoff = POLL_BACKOFF_FIRST_S
+    failing = False
     while True:
+        short = failing or link.down
+        # A long poll's read timeout is the request's own plus `timeout_s` (PTB adds it).
+        waits: dict[str, Any] = (
+            {"timeout": 0, "read_timeout": SHORT_POLL_READ_S} if short else {"timeout": timeout_s}
+        )
         try:
-            updates = await bot.get_updates(
-                offset=offset, timeout=timeout_s, allowed_updates=list(ALLOWED_UPDATES)
-            )
+            async with link.flight(long_poll=not short):
+                updates = await bot.get_updates(
+                    offset=offset, allowed_updates=list(ALLOWED_UPDATES), **waits
+                )
+        except Abandoned:
+            failing = True  # a hung poll, found out by a send (`Link`): short until answered
+            continue
+        except RetryAfter as exc:
+            failing = True
+            await asyncio.sleep(retry_seconds(exc))
+            continue
+        except (TelegramError, OSError) as exc:
+            if isinstance(exc, NetworkError | OSError):
+                link.failed()
+            failing = True
+            log.warning("poll_failed", error=str(exc), retry_in_s=backoff)
+            await link.back_or(backoff)
+            backoff = min(backoff * 2, POLL_BACKOFF_CAP_S)
+            continue
+        link.answered()
+        failing = False
+        try:
             for update in updates:
                 await take(update)
                 offset = update.update_id + 1  # stored: the next getUpdates confirms it
-            backoff = 1.0
-        except RetryAfter as exc:
-            await asyncio.sleep(retry_seconds(exc))
-        except (TelegramError, OSError) as exc:
-            log.warning("poll_failed", error=str(exc), retry_in_s=backoff)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 60)
+            backoff = POLL_BACKOFF_FIRST_S
         except Exception:
             # e.g. the database is down: keep the offset, the update comes back later.
             log.exception("update_not_stored", retry_in_s=backoff)
             await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 60)
+            backoff = min(backoff * 2, POLL_BACKOFF_CAP_S)

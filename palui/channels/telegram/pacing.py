@@ -1,16 +1,16 @@
 """One Bot API request that sends, within Telegram's rates: 429s waited out (the chat paused for
-as long as Telegram asks), network errors retried a few times, a bot that may not write to the
-chat (blocked, removed) a permanent failure."""
+as long as Telegram asks), network errors retried a few times (sooner when Telegram answers
+again, `link.py`), a bot that may not write to the chat (blocked, removed) a permanent failure."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import Any
 
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
 from palui.channels.ratelimit import SendRateLimiter
+from palui.channels.telegram.link import Abandoned, Link
 from palui.errors import ChannelError, PermanentChannelError
 from palui.logs import get_logger
 from palui.observe import Metrics
@@ -32,42 +32,56 @@ async def paced(
     *args: Any,
     again_on_timeout: bool = True,
     metrics: Metrics | None = None,
+    link: Link | None = None,
 ) -> Any:
     """`method(*args)` within the chat's and the bot's send rates.
 
     `again_on_timeout=False` for a reply's part: a request that timed out or lost its
     connection may have reached the chat, and the outbox, told so by the error, looks for the
     part before sending it again (`palui.delivery.outbox`) instead of this sending it blindly,
-    which would show it twice."""
+    which would show it twice.
+
+    `link`: what this request finds (Telegram failing or answering) moves the poller and the
+    other sends (`palui.channels.telegram.link`); a request sent into an outage is given up
+    soon after Telegram answers again, and a retry waits no longer than that."""
+    link = link or Link()
+    asked: float | None = None  # the last 429's retry_after
     for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
         await limiter.acquire(chat_id)
         try:
-            result = await method(*args)
+            async with link.flight():
+                result = await method(*args)
         except RetryAfter as exc:
-            seconds = retry_seconds(exc)
-            log.warning("telegram_flood_wait", chat_id=chat_id, retry_after_s=seconds)
-            limiter.pause_chat(chat_id, seconds)
+            asked = retry_seconds(exc)
+            log.warning("telegram_flood_wait", chat_id=chat_id, retry_after_s=asked)
+            limiter.pause_chat(chat_id, asked)
             if metrics is not None:
                 metrics.send_paced()
         except Forbidden as exc:
+            link.answered()
             raise PermanentChannelError(f"Telegram refused: {exc.message}") from exc
-        except TimedOut as exc:
+        except (TimedOut, Abandoned) as exc:
             # The message may have gone out; a repeat is better than a loss, unless the
             # caller can look for it first.
+            if isinstance(exc, TimedOut):
+                link.failed()
             log.warning("telegram_timed_out", chat_id=chat_id, attempt=attempt)
             if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
-                raise ChannelError(f"Telegram timed out: {exc.message}") from exc
+                raise ChannelError(f"Telegram timed out: {exc}") from exc
             if metrics is not None:
                 metrics.send_retried()
         except NetworkError as exc:
             if isinstance(exc, BadRequest):
+                link.answered()
                 raise
+            link.failed()
             if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:
                 raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
             if metrics is not None:
                 metrics.send_retried()
-            await asyncio.sleep(min(2**attempt, 30))
+            await link.back_or(min(2**attempt, 30))
         else:
+            link.answered()
             limiter.answered(chat_id)
             return result
-    raise ChannelError("Telegram kept asking to slow down")
+    raise ChannelError("Telegram kept asking to slow down", retry_after_s=asked)
