@@ -30,6 +30,7 @@ class _Chat:
     group_sends: deque[float]  # times of the latest sends, up to group_per_minute of them
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_send: float = -math.inf
+    before: float = -math.inf  # last_send before the latest send was counted (`refused`)
     paused_until: float = -math.inf
 
 
@@ -56,10 +57,11 @@ class SendRateLimiter:
         self._paused_until = -math.inf
         self._forget_at_size = 1024
 
-    async def acquire(self, chat_id: int) -> None:
-        """Wait until a message to `chat_id` may go out, and count it as sent."""
+    async def acquire(self, chat_id: int) -> float:
+        """Wait until a message to `chat_id` may go out, and count it as sent; when it was
+        counted (for `refused`)."""
         async with self._chat(chat_id).lock:
-            await self._wait_turn(chat_id)
+            return await self._wait_turn(chat_id)
 
     @asynccontextmanager
     async def slot(self, chat_id: int) -> AsyncIterator[None]:
@@ -79,6 +81,14 @@ class SendRateLimiter:
         if chat is not None:
             chat.last_send = max(chat.last_send, self._clock())
 
+    def refused(self, chat_id: int, counted: float) -> None:
+        """Telegram refused the request `acquire` counted at `counted` (a Bad Request: nothing
+        reached the chat, e.g. a search's probe of an id that is no message of ours): the
+        chat's next message does not wait behind it, unless another was counted since."""
+        chat = self._chats.get(chat_id)
+        if chat is not None and chat.last_send == counted:
+            chat.last_send = chat.before
+
     def pause_chat(self, chat_id: int, seconds: float) -> None:
         """Hold every later send to this chat for `seconds` (Telegram's retry_after)."""
         chat = self._chat(chat_id)
@@ -88,7 +98,7 @@ class SendRateLimiter:
         """Hold every later send to any chat for `seconds`."""
         self._paused_until = max(self._paused_until, self._clock() + seconds)
 
-    async def _wait_turn(self, chat_id: int) -> None:
+    async def _wait_turn(self, chat_id: int) -> float:
         chat = self._chat(chat_id)
         while True:
             now = self._clock()
@@ -97,11 +107,12 @@ class SendRateLimiter:
                 break
             # Re-check after waking: a pause may have been set or another chat used the budget.
             await self._sleep(ready_at - now)
-        chat.last_send = now
+        chat.before, chat.last_send = chat.last_send, now
         if chat_id < 0:
             chat.group_sends.append(now)
         self._recent.append(now)
         self._forget_idle(now)
+        return now
 
     def _ready_at(self, chat_id: int, chat: _Chat) -> float:
         ready_at = max(

@@ -210,3 +210,24 @@ async def test_a_chat_waits_a_full_interval_from_telegrams_answer(
     await limiter.acquire(PRIVATE)
 
     assert clock.now == 1.4
+
+
+async def test_a_refused_request_holds_no_later_message(
+    limiter: SendRateLimiter, clock: FakeClock
+) -> None:
+    # A search's probe Telegram refuses ("message to edit not found") shows nothing: the
+    # chat's next message need not wait a second behind it.
+    counted = await limiter.acquire(PRIVATE)
+    limiter.refused(PRIVATE, counted)
+    await limiter.acquire(PRIVATE)
+    assert clock.now == 0.0
+
+
+async def test_a_refusal_does_not_undo_a_message_counted_after_it(
+    limiter: SendRateLimiter, clock: FakeClock
+) -> None:
+    refused = await limiter.acquire(PRIVATE)
+    sent = await limiter.acquire(PRIVATE)
+    limiter.refused(PRIVATE, refused)
+    await limiter.acquire(PRIVATE)
+    assert clock.now == sent + limiter.limits.per_chat_interval

@@ -23,7 +23,7 @@ log = get_logger("palui.telegram")
 ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 # After a failure: a short poll is answered at once (PTB: "within 2 seconds"), so one that is
 # not answered by then hangs in the outage.
-SHORT_POLL_READ_S = 3.0
+SHORT_POLL_READ_S = 2.0
 POLL_BACKOFF_FIRST_S = 0.5
 POLL_BACKOFF_CAP_S = 2.0
 
@@ -86,15 +86,18 @@ async def poll(
     read timeout (its own 25 s plus 10) and hold every message sent meanwhile. `link` gives up a
     long poll in flight when a send finds Telegram failing, and a poll hung in an outage once a
     send finds it answering again. Between failures the poll waits 0.5, 1, 2, 2... s (capped low:
-    a failed poll costs Telegram nothing), or less when a send finds Telegram answering again; a
+    a failed poll costs Telegram nothing; counted from the failed poll's start, so a poll that
+    hung is not followed by a wait), or less when a send finds Telegram answering again; a
     429's `retry_after` is waited out exactly. One getUpdates at a time: Telegram refuses a
     second with 409 (a poll given up is closed before the next goes out)."""
     link = link or Link()
     offset: int | None = None
     backoff = POLL_BACKOFF_FIRST_S
     failing = False
+    loop = asyncio.get_running_loop()
     while True:
         short = failing or link.down
+        began = loop.time()
         # A long poll's read timeout is the request's own plus `timeout_s` (PTB adds it).
         waits: dict[str, Any] = (
             {"timeout": 0, "read_timeout": SHORT_POLL_READ_S} if short else {"timeout": timeout_s}
@@ -115,8 +118,10 @@ async def poll(
             if isinstance(exc, NetworkError | OSError):
                 link.failed()
             failing = True
-            log.warning("poll_failed", error=str(exc), retry_in_s=backoff)
-            await link.back_or(backoff)
+            # Polls start `backoff` apart: one that hung until its read timeout waited already.
+            delay = max(0.0, backoff - (loop.time() - began))
+            log.warning("poll_failed", error=str(exc), retry_in_s=round(delay, 1))
+            await link.back_or(delay)
             backoff = min(backoff * 2, POLL_BACKOFF_CAP_S)
             continue
         link.answered()

@@ -47,7 +47,7 @@ async def paced(
     link = link or Link()
     asked: float | None = None  # the last 429's retry_after
     for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
-        await limiter.acquire(chat_id)
+        counted = await limiter.acquire(chat_id)
         try:
             async with link.flight():
                 result = await method(*args)
@@ -73,6 +73,7 @@ async def paced(
         except NetworkError as exc:
             if isinstance(exc, BadRequest):
                 link.answered()
+                limiter.refused(chat_id, counted)  # e.g. a search's probe: nothing was shown
                 raise
             link.failed()
             if attempt == MAX_SEND_ATTEMPTS or not again_on_timeout:

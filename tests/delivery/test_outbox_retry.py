@@ -1,0 +1,117 @@
+"""Issue 29's Telegram outage: a reply the channel failed to take is tried again after a short,
+capped back-off (exactly `retry_after` when the channel asked for one), and at once when the
+channel answers again; in order, and once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from palui.chat.background import Background
+from palui.chat.leases import ChatLeases
+from palui.delivery import retry
+from palui.delivery.outbox import Outbox
+from palui.errors import ChannelError
+
+CHAT = 4545
+
+
+class Outage:
+    """A channel that fails every send while `down`, as Telegram in an outage."""
+
+    def __init__(self) -> None:
+        self.down = True
+        self.retry_after_s: float | None = None  # a 429's, else a 502
+        self.messages: list[str] = []
+        self.attempts = 0
+        self.changed = asyncio.Event()
+
+    def render(self, text: str) -> list[str]:
+        return [text]
+
+    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> int:
+        self.attempts += 1
+        self.changed.set()
+        if self.down:
+            raise ChannelError("Telegram can't be reached", retry_after_s=self.retry_after_s)
+        self.messages.append(part)
+        return 500 + len(self.messages)
+
+    async def find_part(self, chat_id: int, floor: int, part: Any, skip: Any) -> int | None:
+        return None  # the outage carried none out
+
+    async def until(self, ready: Any) -> None:
+        while not ready():
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), 30)  # a guard, not a timing
+
+
+@pytest.fixture
+async def background() -> AsyncIterator[Background]:
+    background = Background()
+    yield background
+    await background.close()
+
+
+def outbox_for(store: Any, chat: Outage, background: Background) -> Outbox:
+    senders = ChatLeases(store.delivery_leases, ttl_s=60, what="delivery")
+    return Outbox(store, chat, senders, background)  # type: ignore[arg-type]
+
+
+async def test_a_failed_send_is_retried_after_a_back_off_capped_at_a_few_seconds(
+    store: Any, background: Background
+) -> None:
+    chat = Outage()
+    outbox = outbox_for(store, chat, background)
+    await store.outbox.add(CHAT, "the answer")
+
+    await outbox.deliver(CHAT)
+    delays = [outbox.retry_in(CHAT)]
+    for _ in range(6):
+        tried = chat.attempts
+        outbox.retry_stuck()  # the retry goes now instead of when it is due
+        await chat.until(lambda t=tried: chat.attempts > t)
+        async with outbox.lock(CHAT):  # that delivery has ended (it holds the lock till then)
+            delays.append(outbox.retry_in(CHAT))
+
+    assert delays[0] == retry.RETRY_FIRST_S
+    assert all(d is not None and d <= retry.RETRY_CAP_S for d in delays)
+    assert delays == sorted(delays, key=float) and delays[-1] == retry.RETRY_CAP_S  # type: ignore[arg-type]
+    assert chat.messages == []
+
+
+async def test_a_send_the_channel_asked_to_wait_for_is_retried_after_exactly_that(
+    store: Any, background: Background
+) -> None:
+    chat = Outage()
+    chat.retry_after_s = 7.0
+    outbox = outbox_for(store, chat, background)
+    await store.outbox.add(CHAT, "the answer")
+
+    await outbox.deliver(CHAT)
+
+    assert outbox.retry_in(CHAT) == 7.0
+
+
+async def test_replies_held_by_an_outage_go_out_in_order_once_the_channel_answers_again(
+    store: Any, background: Background, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the channel's word that it answers again can send them now: the back-off is long.
+    monkeypatch.setattr(retry, "RETRY_FIRST_S", 3600.0)
+    chat = Outage()
+    outbox = outbox_for(store, chat, background)
+    await store.outbox.add(CHAT, "first")
+    await store.outbox.add(CHAT, "second")
+    await outbox.deliver(CHAT)
+    assert outbox.retry_in(CHAT) == 3600.0 and not outbox.delivered(CHAT)
+
+    chat.down = False
+    outbox.retry_stuck()
+    await chat.until(lambda: len(chat.messages) == 2)
+
+    assert chat.messages == ["first", "second"]
+    async with outbox.lock(CHAT):
+        assert outbox.delivered(CHAT) and outbox.retry_in(CHAT) is None
