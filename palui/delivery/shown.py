@@ -104,7 +104,13 @@ class Shown:
         lookup = await self._store.outbox.where_to_look(item)
         if lookup is None:
             return None  # nothing to search above: sent again, as before
-        found = await self._channel.find_part(item.chat_id, lookup.floor, part, lookup.named)
+        try:
+            found = await self._channel.find_part(item.chat_id, lookup.floor, part, lookup.named)
+        except ChannelError:
+            # Telegram could not be asked (an outage): still suspect, looked for next time.
+            self._doubt.add(item.id)
+            self._cleared.discard(item.id)
+            raise
         if found is not None:
             log.info("reply_part_adopted", chat_id=item.chat_id, outbox_id=item.id, id=found)
         return found

@@ -108,7 +108,9 @@ class Leftovers(Protocol):
         self, chat_id: int, floor: int, part: Part, skip: Collection[int]
     ) -> int | None:
         """`find_unrecorded` for a reply part (`render`'s), edited exactly as `send_part` sends
-        it; the ids in `skip` are other messages of ours and are never edited."""
+        it; the ids in `skip` are other messages of ours and are never edited. Raises a
+        transient `ChannelError` when the channel could not be asked (an outage): the part,
+        which may be there, is not to be sent yet."""
         ...
 
 

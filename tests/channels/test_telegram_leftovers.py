@@ -3,7 +3,10 @@ first that is the bot's; never past what this process sent since, never more tha
 
 from __future__ import annotations
 
+import pytest
+
 from palui.channels.telegram.leftovers import MAX_PROBES, Probe, SentIds, find, read_refusal
+from palui.errors import ChannelError
 
 
 class Chat:
@@ -35,6 +38,15 @@ async def test_the_search_gives_up_after_a_few_probes_or_when_telegram_cant_say(
     unsure = Chat({11: Probe.UNSURE, 12: Probe.OURS})
     assert await find(unsure.probe, 10, None) is None
     assert unsure.probed == [11]
+
+
+async def test_a_strict_search_telegram_did_not_answer_fails_instead_of_finding_nothing() -> None:
+    # A reply part not found is sent: "Telegram did not answer" (an outage) must not read "no".
+    chat = Chat({11: Probe.FAILED, 12: Probe.OURS})
+    with pytest.raises(ChannelError) as failed:
+        await find(chat.probe, 10, None, strict=True)
+    assert not failed.value.permanent
+    assert await find(chat.probe, 10, None) is None  # a preview's search: gives up, as before
 
 
 def test_telegrams_refusals_are_read_as_telegram_means_them() -> None:

@@ -115,3 +115,45 @@ async def test_replies_held_by_an_outage_go_out_in_order_once_the_channel_answer
     assert chat.messages == ["first", "second"]
     async with outbox.lock(CHAT):
         assert outbox.delivered(CHAT) and outbox.retry_in(CHAT) is None
+
+
+class CarriedOut(Outage):
+    """The outage's 502 was carried out after all: the part is in the chat as message 201,
+    which can be found once Telegram answers searches again (`searchable`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.searchable = False
+        self.lookups = 0
+
+    async def find_part(self, chat_id: int, floor: int, part: Any, skip: Any) -> int | None:
+        self.lookups += 1
+        self.changed.set()
+        if not self.searchable:
+            raise ChannelError("Telegram could not be asked whether the message is there")
+        return 201
+
+
+async def test_a_part_whose_send_failed_is_not_sent_while_telegram_cannot_be_searched(
+    store: Any, background: Background, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(retry, "RETRY_FIRST_S", 3600.0)  # only the kicks below retry
+    chat = CarriedOut()
+    outbox = outbox_for(store, chat, background)
+    earlier = await store.outbox.add(CHAT, "earlier")
+    await store.outbox.part_sent(earlier, 1, done=True, message_id=200)  # the search's floor
+    await store.outbox.add(CHAT, "the answer")
+    await outbox.deliver(CHAT)  # 502: it may be in the chat
+
+    chat.down = False  # sends would go through, but searches fail still
+    outbox.retry_stuck()
+    await chat.until(lambda: chat.lookups == 1)
+    async with outbox.lock(CHAT):
+        assert not outbox.delivered(CHAT)
+    chat.searchable = True
+    outbox.retry_stuck()
+    await chat.until(lambda: chat.lookups == 2)
+    async with outbox.lock(CHAT):
+        assert outbox.delivered(CHAT)
+
+    assert chat.messages == []  # found where the 502 put it, never sent again

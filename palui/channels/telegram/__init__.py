@@ -362,7 +362,9 @@ class TelegramChannel:
         # the HTML, or the plain words where Telegram refused the markup.
         forms = ((part.html, ParseMode.HTML), (part.plain, None))
         probe = functools.partial(self._probe, chat_id, forms)
-        return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor), skip)
+        below = self._sent.first_above(chat_id, floor)
+        # Strict: a part not found is sent, so a search Telegram did not answer is no "no".
+        return await leftovers.find(probe, floor, below, skip, strict=True)
 
     async def _probe(
         self, key: int, forms: Sequence[tuple[str, str | None]], message_id: int

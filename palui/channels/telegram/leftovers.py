@@ -35,7 +35,8 @@ KEPT_CHATS = 4096
 class Probe(StrEnum):
     OURS = "ours"  # edited, or showing the text already: the bot's own message
     NOT_OURS = "not_ours"  # a person's message, or no message with that id in this chat
-    UNSURE = "unsure"  # Telegram could not be asked (network, flood): stop looking
+    UNSURE = "unsure"  # the answer says nothing about the message: stop looking
+    FAILED = "failed"  # Telegram did not answer (an outage, a flood): stop looking, or fail
 
 
 def read_refusal(description: str) -> Probe:
@@ -79,10 +80,14 @@ async def find(
     floor: int,
     below: int | None,
     skip: Collection[int] = (),
+    *,
+    strict: bool = False,
 ) -> int | None:
     """The first id above `floor` (and under `below`) that `probe` finds ours, else None.
     The ids in `skip` (messages the records name as something else) are passed over unprobed:
-    they take none of the `MAX_PROBES`."""
+    they take none of the `MAX_PROBES`. `strict`: a probe Telegram did not answer fails the
+    search (a transient `ChannelError`) instead of ending it: the caller, about to send the
+    message if it is not found, keeps it until Telegram can be asked (an outage's end)."""
     last = floor + MAX_PROBES + sum(1 for i in skip if i > floor)
     if below is not None:
         last = min(last, below - 1)
@@ -97,7 +102,9 @@ async def find(
         if found is Probe.OURS:
             log.info("unrecorded_message_found", message_id=message_id, floor=floor)
             return message_id
-        if found is Probe.UNSURE:
+        if found is Probe.FAILED and strict:
+            raise ChannelError("Telegram could not be asked whether the message is there")
+        if found is not Probe.NOT_OURS:
             break
     log.info("unrecorded_message_not_found", floor=floor, probed=probed)
     return None
@@ -124,6 +131,7 @@ async def edit_to(
             return read_refusal(exc.message)
         except (TelegramError, ChannelError) as exc:
             log.warning("unrecorded_probe_failed", chat_id=chat_id, error=str(exc))
-            return Probe.UNSURE
+            transient = isinstance(exc, ChannelError) and not exc.permanent
+            return Probe.FAILED if transient else Probe.UNSURE
         return Probe.OURS
     return Probe.UNSURE

@@ -102,7 +102,7 @@ class Link:
             callback()
 
     async def back_or(self, seconds: float) -> None:
-        """Wait `seconds`, or less: until the link answers again (at once if it does now)."""
+        """Wait `seconds`; while the link is down, only until it answers again."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 if self.down:
