@@ -2,13 +2,13 @@
 
 The only package importing telegram: `inbound.py` reads updates (`attachments.py` their files),
 `keyboards.py` builds buttons, `drafts.py` decides which chats get native drafts, `leftovers.py`
-looks for messages sent unrecorded, `files.py` downloads what people send. Pacing an answer's
-preview or draft is `palui.delivery`'s: this package gives it the raw calls (`stream_faces`).
+looks for messages sent unrecorded, `files.py` downloads what people send, `link.py` knows
+whether Telegram answers (an outage: polls and sends alike). Pacing an answer's preview or draft
+is `palui.delivery`'s: this package gives it the raw calls (`stream_faces`).
 
 Why Palui polls by itself instead of using python-telegram-bot's Application/Updater: the updater
 confirms an update (moves the offset) on its next poll, before the handler has run, so a crash
-mid-turn would lose the message. Here an update's offset moves only after the inbox
-(an `InboundSink`) has stored it.
+mid-turn would lose the message. Here an update's offset moves only after the inbox stores it.
 """
 
 from __future__ import annotations
@@ -98,6 +98,7 @@ class TelegramChannel:
         )
         self._limiter = limiter or SendRateLimiter()
         self._link = Link()  # whether Telegram answers, as the poll and every send find it
+        self._paced = functools.partial(paced, self._limiter, metrics=metrics, link=self._link)
         self._poll_timeout_s = poll_timeout_s
         self._stream_replies = stream_replies
         self._first_after_s = (
@@ -163,12 +164,10 @@ class TelegramChannel:
             await self.bot.shutdown()
 
     async def _poll(self, sink: InboundSink) -> None:
-        take = functools.partial(self._take, sink)
-        await poll(self.bot, self._poll_timeout_s, take, self._link)
+        await poll(self.bot, self._poll_timeout_s, functools.partial(self._take, sink), self._link)
 
     def on_back(self, callback: Callable[[], object]) -> None:
-        """Call `callback` each time Telegram answers again after failing (an outage's end):
-        what waited for it goes out now, not at its next retry."""
+        """Call `callback` each time Telegram answers again after failing (an outage ends)."""
         self._link.on_back(callback)
 
     async def _take(self, sink: InboundSink, update: Update) -> None:
@@ -363,8 +362,7 @@ class TelegramChannel:
         forms = ((part.html, ParseMode.HTML), (part.plain, None))
         probe = functools.partial(self._probe, chat_id, forms)
         below = self._sent.first_above(chat_id, floor)
-        # Strict: a part not found is sent, so a search Telegram did not answer is no "no".
-        return await leftovers.find(probe, floor, below, skip, strict=True)
+        return await leftovers.find(probe, floor, below, skip, strict=True)  # not found: sent
 
     async def _probe(
         self, key: int, forms: Sequence[tuple[str, str | None]], message_id: int
@@ -393,12 +391,4 @@ class TelegramChannel:
     async def _call(
         self, chat_id: int, method: Any, *args: Any, again_on_timeout: bool = True
     ) -> Any:
-        return await paced(
-            self._limiter,
-            chat_id,
-            method,
-            *args,
-            again_on_timeout=again_on_timeout,
-            metrics=self._metrics,
-            link=self._link,
-        )
+        return await self._paced(chat_id, method, *args, again_on_timeout=again_on_timeout)

@@ -46,6 +46,8 @@ class _Flight:
 
 
 class Link:
+    """One bot's view of whether Telegram answers (see the module)."""
+
     def __init__(self) -> None:
         self.down = False
         self._flights: set[_Flight] = set()
