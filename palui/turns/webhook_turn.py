@@ -1,5 +1,9 @@
 """A webhook delivery summarised into its chat: tainted from the start (the payload is
-untrusted), offered no tools, and a tool call the model makes up runs nothing."""
+untrusted), offered no tools, and a tool call the model makes up runs nothing.
+
+The turn's end marks the delivery handled, in its own transaction (answered, failed and told,
+or /stop: never summarised again) — unless the model could not be reached: then the delivery
+waits for the model (`palui.turns.outage`) and a later turn takes it over."""
 
 from __future__ import annotations
 
@@ -45,5 +49,3 @@ async def run_webhook_turn(
         log.info("turn_started", kind="webhook", webhook=delivery.webhook)
         loop = headed(run_turn(deps, messages), f"📨 Webhook {delivery.webhook}")
         await drive(chat_id, turn_id, loop, tools, [], None, fence)
-    # Ended (answered, failed and told, or /stop): never summarised again.
-    await store.webhooks.mark_handled(delivery.id)
