@@ -38,6 +38,7 @@ class TurnStart:
     model: str | None = None  # the model it asks (None: the default)
     voice: bool = False  # it answers a voice note: spoken too if the chat has /voice on
     authors: Mapping[int, str] = field(default_factory=dict)  # per update, a group's author
+    trace_id: str | None = None  # its span's trace id (`palui.observe`); None: tracing off
 
 
 @dataclass(frozen=True, slots=True)

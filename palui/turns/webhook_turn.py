@@ -14,6 +14,7 @@ from palui.agent.turn import run_turn
 from palui.domain import Delivery, Fence, TurnKind
 from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
+from palui.observe import trace_id
 from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import CallRunner
@@ -35,7 +36,14 @@ async def run_webhook_turn(
     with bound(chat_id=chat_id, turn_id=turn_id, delivery_id=delivery.id):
         session_id = await store.chats.current_session(chat_id)
         await store.turns.start(
-            TurnStart(turn_id, chat_id, kind=TurnKind.WEBHOOK, session_id=session_id, fence=fence)
+            TurnStart(
+                turn_id,
+                chat_id,
+                kind=TurnKind.WEBHOOK,
+                session_id=session_id,
+                fence=fence,
+                trace_id=trace_id(),
+            )
         )
         taint = starting.webhook_turn(delivery.webhook)
         context = CallContext(
