@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import structlog
+from structlog.testing import LogCapture
+
 from palui.db.models import CallRecordRow
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
@@ -87,7 +90,7 @@ def job_run_of(request: ModelRequest) -> bool:
 
 
 async def test_a_job_run_waits_for_the_model_told_once_and_runs_once_when_it_is_back(
-    with_notes, mcp_in_process, store, start_palui, fake_telegram, fake_model
+    with_notes, mcp_in_process, store, start_palui, fake_telegram, fake_model, request
 ) -> None:
     down = True
 
@@ -109,6 +112,10 @@ async def test_a_job_run_waits_for_the_model_told_once_and_runs_once_when_it_is_
     )
     assert await store.jobs.claim_run(job, now)  # due: the chat's worker runs it at start
     palui = await start_palui()
+    records = LogCapture()  # every line's fields, with those bound from context
+    before = structlog.get_config()
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, records])
+    request.addfinalizer(lambda: structlog.configure(**before))
     assert (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]["text"] == TOLD
     [run] = await palui.app.store.jobs.runs(job.id)
     assert (run.status, run.turn_id) == ("queued", None)  # the same row, waiting to start again
@@ -118,6 +125,8 @@ async def test_a_job_run_waits_for_the_model_told_once_and_runs_once_when_it_is_
     await fake_model.wait_for(lambda: sum(map(is_ping, fake_model.requests)) >= 2, "probes")
     await palui.app.chats.wait_idle(OWNER_CHAT)
     assert len(fake_telegram.sent_messages(OWNER_CHAT)) == 1
+    probes = [line for line in records.entries if line["event"] == "model_still_down"]
+    assert probes and not any("turn_id" in line for line in probes)  # the probe is no turn's
 
     down = False
     await fake_telegram.wait_for_messages(OWNER_CHAT, 3)
