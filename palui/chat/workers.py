@@ -6,9 +6,10 @@ queued job runs, then the inbox's messages, answered together by one turn (in a 
 person's at a time: palui.chat.groups). Before each round of
 turns (and once more after the last) it lets memory compact and auto-save, whether or not more
 messages wait: a busy chat's queue may never be empty, and its session must not outgrow
-`compact_after` unsummarised. A cap hit leaves everything stored and wakes the chat when
-the cap lifts; a lease another process holds wakes it a little later (the holder answers what
-waits in the shared inbox meanwhile).
+`compact_after` unsummarised. A cap hit or the model's outage (`palui.turns.outage`) leaves
+everything stored (messages, webhook deliveries, job runs) and wakes the chat when the cap lifts
+or the model answers again; a lease another process holds wakes it a little later (the holder
+answers what waits in the shared inbox meanwhile).
 
 The worker keeps the lease while it is busy and for a short idle grace after the queue empties
 (a kick meanwhile is answered under the same lease), so a chat in conversation pays one take,
@@ -253,20 +254,24 @@ class ChatWorkers:
                         await self._outbox.deliver(chat_id, fence)
             if waiting.webhooks:
                 for delivery in await self._store.webhooks.pending(chat_id):
-                    if await self._paused(chat_id):
-                        return  # the delivery stays stored; a timer wakes the chat when it lifts
+                    if await self._held_back(chat_id):
+                        return  # the delivery stays stored; the chat is woken when it lifts
                     with self._tracing.turn("webhook", chat_id):
                         await self._turns.run_webhook_turn(delivery, fence)
                         await self._outbox.deliver(chat_id, fence)
+                    if await self._model_down(chat_id):
+                        return  # it waits for the model, unhandled (`palui.turns.outage`)
             if waiting.jobs:
                 for run in await self._store.jobs.queued(chat_id):
-                    if await self._paused(chat_id):
-                        return  # the run stays queued; a timer wakes the chat when the cap lifts
+                    if await self._held_back(chat_id):
+                        return  # the run stays queued; the chat is woken when it lifts
                     job = await admit_run(self._store, run, self._now())
                     with self._tracing.turn("scheduled", chat_id):
                         if job is not None:
                             await self._turns.run_job_turn(run, job, fence)
                         await self._outbox.deliver(chat_id, fence)
+                    if await self._model_down(chat_id):
+                        return  # the run waits for the model, queued again
             inbox = waiting.inbox
             if waiting.paused or waiting.webhooks or waiting.jobs:
                 inbox = tuple(await self._store.inbox.pending(chat_id))  # turns ran meanwhile
@@ -290,7 +295,7 @@ class ChatWorkers:
             batch = one_persons(batch)
             others_wait = len(batch) < waits
             runs = any(said(i) or (i.attachment and not i.edited) for i in batch)
-            if runs and (await self._paused(chat_id) or await self._model_down(chat_id)):
+            if runs and await self._held_back(chat_id):
                 return  # the messages stay in the inbox; the chat is woken when it lifts
             # A message an earlier turn took (and was interrupted on) may have left a preview.
             claimed = {item.update_id for item in inbox if item.turn_id is not None}
@@ -303,6 +308,10 @@ class ChatWorkers:
                 # Nothing came here meanwhile (a message here kicks): no second look now. What
                 # reached another process is seen by the look the idle grace ends with.
                 return
+
+    async def _held_back(self, chat_id: int) -> bool:
+        """A cap pause or the model's outage: no turn starts (it would fail the same way)."""
+        return await self._paused(chat_id) or await self._model_down(chat_id)
 
     async def _paused(self, chat_id: int) -> bool:
         lifts_at = await self._pauses.paused_until(chat_id)

@@ -149,6 +149,7 @@ def _run_json(run: RunSummary) -> dict[str, Any]:
         "ended_at": run.ended_at.isoformat() if run.ended_at else None,
         "calls": run.calls,
         "error": run.error,
+        "trace_id": run.trace_id,
     }
 
 
@@ -186,6 +187,8 @@ def _show_text(run: RunSummary, steps: list[StepRecord]) -> str:
         f" · started {_time(run.started_at)} UTC"
         + (f" · ended {_time(run.ended_at)} UTC" if run.ended_at else ""),
     ]
+    if run.trace_id:  # the id its log lines carry, to find it in a tracing backend
+        lines.append(f"  trace {run.trace_id}")
     if run.error:
         lines.append(f"  error: {run.error}")
     if not steps:

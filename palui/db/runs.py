@@ -48,6 +48,7 @@ class RunSummary:
     calls: int
     error: str | None
     topic_id: int = 0  # the chat's topic the turn ran in (palui.db.topics); 0: the chat itself
+    trace_id: str | None = None  # its span's trace id, as its log lines carry it (tracing on)
 
 
 class RunRepo(Repo):
@@ -163,4 +164,5 @@ def _summary(turn: Turn, calls: int, topic: tuple[Any, Any]) -> RunSummary:
         calls,
         turn.error,
         topic_id,
+        turn.trace_id,
     )

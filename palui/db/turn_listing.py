@@ -46,6 +46,7 @@ class TurnOverview:
     budget_hit: str | None
     error: str | None
     model: str | None = None  # the model its chat had chosen (/model); None: the default
+    trace_id: str | None = None  # its span's trace id, as its log lines carry it (tracing on)
 
     @property
     def duration_s(self) -> float | None:
@@ -187,6 +188,7 @@ class TurnListingRepo(Repo):
                 t.budget_hit,
                 t.error,
                 t.model,
+                t.trace_id,
             )
             for t in turns
         ]

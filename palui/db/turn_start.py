@@ -40,6 +40,7 @@ TURN_KEYS = (
     "reply_to",
     "model",
     "voice",
+    "trace_id",
 )
 # Read from the chat's row by the turn's INSERT (`_chosen`): its /model and /voice choices.
 CHOSEN = ("model", "voice")
@@ -187,6 +188,7 @@ async def start_turn(
         "reply_to": start.reply_to,
         "model": start.model,
         "voice": start.voice,
+        "trace_id": start.trace_id,
     }
     found = None if session_id is not None else await _insert_in_open_session(s, turn, fence)
     if found is not None:

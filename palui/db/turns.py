@@ -16,7 +16,15 @@ from sqlalchemy.sql.dml import Update
 
 from palui.db.inbox import count_attempt, mark_inbox_done
 from palui.db.leases import fence_params, held_by_params
-from palui.db.models import MessageRow, OutboxMessage, PausedTurn, Turn, utcnow
+from palui.db.models import (
+    JobRun,
+    MessageRow,
+    OutboxMessage,
+    PausedTurn,
+    Turn,
+    WebhookDelivery,
+    utcnow,
+)
 from palui.db.repo import Repo, insert_params
 from palui.db.riders import MODEL_CALLS, Riders, ride, usage_row
 from palui.db.turn_start import start_turn
@@ -24,6 +32,7 @@ from palui.domain import (
     Completion,
     OutboxItem,
     Role,
+    RunStatus,
     TurnKind,
     UnrecordedPreview,
 )
@@ -34,6 +43,8 @@ TURNS = cast(Table, Turn.__table__)
 MESSAGES = cast(Table, MessageRow.__table__)
 OUTBOX = cast(Table, OutboxMessage.__table__)
 PAUSED = cast(Table, PausedTurn.__table__)
+RUNS = cast(Table, JobRun.__table__)
+DELIVERIES = cast(Table, WebhookDelivery.__table__)
 _WAITING = OUTBOX.alias("waiting")
 
 
@@ -51,7 +62,12 @@ def _ending(fenced: bool, tainted: bool) -> Update:
         .where(TURNS.c.id == bindparam("turn_id"), *fence)
         .values(values)
         .returning(
-            TURNS.c.session_id, TURNS.c.chat_id, TURNS.c.tainted, TURNS.c.reply_to, TURNS.c.voice
+            TURNS.c.session_id,
+            TURNS.c.chat_id,
+            TURNS.c.tainted,
+            TURNS.c.reply_to,
+            TURNS.c.voice,
+            TURNS.c.kind,
         )
     )
 
@@ -83,6 +99,19 @@ _STORE_REPLY = insert_params(
         "voice",
     ),
 ).returning(OUTBOX.c.id, _FIRST_WAITING)
+# A job's run whose turn waits for the model goes back to queued: the unique run row is kept,
+# and queued -> started is conditional, so it starts once more, once (palui.db.jobs).
+_REQUEUE_RUN = (
+    update(RUNS)
+    .where(RUNS.c.turn_id == bindparam("ended_turn"), RUNS.c.status == RunStatus.STARTED)
+    .values(status=RunStatus.QUEUED, turn_id=None, started_at=None)
+)
+# In the turn's own transaction: a crash after the end cannot summarise the delivery again.
+_DELIVERY_HANDLED = (
+    update(DELIVERIES)
+    .where(DELIVERIES.c.turn_id == bindparam("ended_turn"), DELIVERIES.c.handled_at.is_(None))
+    .values(handled_at=bindparam("handled_at"))
+)
 _UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
 _PREVIEW_GOING_OUT = (
     update(TURNS)
@@ -312,5 +341,9 @@ async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended
         # A resumed turn (its messages were handled when it paused) is no longer paused; a
         # chat turn's messages are never a paused turn's, so it skips this statement.
         await s.execute(_UNPAUSE, {"turn_id": turn_id})
+    if ended.kind == TurnKind.SCHEDULED and end.waits:
+        await s.execute(_REQUEUE_RUN, {"ended_turn": turn_id})
+    elif ended.kind == TurnKind.WEBHOOK and not end.waits:
+        await s.execute(_DELIVERY_HANDLED, {"ended_turn": turn_id, "handled_at": utcnow()})
     await ride(s, riders)
     return stored

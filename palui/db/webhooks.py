@@ -10,8 +10,9 @@ sent again (a replay inside its ±5 min window) is refused by that index, in eve
 nothing more is stored. The rows outlive the window (retention keeps days), so the key does too.
 
 A delivery is claimed by writing the summarising turn's id on it (compare-and-set, so two workers
-never both take it) and handled once that turn has ended. A delivery whose turn was left unfinished
-by a process that died is taken again; one whose turn is done is only marked handled.
+never both take it) and marked handled by that turn's end, in its transaction (`palui.db.turns`).
+A delivery whose turn was left unfinished by a process that died, or ended waiting for the model
+(`palui.turns.outage`), is taken again; one whose turn is done is only marked handled.
 """
 
 from __future__ import annotations
@@ -144,14 +145,6 @@ class WebhookRepo(Repo):
                 .returning(WebhookDelivery.id)
             )
         return claimed is not None
-
-    async def mark_handled(self, delivery_id: int) -> None:
-        async with self._db.session() as s, s.begin():
-            await s.execute(
-                update(WebhookDelivery)
-                .where(WebhookDelivery.id == delivery_id)
-                .values(handled_at=utcnow())
-            )
 
     async def get(self, delivery_id: int) -> Delivery | None:
         async with self._db.session() as s:

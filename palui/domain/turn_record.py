@@ -38,6 +38,7 @@ class TurnStart:
     model: str | None = None  # the model it asks (None: the default)
     voice: bool = False  # it answers a voice note: spoken too if the chat has /voice on
     authors: Mapping[int, str] = field(default_factory=dict)  # per update, a group's author
+    trace_id: str | None = None  # its span's trace id (`palui.observe`); None: tracing off
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,10 @@ class TurnEnd:
     `remember=False`: the reply is sent but left out of the history. `preview_message_id`: the
     reply's first part is delivered as an edit of that message (the turn's streamed preview).
     `taint`: what the turn read that it must carry. Under a `fence` (the chat lease the turn
-    runs under) nothing is written once another process took the lease over: `LeaseLost`."""
+    runs under) nothing is written once another process took the lease over: `LeaseLost`.
+    `waits`: the model could not be reached before anything changed (`palui.turns.outage`):
+    a job's run goes back to queued and a webhook's delivery stays unhandled, to run again
+    once the model is back (a delivery is otherwise handled by its turn's end)."""
 
     turn_id: str
     status: TurnStatus
@@ -61,6 +65,7 @@ class TurnEnd:
     taint: Taint | None = None
     preview_message_id: int | None = None
     fence: Fence | None = None
+    waits: bool = False
 
 
 @dataclass(frozen=True, slots=True)

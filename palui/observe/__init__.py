@@ -2,6 +2,6 @@
 imports prometheus-client and OpenTelemetry."""
 
 from palui.observe.metrics import Metrics
-from palui.observe.traces import Tracing, event, traced_model, traceparent
+from palui.observe.traces import Tracing, event, trace_id, traced_model, traceparent
 
-__all__ = ["Metrics", "Tracing", "event", "traced_model", "traceparent"]
+__all__ = ["Metrics", "Tracing", "event", "trace_id", "traced_model", "traceparent"]

@@ -2,9 +2,10 @@
 nothing at all otherwise (DESIGN §1.13).
 
 A span per turn (`turn`, opened by the chat's worker around the turn and its reply's delivery,
-its trace id on every log line inside), with children for each model call (`traced_model`), each
-tool call (the policy's decision and a card wait as events) and each reply part sent. Names and
-classes only: never a call's arguments, a result, a message or a secret.
+its trace id on every log line inside and on the turn's row, `trace_id`), with children for each
+model call (`traced_model`), each tool call (the policy's decision and a card wait as events) and
+each reply part sent. Names and classes only: never a call's arguments, a result, a message or a
+secret.
 
 The provider is this app's own, not OpenTelemetry's global one. Off, `span` hands back one
 shared no-op context and nothing is built per call: the hot path pays a branch.
@@ -64,10 +65,11 @@ class Tracing:
             yield
             return
         attributes: dict[str, str | int] = {"palui.turn.kind": kind, "palui.chat_id": chat_id}
-        with self._tracer.start_as_current_span("palui.turn", attributes=attributes) as span:
-            trace_id = format(span.get_span_context().trace_id, "032x")
-            with bound(trace_id=trace_id):
-                yield
+        with (
+            self._tracer.start_as_current_span("palui.turn", attributes=attributes),
+            bound(trace_id=trace_id()),
+        ):
+            yield
 
     def shutdown(self) -> None:
         """Send what is buffered (blocks: call it off the event loop)."""
@@ -114,6 +116,13 @@ class _TracedModel:
 
     async def ping(self) -> str:
         return await self._model.ping()
+
+
+def trace_id() -> str | None:
+    """The current span's trace id as its log lines and the turn's row carry it (32 hex
+    digits); None when there is none (tracing off, or outside a turn)."""
+    context = trace.get_current_span().get_span_context()
+    return f"{context.trace_id:032x}" if context.is_valid else None
 
 
 def traceparent() -> str | None:

@@ -22,6 +22,7 @@ from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
 from palui.media import with_images
 from palui.memory import Recalled
+from palui.observe import trace_id
 from palui.turns import foreign, words
 from palui.turns import starting_taint as starting
 from palui.turns.drive import Drive
@@ -68,6 +69,7 @@ async def run_chat_turn(
             fence=fence,
             voice=any(i.attachment and i.attachment.kind is AttachmentKind.VOICE for i in batch),
             authors={i.update_id: _label(i) for i in batch} if group else {},
+            trace_id=trace_id(),
         )
         attempted = [i.update_id for i in batch if i.attachment is None]
         begun = await store.turns.start_chat_turn(

@@ -153,10 +153,10 @@ async def fail(
         parts.metrics.model_called(parts.model.name, "failed")
     outage = parts.outage
     unreachable = isinstance(exc, ModelUnavailable) and outage is not None
-    chat_turn = tools.context.kind is CHAT
-    if unreachable and chat_id is not None and not ran and update_ids and chat_turn:
+    if unreachable and chat_id is not None and not ran and _can_wait(tools, update_ids):
         assert outage is not None
-        # The messages stay waiting (`palui.turns.outage`): answered once the model is back.
+        # What the turn was for waits (`palui.turns.outage`): the messages stay in the inbox,
+        # a job's run is queued again, a webhook's delivery stays unhandled.
         log.warning("model_unavailable_kept", error=str(exc), messages=len(update_ids))
         return await end(
             parts,
@@ -168,6 +168,7 @@ async def fail(
             fence=fence,
             reply=TOLD if outage.went_down(chat_id) else None,
             error=str(exc),
+            waits=True,
         )
     if isinstance(exc, ModelUnavailable):
         log.warning("model_unavailable", error=str(exc))
@@ -195,6 +196,14 @@ async def fail(
         error=str(exc) or repr(exc),
         fence=fence,
     )
+
+
+def _can_wait(tools: CallRunner, update_ids: list[int]) -> bool:
+    """A turn's first drive that can run again from its start: a chat turn's (on its messages),
+    a job's run or a webhook's summary. A resumed turn cannot: its cards were decided."""
+    if tools.context.resumed:
+        return False
+    return bool(update_ids) if tools.context.kind is CHAT else True
 
 
 def what_ran(ran: list[str]) -> str:

@@ -11,6 +11,7 @@ from palui.domain import Fence, JobRecord, Message, Role, RunRecord, TurnKind
 from palui.domain.turn_record import TurnStart
 from palui.jobs.view import job_prompt
 from palui.logs import bound, get_logger
+from palui.observe import trace_id
 from palui.turns import starting_taint as starting
 from palui.turns import words
 from palui.turns.drive import Drive, headed
@@ -40,6 +41,7 @@ async def run_job_turn(
                 session_id=session_id,
                 fence=fence,
                 model=job.model,
+                trace_id=trace_id(),
             )
         )
         prompt = Message(Role.USER, job_prompt(job))

@@ -1,19 +1,23 @@
 """The model provider down: chats wait for it instead of being answered with an error (DESIGN
 §1.13, Operations), like a cap pause.
 
-A chat turn whose model could not be reached (every model tried: down, timing out, 5xx) before
-any call that changes the world went out ends without touching the person's messages: they stay
-in the inbox, the chat is told once per outage that the answer comes when the model is back
-(`went_down`), and its worker waits (`wake_when_back`) instead of starting turns that would fail
-the same way. One probe per model — this process's, whatever the number of chats — asks the model
-again with a growing pause (`BACK_OFF_S`); when it answers, every waiting chat's worker is woken
-and answers the kept messages, once. A turn that had already changed something is ended as
+A turn whose model could not be reached (every model tried: down, timing out, 5xx) before any
+call that changes the world went out ends without using up what it was for: a chat turn's
+messages stay in the inbox, a job's run goes back to queued (its unique row kept, started once
+more), a webhook's delivery stays unhandled (`palui.turns.ending`; in the database, so a restart
+runs them once too). The chat is told once per outage, whichever of its turns found the model
+down, that the answer comes when it is back (`went_down`), and its worker waits
+(`wake_when_back`) instead of starting turns that would fail the same way. One probe per model —
+this process's, whatever the number of chats — asks the model again with a growing pause
+(`BACK_OFF_S`); when it answers, every waiting chat's worker is woken and runs what was kept,
+once. A turn that had already changed something is ended as
 before, saying what ran: running it again could repeat that call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable, Sequence
 
 from palui.errors import ModelError
@@ -49,7 +53,10 @@ class ModelOutage:
         if not self.down:
             log.warning("model_down", model=self._model.name)
             self._told.clear()
-            self._probe = asyncio.create_task(self._until_back(), name="model-probe")
+            # A context of its own: the probe is no chat's, its lines carry no turn's ids.
+            self._probe = asyncio.create_task(
+                self._until_back(), name="model-probe", context=contextvars.Context()
+            )
         return self.first_word(chat_id)
 
     def first_word(self, chat_id: int) -> bool:

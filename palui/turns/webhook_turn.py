@@ -1,5 +1,9 @@
 """A webhook delivery summarised into its chat: tainted from the start (the payload is
-untrusted), offered no tools, and a tool call the model makes up runs nothing."""
+untrusted), offered no tools, and a tool call the model makes up runs nothing.
+
+The turn's end marks the delivery handled, in its own transaction (answered, failed and told,
+or /stop: never summarised again) — unless the model could not be reached: then the delivery
+waits for the model (`palui.turns.outage`) and a later turn takes it over."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from palui.agent.turn import run_turn
 from palui.domain import Delivery, Fence, TurnKind
 from palui.domain.turn_record import TurnStart
 from palui.logs import bound, get_logger
+from palui.observe import trace_id
 from palui.tools.context import CallContext, CallPorts
 from palui.tools.registry import ToolOffer
 from palui.tools.runner import CallRunner
@@ -31,7 +36,14 @@ async def run_webhook_turn(
     with bound(chat_id=chat_id, turn_id=turn_id, delivery_id=delivery.id):
         session_id = await store.chats.current_session(chat_id)
         await store.turns.start(
-            TurnStart(turn_id, chat_id, kind=TurnKind.WEBHOOK, session_id=session_id, fence=fence)
+            TurnStart(
+                turn_id,
+                chat_id,
+                kind=TurnKind.WEBHOOK,
+                session_id=session_id,
+                fence=fence,
+                trace_id=trace_id(),
+            )
         )
         taint = starting.webhook_turn(delivery.webhook)
         context = CallContext(
@@ -45,5 +57,3 @@ async def run_webhook_turn(
         log.info("turn_started", kind="webhook", webhook=delivery.webhook)
         loop = headed(run_turn(deps, messages), f"📨 Webhook {delivery.webhook}")
         await drive(chat_id, turn_id, loop, tools, [], None, fence)
-    # Ended (answered, failed and told, or /stop): never summarised again.
-    await store.webhooks.mark_handled(delivery.id)

@@ -10,12 +10,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 import structlog
+from aiohttp.test_utils import TestClient, TestServer
 from structlog.testing import LogCapture
 
 from palui.observe import Tracing
+from palui.web.viewer import Viewer
 from tests.conftest import OWNER_CHAT, OWNER_ID
+from tests.fakes.cli import palui_main
 from tests.fakes.model_server import ModelRequest, Script
 from tests.fakes.otlp_collector import FakeCollector, Span
+from tests.fakes.web_console import console_with_viewer, web_deps
 
 SECRET_BODY = "the landlord's IBAN DE89370400440532013000"
 
@@ -71,6 +75,51 @@ async def test_a_turn_is_one_trace_with_its_model_tool_and_send_spans(
 
     done = [line for line in records.entries if line.get("event") == "turn_done"]
     assert [line.get("trace_id") for line in done] == [turn.trace_id]
+
+
+async def turn_page(store, turn_id: str) -> str:
+    """The web console's page of the turn, as the chat's owner sees it."""
+    deps = web_deps(store, allowed_users=frozenset({OWNER_ID}))
+    console = console_with_viewer(deps, Viewer(OWNER_ID, frozenset({OWNER_CHAT}), "csrf"))
+    async with TestClient(TestServer(console)) as client:
+        answer = await client.get(f"/ui/turns/{turn_id}")
+        assert answer.status == 200
+        return await answer.text()
+
+
+async def test_the_turn_page_and_runs_show_name_the_trace_its_log_lines_carry(
+    collector, start_palui, fake_telegram, fake_model, request
+) -> None:
+    fake_model.reply("Hello.")
+    palui = await start_palui(PALUI_OTEL_ENDPOINT=collector.url)
+    records = LogCapture()
+    before = structlog.get_config()
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, records])
+    request.addfinalizer(lambda: structlog.configure(**before))
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hi")
+    await fake_telegram.wait_for_text(OWNER_CHAT, "Hello.")
+    await collector.wait_for(lambda spans: any(s.name == "palui.turn" for s in spans))
+    trace_id = one(collector.spans, "palui.turn").trace_id
+
+    [turn] = await palui.app.store.turn_listing.listing({OWNER_CHAT})
+    assert f"trace {trace_id}" in await turn_page(palui.app.store, turn.turn_id)
+    lines = [line for line in records.entries if line.get("turn_id") == turn.turn_id]
+    assert {line["event"] for line in lines} >= {"turn_started", "turn_done"}
+    assert {line.get("trace_id") for line in lines} == {trace_id}
+
+    code, out, _ = await palui_main("runs", "show", turn.turn_id)
+    assert code == 0 and f"  trace {trace_id}\n" in out
+    code, out, _ = await palui_main("runs", "show", turn.turn_id, "--json")
+    assert json.loads(out)["trace_id"] == trace_id
+
+
+async def test_untraced_turns_show_no_trace(start_palui, fake_telegram, fake_model) -> None:
+    fake_model.reply("Hello.")
+    palui = await start_palui()
+    fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "hi")
+    await fake_telegram.wait_for_text(OWNER_CHAT, "Hello.")
+    [turn] = await palui.app.store.turn_listing.listing({OWNER_CHAT})
+    assert "trace " not in await turn_page(palui.app.store, turn.turn_id)  # as its log lines
 
 
 def test_without_an_endpoint_nothing_is_traced() -> None:

@@ -96,6 +96,8 @@ class Turn(Base):
     # whether its answer is also spoken (it answers a voice note and the chat has /voice on).
     model: Mapped[str | None] = mapped_column(String(200))
     voice: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # The OpenTelemetry trace id of the turn's span (its log lines carry it); None: tracing off.
+    trace_id: Mapped[str | None] = mapped_column(String(32))
 
 
 class ModelCall(Base):
