@@ -98,7 +98,7 @@ class Drive:
         stream: ReplyStream | None,
         fence: Fence | None,
     ) -> tuple[str, Ended | None]:
-        """The turn's outcome (done, paused, stopped, failed) and the reply its end stored."""
+        """The turn's outcome (done, paused, stopped, waits, failed) and the reply its end stored."""
         parts = self._parts
         task: asyncio.Task[Reply | NeedsApproval] = asyncio.ensure_future(loop)
         running = self._running.by_chat[chat_id] = RunningTurn(turn_id, task, tools)
@@ -131,8 +131,7 @@ class Drive:
             raise
         except Exception as exc:
             await _leave(stream, None)
-            stored = await ending.fail(parts, turn_id, update_ids, tools, exc, fence, chat_id)
-            return "failed", stored
+            return await ending.fail(parts, turn_id, update_ids, tools, exc, fence, chat_id)
         finally:
             typing.cancel()
             if watcher is not None:

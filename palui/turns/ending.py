@@ -144,10 +144,11 @@ async def fail(
     exc: Exception,
     fence: Fence | None = None,
     chat_id: int | None = None,
-) -> Ended | None:
+) -> tuple[str, Ended | None]:
     """A turn that could not answer: the person is told why, and truthfully what ran — "Nothing
     was run" only when no call that changes the world (a write, a destructive call, anything
-    that sends out) went out in this drive; it leaves no history."""
+    that sends out) went out in this drive; it leaves no history. Returns the outcome ("waits":
+    kept for when the model is back, else "failed") and the reply its end stored."""
     ran = tools.changed_the_world()
     if isinstance(exc, ModelError):
         parts.metrics.model_called(parts.model.name, "failed")
@@ -158,7 +159,7 @@ async def fail(
         # What the turn was for waits (`palui.turns.outage`): the messages stay in the inbox,
         # a job's run is queued again, a webhook's delivery stays unhandled.
         log.warning("model_unavailable_kept", error=str(exc), messages=len(update_ids))
-        return await end(
+        return "waits", await end(
             parts,
             turn_id,
             TurnStatus.FAILED,
@@ -185,7 +186,7 @@ async def fail(
             )
         else:
             text = "Something went wrong on my side, sorry. Nothing was run. Try again?"
-    return await end(
+    return "failed", await end(
         parts,
         turn_id,
         TurnStatus.FAILED,

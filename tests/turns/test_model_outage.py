@@ -40,6 +40,9 @@ async def test_a_chat_is_told_once_and_answered_once_when_the_model_is_back(
     assert (await fake_telegram.wait_for_messages(OWNER_CHAT, 1))[0]["text"] == TOLD
     turns = [r for r in fake_model.requests if not is_ping(r)]
     assert [r.model for r in turns] == ["fake-model", "backup-model"]
+    counted = palui.app.metrics.render().decode()
+    assert 'palui_turns_total{kind="chat",outcome="waits"} 1.0' in counted  # kept, not failed
+    assert 'palui_turns_total{kind="chat",outcome="failed"}' not in counted
 
     # Meanwhile: kept, no turn, no second notice; only the probe asks the model.
     fake_telegram.push_text(OWNER_CHAT, OWNER_ID, "and now?")
