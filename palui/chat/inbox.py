@@ -85,18 +85,18 @@ class Inbox:
         if running is None:
             log.info("update_redelivered", update_id=inbound.update_id, chat_id=inbound.chat_id)
             return False
-        self.dispatch(inbound, running_elsewhere=running)  # as it came: stored as JSON once
+        await self.dispatch(inbound, running_elsewhere=running)  # as it came: stored once
         return True
 
-    def dispatch_stored(self, item: InboxItem) -> None:
+    async def dispatch_stored(self, item: InboxItem) -> None:
         """Send on an event stored before (one found pending at start)."""
-        self.dispatch(inbound_from_json(item.payload))
+        await self.dispatch(inbound_from_json(item.payload))
 
-    def dispatch(self, inbound: Inbound, *, running_elsewhere: bool = False) -> None:
+    async def dispatch(self, inbound: Inbound, *, running_elsewhere: bool = False) -> None:
         """Send a stored event on: to the interactions, or to the chat worker.
         `running_elsewhere`: a turn of the chat was running when it was stored (read with its
         INSERT), maybe in another process: it waits, and gets its 👀 from here."""
-        if self._interactions.owns(inbound):
+        if await self._interactions.owns(inbound):
             self._background.spawn(self._interact(inbound), handler=True)
         else:
             if (

@@ -36,8 +36,9 @@ class ConversationKeys(Protocol):
 class Interactions(Protocol):
     """What a person taps or types that is not a turn: commands and button taps."""
 
-    def owns(self, inbound: Inbound) -> bool:
-        """Whether the inbound is answered here at once, rather than by the chat's next turn."""
+    async def owns(self, inbound: Inbound) -> bool:
+        """Whether the inbound is answered here at once, rather than by the chat's next turn
+        (a message may answer a question asked in another process: the database says)."""
         ...
 
     async def handle(self, inbound: Inbound) -> bool:
