@@ -159,9 +159,14 @@ class SignIns:
             arrived.set()  # the flow is this process's: no need to wait for its next look
         return None
 
-    async def waiting_for(self, user_id: int) -> bool:
-        """Whether this person has a sign-in under way (in any process)."""
-        return await self._rows.waiting_for(user_id, self._now())
+    async def expects(self, query: Mapping[str, str], user_id: int) -> bool:
+        """Whether a pasted callback address is one to take (or refuse) here: this person has
+        a sign-in under way, or its state is of one (someone else's: refused, never a turn's
+        message), in any process."""
+        now = self._now()
+        if await self._rows.waiting_for(user_id, now):
+            return True
+        return await self._rows.started_by(query.get("state", ""), now) is not None
 
     async def close(self) -> None:
         for task in list(self._tasks):

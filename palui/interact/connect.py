@@ -134,13 +134,10 @@ class RemoteSignIns:
         by the router)."""
         if await self.questions.owns(inbound):
             return True
-        return (
-            self._sign_ins is not None
-            and not inbound.callback_query_id
-            and inbound.command is None
-            and _callback_query(inbound.text) is not None
-            and await self._sign_ins.waiting_for(inbound.user.id)
-        )
+        if self._sign_ins is None or inbound.callback_query_id or inbound.command is not None:
+            return False
+        query = _callback_query(inbound.text)
+        return query is not None and await self._sign_ins.expects(query, inbound.user.id)
 
     async def handle(self, inbound: Inbound) -> bool:
         if await self.questions.owns(inbound):
