@@ -184,12 +184,12 @@ class Commands:
         lines = [f"/{c.name} — {c.help}" for c in self.table if c.help is not None]
         return "\n".join([INTRO, "", "Commands:", *lines])
 
-    async def owns(self, inbound: Inbound) -> bool:
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
         """Commands, the address of a sign-in a person pastes (`/connect`'s last step) and a
         typed answer to a server's question."""
         if self._commandish(inbound):
             return True
-        return self._remote is not None and await self._remote.owns(inbound)
+        return self._remote is not None and await self._remote.owns(inbound, asked=asked)
 
     @staticmethod
     def _commandish(inbound: Inbound) -> bool:

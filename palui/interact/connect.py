@@ -3,9 +3,13 @@ the chat (palui/connectors/signin.py), and the address a person pastes when thei
 not reach Palui's `/oauth/callback`.
 
 The link goes only to the person's private chat (whoever opens it signs Palui in as themselves)
-and is sealed in the stored reply. A pasted address is consumed here: it is never a turn's
-message (so neither the history nor the model sees it), its inbox row is marked done, and the
-message is deleted from the chat where Telegram allows it.
+and is sealed in the stored reply; 🔑 Connect on a connector's card (`connect_from_card`) and
+the console's Connect (`start`: the web redirects to the link) start the same sign-in.
+
+A pasted address is consumed here, in whichever process receives it (the sign-in it completes
+is a row, maybe of another process's flow): it is never a turn's message (so neither the
+history nor the model sees it), its inbox row is marked done, and the message is deleted from
+the chat where Telegram allows it. An address of someone else's sign-in is refused.
 """
 
 from __future__ import annotations
@@ -127,12 +131,12 @@ class RemoteSignIns:
         told = " and revoked at the server" if revoked else ""
         return f"Signed out of {connector.id}: its tokens are forgotten{told}."
 
-    async def owns(self, inbound: Inbound) -> bool:
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
         """A typed answer to a server's question, or a pasted address of Palui's callback from
         someone with a sign-in under way — asked in this process or another, so both are read
         from the database (taps on a server's question are `questions`'s, handed their button
-        by the router)."""
-        if await self.questions.owns(inbound):
+        by the router). `asked`: whether a question waits for this message, if known."""
+        if await self.questions.owns(inbound, asked=asked):
             return True
         if self._sign_ins is None or inbound.callback_query_id or inbound.command is not None:
             return False

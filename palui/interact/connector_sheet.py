@@ -5,7 +5,8 @@ Buttons carry `cx:<op>:<hash>` (palui.callbacks) where the hash names a connecto
 hex digits of its name's SHA-256), so the data stays short and a tap acts on the tool it was
 drawn for even if the list has changed since. Every change is saved before the card is redrawn;
 the switches are synced with the database first (`Switchboard`), so a card drawn or tapped here
-shows, and toggles from, what a tap in another process set.
+shows, and toggles from, what a tap in another process set. A connector that needs sign-in has
+🔑 Connect: `/connect <name>` from a tap (the link only in a private chat).
 """
 
 from __future__ import annotations

@@ -49,15 +49,15 @@ class QuestionTaps:
         tapped = await self._questions.answer(tap.token, inbound.user.id, tap.choice)
         return await self._answered(inbound, tapped)
 
-    async def owns(self, inbound: Inbound) -> bool:
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
         """The person's next message, when a question waits for a field they type — asked in
-        this process or another (the question's row says)."""
-        return (
-            not inbound.callback_query_id
-            and inbound.command is None
-            and bool(inbound.text)
-            and await self._questions.wants_text(inbound.chat_id, inbound.user.id)
-        )
+        this process or another (the question's row says; `asked`: the intake read it with
+        the message's INSERT, so no query here)."""
+        if inbound.callback_query_id or inbound.command is not None or not inbound.text:
+            return False
+        if asked is not None:
+            return asked
+        return await self._questions.wants_text(inbound.chat_id, inbound.user.id)
 
     async def handle(self, inbound: Inbound) -> bool:
         text = inbound.text or ""

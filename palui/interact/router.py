@@ -29,7 +29,7 @@ NOT_VALID = "This button is not valid."
 class Handler(Protocol):
     """Answers the messages it owns (a command, a pasted address): never a tap."""
 
-    async def owns(self, inbound: Inbound) -> bool: ...
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool: ...
 
     async def handle(self, inbound: Inbound) -> bool:
         """Answer it (and mark it done); True when a paused turn can now resume."""
@@ -67,13 +67,13 @@ class Router:
         self._store = store
         self._channel = channel
 
-    async def owns(self, inbound: Inbound) -> bool:
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
         """Commands and taps are answered here, and a message a handler takes (a pasted
         sign-in address, a typed answer to a server's question); everything else is for a
         turn."""
         if not for_a_turn(inbound):
             return True
-        return any([await h.owns(inbound) for h in self._messages])
+        return any([await h.owns(inbound, asked=asked) for h in self._messages])
 
     async def handle(self, inbound: Inbound) -> bool:
         if inbound.callback_query_id:

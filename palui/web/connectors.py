@@ -8,6 +8,9 @@ settings, and the settings version bumped, so every process reloads before its n
 switches are read fresh from the database before the page is drawn and before a change. A form
 names the state it wants (on or off, paused or not), so a form sent twice changes nothing more.
 Connectors are not a chat's: any signed-in person sets them, as any allowed user can in a chat.
+A connector that needs sign-in (remote MCP OAuth) has a Connect button: the same sign-in as
+`/connect <name>` (palui/interact/connect.py), the browser sent straight on to the authorization
+address, and its end told in the person's private chat.
 """
 
 from __future__ import annotations
