@@ -127,6 +127,7 @@ def assemble(
         metrics=m,
         tracing=t,
         choose=model_chooser(s, app.model),
+        on_stopped=app.connectors.questions.stopped,  # /stop cancels the turn's questions
     )
     pauses = CapPauses(
         store,
@@ -164,15 +165,21 @@ def assemble(
     # The built-ins are part of the registry the turns were built with, and the scheduler
     # wakes those turns' workers: the one cycle among the parts, closed here.
     app.builtins.bind(deliver=wakeups.deliver_soon, jobs_changed=scheduler.sync)
+    remote = remote_commands(app.remote, store, channel, app.connectors, wakeups, now)
     connector_sheet = ConnectorSheet(
-        store, channel, turns.offers, paused=paused, memory=memory, board=board
+        store,
+        channel,
+        turns.offers,
+        paused=paused,
+        memory=memory,
+        board=board,
+        connect=remote.connect_from_card if app.remote is not None else None,  # 🔑 Connect
     )
     job_sheet = JobSheet(store, channel, now=now, jobs_changed=scheduler.sync)
     info = status_info(s, app.model.name, app.db.kind)
     status = Status(store, turns.offers, paused, memory, info, now=now, board=board)
     skill_sheet = SkillSheet(app.skills, channel)
     models = ModelSheet(store, channel, s.choosable_models or (app.model.name,))
-    remote = remote_commands(app.remote, store, channel, app.connectors, wakeups, now)
     commands = Commands(
         store,
         turns,
@@ -244,6 +251,7 @@ def assemble(
         job_sheet=job_sheet,
         jobs_changed=scheduler.sync,
         skills=app.skills,
+        sign_ins=remote if app.remote is not None else None,
     )
     return Running(
         chats,

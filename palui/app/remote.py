@@ -19,6 +19,7 @@ from palui.db import Store
 from palui.db.engine import Database
 from palui.db.oauth import OAuthGrantRepo
 from palui.db.sealing import SecretBox
+from palui.db.sign_ins import SignInRepo
 from palui.http.oauth import OAuthRoutes
 from palui.interact.connect import RemoteSignIns
 from palui.ports import Channel
@@ -37,7 +38,7 @@ class Remote:
         self.grants = OAuthGrantRepo(db, box)
         holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.setup = OAuthSetup(self.grants, web_base, holder)
-        self.sign_ins = SignIns()
+        self.sign_ins = SignIns(SignInRepo(db, box))  # any process takes a browser's return
         self._signed: RemoteSignIns | None = None
 
     @staticmethod

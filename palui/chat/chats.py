@@ -64,7 +64,7 @@ class Chats:
         pending = [i for i in await self._store.inbox.pending() if self._scope.serves(i.chat_id)]
         log.info("service_started", abandoned_turns=abandoned, pending_updates=len(pending))
         for item in pending:
-            self.inbox.dispatch_stored(item)
+            await self.inbox.dispatch_stored(item)
         kick, spawn = self._workers.kick, self._background.spawn
         for chat_id in {o.chat_id for o in await self._store.outbox.pending()}:
             spawn(self._outbox.deliver(chat_id))

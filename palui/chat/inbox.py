@@ -79,24 +79,28 @@ class Inbox:
             log.warning("stranger_refused", user_id=inbound.user.id, chat_id=inbound.chat_id)
             self.refusals.offer(inbound)
             return False
-        running = await self._store.inbox.add_seeing(
+        seen = await self._store.inbox.add_seeing(
             inbound.update_id, inbound.chat_id, inbound.user.id, inbound_to_json(inbound)
         )
-        if running is None:
+        if seen is None:
             log.info("update_redelivered", update_id=inbound.update_id, chat_id=inbound.chat_id)
             return False
-        self.dispatch(inbound, running_elsewhere=running)  # as it came: stored as JSON once
+        # As it came (stored as JSON once), with what its INSERT saw.
+        await self.dispatch(inbound, running_elsewhere=seen.running, asked=seen.asked)
         return True
 
-    def dispatch_stored(self, item: InboxItem) -> None:
+    async def dispatch_stored(self, item: InboxItem) -> None:
         """Send on an event stored before (one found pending at start)."""
-        self.dispatch(inbound_from_json(item.payload))
+        await self.dispatch(inbound_from_json(item.payload))
 
-    def dispatch(self, inbound: Inbound, *, running_elsewhere: bool = False) -> None:
+    async def dispatch(
+        self, inbound: Inbound, *, running_elsewhere: bool = False, asked: bool | None = None
+    ) -> None:
         """Send a stored event on: to the interactions, or to the chat worker.
         `running_elsewhere`: a turn of the chat was running when it was stored (read with its
-        INSERT), maybe in another process: it waits, and gets its 👀 from here."""
-        if self._interactions.owns(inbound):
+        INSERT), maybe in another process: it waits, and gets its 👀 from here. `asked`:
+        whether a server's question waits for this message (None: the interactions look)."""
+        if await self._interactions.owns(inbound, asked=asked):
             self._background.spawn(self._interact(inbound), handler=True)
         else:
             if (

@@ -31,7 +31,7 @@ import mcp.types as mcp_types
 from mcp.client.session import ElicitationFnT
 
 from palui.callbacks import question
-from palui.connectors.forms import Field, form_fields
+from palui.connectors.forms import Field, form_fields, typed_field
 from palui.connectors.progress import ProgressNote
 from palui.domain import Button, Card
 from palui.domain.questions import StoredQuestion
@@ -96,6 +96,11 @@ class QuestionRows(Protocol):
     async def take(self, token: str) -> bool: ...
     async def close(self, token: str) -> None: ...
     async def continue_call(self, token: str) -> StoredQuestion | None: ...
+    async def shown(self, token: str, message_id: int) -> None: ...
+    async def typed_waiting(
+        self, chat_id: int, user_id: int, now: datetime
+    ) -> StoredQuestion | None: ...
+    async def cancel_turn(self, turn_id: str) -> list[StoredQuestion]: ...
 
 
 class CallClock:
@@ -182,10 +187,13 @@ class Questions:
                 asked.connector_id,
                 text,
                 asked.call_json(),
+                typed_field=asked.field.typed_json(),
             )
             await self._repo.add(row, now, now + timedelta(seconds=QUESTION_TTL_S))
         try:
-            await channel.send_card(asking.chat_id, Card(text, rows=asked.rows(token)))
+            card = await channel.send_card(asking.chat_id, Card(text, rows=asked.rows(token)))
+            if self._repo is not None:
+                await self._repo.shown(token, card)
             async with asyncio.timeout(QUESTION_TTL_S):
                 return json.loads(await self._answer_of(token, future))
         except (TimeoutError, ChannelError):
@@ -217,17 +225,34 @@ class Questions:
             else ProgressNote(channel, asking.chat_id, label)
         )
 
-    def wants_text(self, chat_id: int, user_id: int) -> bool:
-        return self._typed(chat_id, user_id) is not None
+    async def wants_text(self, chat_id: int, user_id: int) -> bool:
+        """Whether this person's next message here answers a question (asked in any process)."""
+        return await self._typed(chat_id, user_id) is not None
 
     async def answer_text(self, chat_id: int, user_id: int, text: str) -> Tapped:
-        token = self._typed(chat_id, user_id)
-        if token is None:
+        found = await self._typed(chat_id, user_id)
+        if found is None:
             return Tapped("This question is no longer open.")
-        value = self._pending[token].field.read(text)
+        token, wanted, stored = found
+        value = wanted.read(text)
         if value is None:
-            return Tapped(f"That is not {self._pending[token].field.prompt()}")
-        return await self._answered(token, user_id, {"action": "accept", "value": value}, text)
+            return Tapped(f"That is not {wanted.prompt()}")
+        answer = {"action": "accept", "value": value}
+        return await self._answered(token, user_id, answer, text, stored)
+
+    async def stopped(self, turn_id: str) -> None:
+        """The turn was stopped (/stop): its open questions are cancelled, and their cards say
+        so, so a later tap or message answers nothing."""
+        if self._repo is None:
+            return
+        for asked in await self._repo.cancel_turn(turn_id):
+            if self._channel is None or asked.message_id is None:
+                continue
+            card = Card(f"{asked.text}\n→ cancelled: the turn was stopped")
+            try:
+                await self._channel.edit_card(asked.chat_id, asked.message_id, card)
+            except ChannelError as exc:
+                log.warning("question_card_not_edited", error=str(exc))
 
     async def answer(self, token: str, user_id: int, choice: str) -> Tapped:
         """A tap on a question's button."""
@@ -269,11 +294,21 @@ class Questions:
         orphan = await self._repo.continue_call(token)
         return Tapped("Answered.", stored.text, said, orphan)
 
-    def _typed(self, chat_id: int, user_id: int) -> str | None:
+    async def _typed(
+        self, chat_id: int, user_id: int
+    ) -> tuple[str, Field, StoredQuestion | None] | None:
+        """The question waiting for this person's next message: its token and field (and its
+        row, when the database is the one to ask: it may be another process's question)."""
+        if self._repo is not None:
+            stored = await self._repo.typed_waiting(chat_id, user_id, self._now())
+            wanted = typed_field(stored.typed_field) if stored is not None else None
+            if stored is None or wanted is None:
+                return None
+            return stored.token, wanted, stored
         for token, pending in self._pending.items():
             mine = (pending.chat_id, pending.user_id) == (chat_id, user_id)
             if mine and pending.field.typed and not pending.answer.done():
-                return token
+                return token, pending.field, None
         return None
 
 

@@ -6,6 +6,7 @@ next message. A form Palui cannot ask (a nested object, an array, too many choic
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,24 @@ class Field:
     def prompt(self) -> str:
         kind = {"integer": "a whole number", "number": "a number"}.get(self.type, "your answer")
         return f"{self.title}: reply with {kind}."
+
+    def typed_json(self) -> str | None:
+        """A field answered by a message, as stored with its question (None: by a tap), so the
+        process that receives the answer reads it as this field wants."""
+        if not self.typed:
+            return None
+        return json.dumps({"name": self.name, "title": self.title, "type": self.type})
+
+
+def typed_field(stored: str | None) -> Field | None:
+    """A field stored by `Field.typed_json`."""
+    if stored is None:
+        return None
+    try:
+        spec = json.loads(stored)
+        return Field(str(spec["name"]), str(spec["title"]), type=str(spec["type"]))
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def form_fields(schema: dict[str, Any]) -> tuple[Field, ...] | None:

@@ -3,17 +3,26 @@ with PKCE, driven in the background while a person follows the link.
 
 `SignIns.begin` builds a `GrantAuth` whose redirect handler hands the authorization address back
 to the chat and whose callback handler waits for the browser's return — `/oauth/callback` of
-Palui's HTTP server, or the address pasted into the chat (`complete`). The SDK checks the state
-and the issuer and exchanges the code with the PKCE verifier; both live only in that flow, in
-this process: a state is used once, and a sign-in not finished within 10 minutes is dropped.
+Palui's HTTP server, or the address pasted into the chat (`complete`). With several processes
+on one database the return may reach any of them, so each sign-in is a row (`SignInRows`,
+palui/db/sign_ins.py) keyed by a hash of its state: the process the return reaches records the
+answer there (once, while the state is live: 10 minutes), and the process running the flow takes
+it — at once when it recorded it itself, else on its next look (`LOOK_S`).
+
+The SDK checks the state and the issuer and exchanges the code with the PKCE verifier. The
+verifier is a local of the SDK's flow (`_perform_authorization_code_grant`): no hook hands it
+out, so it never leaves that flow and the exchange is done by the process that began it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import contextlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import httpx2
 from mcp.client.auth import AuthorizationCodeResult
@@ -27,6 +36,7 @@ from palui.logs import get_logger
 log = get_logger(__name__)
 
 SIGN_IN_TTL_S = 600.0
+LOOK_S = 0.5  # how often a flow looks for a return another process recorded
 CONNECT_WAIT_S = 30.0
 PROBE = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
 PROBE_HEADERS = {
@@ -34,16 +44,28 @@ PROBE_HEADERS = {
     "Content-Type": "application/json",
     "MCP-Protocol-Version": "2025-11-25",
 }
+UNKNOWN_STATE = "This sign-in link is unknown, already used or expired. Send /connect again."
+SOMEONE_ELSES = "This sign-in was started by someone else."
 
 
-@dataclass
-class Pending:
-    connector_id: str
-    user_id: int
-    expires_at: float
-    answer: asyncio.Future[AuthorizationCodeResult] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
+class SignInRows(Protocol):
+    """Where sign-ins under way are kept (palui/db/sign_ins.py; the answer sealed there)."""
+
+    async def add(
+        self, state: str, connector_id: str, user_id: int, now: datetime, expires_at: datetime
+    ) -> None: ...
+
+    async def answer(
+        self, state: str, answer: str, now: datetime, *, user_id: int | None = None
+    ) -> bool: ...
+
+    async def started_by(self, state: str, now: datetime) -> int | None: ...
+
+    async def take(self, state: str) -> str | None: ...
+
+    async def drop(self, state: str) -> None: ...
+
+    async def waiting_for(self, user_id: int, now: datetime) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +77,11 @@ class Started:
 
 
 class SignIns:
-    def __init__(self) -> None:
-        self._pending: dict[str, Pending] = {}
+    def __init__(self, rows: SignInRows, now: Callable[[], datetime] | None = None) -> None:
+        self._rows = rows
+        self._now = now or (lambda: datetime.now(UTC))
+        # The states this process's flows wait on: a return recorded here wakes its flow at once.
+        self._arrived: dict[str, asyncio.Event] = {}
         self._tasks: set[asyncio.Task[str]] = set()
 
     async def begin(self, connector: McpConnector, user_id: int) -> Started:
@@ -68,17 +93,27 @@ class SignIns:
 
         async def redirect(url: str) -> None:
             state = _query(url).get("state", "")
-            self._pending[state] = Pending(connector.id, user_id, time.monotonic() + SIGN_IN_TTL_S)
+            now = self._now()
+            expires = now + timedelta(seconds=SIGN_IN_TTL_S)
+            await self._rows.add(state, connector.id, user_id, now, expires)
             states.append(state)
+            self._arrived[state] = asyncio.Event()
             link.set_result(url)
 
         async def callback() -> AuthorizationCodeResult:
-            pending = self._pending[states[-1]]
+            state = states[-1]
             try:
                 async with asyncio.timeout(SIGN_IN_TTL_S):
-                    return await pending.answer
+                    answer = json.loads(await self._answer_of(state))
             finally:
-                self._pending.pop(states[-1], None)
+                self._arrived.pop(state, None)
+                with contextlib.suppress(Exception):  # else it expires unused
+                    await self._rows.drop(state)
+            if answer.get("error"):
+                raise SignInRefused(f"the server said: {answer['error']}")
+            return AuthorizationCodeResult(
+                code=answer.get("code") or "", state=state, iss=answer.get("iss") or None
+            )
 
         auth = GrantAuth(
             connector.id,
@@ -97,29 +132,41 @@ class SignIns:
             raise SignInRefused(flow.result())
         return Started(link.result(), flow)
 
-    def complete(self, query: Mapping[str, str], *, user_id: int | None = None) -> str | None:
+    async def _answer_of(self, state: str) -> str:
+        """The return's answer, recorded in this process or another."""
+        arrived = self._arrived[state]
+        while True:
+            answer = await self._rows.take(state)
+            if answer is not None:
+                return answer
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(LOOK_S):
+                    await arrived.wait()
+            arrived.clear()
+
+    async def complete(self, query: Mapping[str, str], *, user_id: int | None = None) -> str | None:
         """The browser came back (or its address was pasted by `user_id`): None when taken,
         else why not. A state is taken once; an unknown or expired one changes nothing."""
         state = query.get("state", "")
-        pending = self._pending.get(state)
-        if pending is None or pending.answer.done() or time.monotonic() > pending.expires_at:
-            return "This sign-in link is unknown, already used or expired. Send /connect again."
-        if user_id is not None and user_id != pending.user_id:
-            return "This sign-in was started by someone else."
-        del self._pending[state]
-        if "error" in query:
-            pending.answer.set_exception(SignInRefused(f"the server said: {query['error']}"))
-            return None
-        pending.answer.set_result(
-            AuthorizationCodeResult(
-                code=query.get("code", ""), state=state, iss=query.get("iss") or None
-            )
-        )
+        answer = {"code": query.get("code"), "iss": query.get("iss"), "error": query.get("error")}
+        now = self._now()
+        if not state or not await self._rows.answer(
+            state, json.dumps(answer), now, user_id=user_id
+        ):
+            owner = await self._rows.started_by(state, now) if user_id is not None else None
+            return SOMEONE_ELSES if owner is not None and owner != user_id else UNKNOWN_STATE
+        if (arrived := self._arrived.get(state)) is not None:
+            arrived.set()  # the flow is this process's: no need to wait for its next look
         return None
 
-    def waiting_for(self, user_id: int) -> bool:
-        now = time.monotonic()
-        return any(p.user_id == user_id and p.expires_at > now for p in self._pending.values())
+    async def expects(self, query: Mapping[str, str], user_id: int) -> bool:
+        """Whether a pasted callback address is one to take (or refuse) here: this person has
+        a sign-in under way, or its state is of one (someone else's: refused, never a turn's
+        message), in any process."""
+        now = self._now()
+        if await self._rows.waiting_for(user_id, now):
+            return True
+        return await self._rows.started_by(query.get("state", ""), now) is not None
 
     async def close(self) -> None:
         for task in list(self._tasks):

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Table, bindparam, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palui.db.engine import Database
-from palui.db.models import InboxUpdate, MessageRow, Turn, utcnow
+from palui.db.models import InboxUpdate, MessageRow, ServerQuestion, Turn, utcnow
 from palui.db.repo import DIALECTS, Repo, insert_for
+from palui.db.server_questions import QuestionStatus
 from palui.domain import InboxItem, InboxStatus, TurnStatus
 
 INBOX = cast(Table, InboxUpdate.__table__)
@@ -35,7 +36,31 @@ _RUNNING = (
     .where(_TURNS.c.chat_id == bindparam("chat_id"), _TURNS.c.status == TurnStatus.RUNNING)
     .label("running")
 )
-_ADD_SEEING = {is_sqlite: _ADD[is_sqlite].returning(_RUNNING) for is_sqlite in DIALECTS}
+# And whether a server's question waits for this person's next message in this chat (in any
+# process): the message is then its answer (palui.interact.questions). Read here, it costs the
+# intake no query of its own.
+_QUESTIONS = cast(Table, ServerQuestion.__table__)
+_ASKED = (
+    exists()
+    .where(
+        _QUESTIONS.c.status == QuestionStatus.OPEN,
+        _QUESTIONS.c.chat_id == bindparam("chat_id"),
+        _QUESTIONS.c.user_id == bindparam("user_id"),
+        _QUESTIONS.c.typed_field.is_not(None),
+        _QUESTIONS.c.expires_at > bindparam("received_at"),
+    )
+    .label("asked")
+)
+_ADD_SEEING = {is_sqlite: _ADD[is_sqlite].returning(_RUNNING, _ASKED) for is_sqlite in DIALECTS}
+
+
+class Seen(NamedTuple):
+    """What the INSERT of a new update saw."""
+
+    running: bool  # a turn of the chat runs now (in any process)
+    asked: bool  # a server's question waits for this person's next message in this chat
+
+
 _DONE = (
     update(INBOX)
     .where(INBOX.c.update_id.in_(bindparam("update_ids", expanding=True)))
@@ -80,9 +105,10 @@ class InboxRepo(Repo):
 
     async def add_seeing(
         self, update_id: int, chat_id: int | None, user_id: int | None, payload: dict
-    ) -> bool | None:
-        """`add`, in the same statement: whether a turn of the chat runs now (in any process);
-        None when the update was already stored (a redelivery)."""
+    ) -> Seen | None:
+        """`add`, in the same statement: whether a turn of the chat runs now (in any process)
+        and whether a question waits for the person's next message; None when the update was
+        already stored (a redelivery)."""
         row = {
             "update_id": update_id,
             "chat_id": chat_id,
@@ -93,7 +119,7 @@ class InboxRepo(Repo):
         }
         async with self._db.session() as s, s.begin():
             found = (await s.execute(_ADD_SEEING[self._db.is_sqlite], row)).first()
-        return None if found is None else bool(found[0])
+        return None if found is None else Seen(bool(found[0]), bool(found[1]))
 
     async def pending(self, chat_id: int | None = None) -> list[InboxItem]:
         """The updates not handled yet, each with the turn that took it, if one did."""

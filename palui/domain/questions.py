@@ -16,3 +16,5 @@ class StoredQuestion:
     text: str
     call: str | None  # JSON: tool, arguments, key, request_state (input-required rounds only)
     answer: str | None = None
+    typed_field: str | None = None  # JSON of the field answered by the next message (forms.py)
+    message_id: int | None = None  # the card, once sent

@@ -36,7 +36,7 @@ class OAuthRoutes:
         router.add_get(CLIENT_DOCUMENT_PATH, self._client_document)
 
     async def _callback(self, request: web.Request) -> web.Response:
-        refused = self.sign_ins.complete(dict(request.query))
+        refused = await self.sign_ins.complete(dict(request.query))
         text, status = (SIGNED_IN, 200) if refused is None else (refused, 400)
         return web.Response(
             text=PAGE.format(html.escape(text)),

@@ -184,17 +184,22 @@ class Commands:
         lines = [f"/{c.name} — {c.help}" for c in self.table if c.help is not None]
         return "\n".join([INTRO, "", "Commands:", *lines])
 
-    def owns(self, inbound: Inbound) -> bool:
-        """Commands, and the address of a sign-in a person pastes (`/connect`'s last step)."""
-        if self._remote is not None and self._remote.owns(inbound):
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
+        """Commands, the address of a sign-in a person pastes (`/connect`'s last step) and a
+        typed answer to a server's question."""
+        if self._commandish(inbound):
             return True
+        return self._remote is not None and await self._remote.owns(inbound, asked=asked)
+
+    @staticmethod
+    def _commandish(inbound: Inbound) -> bool:
         return not inbound.callback_query_id and (
             inbound.command is not None or inbound.addressed_elsewhere is not None
         )
 
     async def handle(self, inbound: Inbound) -> bool:
-        if self._remote is not None and self._remote.owns(inbound):
-            return await self._remote.handle(inbound)
+        if not self._commandish(inbound) and self._remote is not None:
+            return await self._remote.handle(inbound)  # owned, and not a command: an answer
         elsewhere = inbound.addressed_elsewhere
         if elsewhere is not None:
             log.info("command_for_another_bot", bot=elsewhere)

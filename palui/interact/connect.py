@@ -3,9 +3,13 @@ the chat (palui/connectors/signin.py), and the address a person pastes when thei
 not reach Palui's `/oauth/callback`.
 
 The link goes only to the person's private chat (whoever opens it signs Palui in as themselves)
-and is sealed in the stored reply. A pasted address is consumed here: it is never a turn's
-message (so neither the history nor the model sees it), its inbox row is marked done, and the
-message is deleted from the chat where Telegram allows it.
+and is sealed in the stored reply; 🔑 Connect on a connector's card (`connect_from_card`) and
+the console's Connect (`start`: the web redirects to the link) start the same sign-in.
+
+A pasted address is consumed here, in whichever process receives it (the sign-in it completes
+is a row, maybe of another process's flow): it is never a turn's message (so neither the
+history nor the model sees it), its inbox row is marked done, and the message is deleted from
+the chat where Telegram allows it. An address of someone else's sign-in is refused.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ class RemoteSignIns:
         self._store = store
         self._channel = channel
         self._connectors = connectors
-        self._sign_ins = oauth[0] if oauth is not None else SignIns()
+        self._sign_ins: SignIns | None = oauth[0] if oauth is not None else None
         self._grants: OAuthGrantRepo | None = oauth[1] if oauth is not None else None
         # Servers' questions are asked in this channel, each a row (answered in any process).
         connectors.questions.bind(channel, ServerQuestionRepo(store.db), now)
@@ -72,21 +76,47 @@ class RemoteSignIns:
         connector, refusal = self._named(inbound)
         if connector is None:
             return refusal
+        return await self.connect_to(connector.id, inbound.user.id)
+
+    async def connect_to(self, connector_id: str, user_id: int) -> str:
+        """The reply for the person's private chat: a sign-in link, or why there is none (the
+        `/connect` command's, and the connector card's 🔑 Connect)."""
+        started = await self.start(connector_id, user_id)
+        if isinstance(started, str):
+            return started
+        return (
+            f"Sign in to {connector_id} (the link works once, for 10 minutes):\n"
+            f"{sealed(started.link)}\n{PASTE_HINT}"
+        )
+
+    async def connect_from_card(self, connector_id: str, chat_id: int, user_id: int) -> str:
+        """🔑 Connect on a connector's card: the link goes to the chat (a private one only);
+        the tap's toast."""
+        if chat_id != user_id:
+            name = connector_id.removeprefix("mcp-")
+            return f"Use our private chat: send /connect {name} to me there."
+        await self._store.outbox.add(chat_id, await self.connect_to(connector_id, user_id))
+        self._deliver(chat_id)
+        return "Sign-in link sent below."
+
+    async def start(self, connector_id: str, user_id: int) -> Started | str:
+        """Start signing `connector_id` in for `user_id` (its end is told in their private
+        chat); the sign-in under way, or why not (the web console redirects to its link)."""
+        connector = self._connectors.get(connector_id)
+        if connector is None or connector.oauth is None or self._sign_ins is None:
+            return f"No connector {connector_id.removeprefix('mcp-')} signs in with OAuth."
         if connector.state is ConnectorState.CONNECTED:
             name = connector.id.removeprefix("mcp-")
             return f"{connector.id} is connected. To sign in anew, /disconnect {name} first."
         assert self._grants is not None  # a connector signs in only with a grant store
-        owner = GrantOwner(inbound.user.id, inbound.chat_id)
+        owner = GrantOwner(user_id, user_id)  # told in their private chat
         await self._grants.set_owner(connector.id, owner, self._now())
         try:
-            started = await self._sign_ins.begin(connector, inbound.user.id)
+            started = await self._sign_ins.begin(connector, user_id)
         except SignInRefused as exc:
             return str(exc)
-        self._follow(connector.id, inbound.chat_id, started)
-        return (
-            f"Sign in to {connector.id} (the link works once, for 10 minutes):\n"
-            f"{sealed(started.link)}\n{PASTE_HINT}"
-        )
+        self._follow(connector.id, user_id, started)
+        return started
 
     async def disconnect(self, inbound: Inbound) -> str:
         connector, refusal = self._named(inbound)
@@ -101,28 +131,28 @@ class RemoteSignIns:
         told = " and revoked at the server" if revoked else ""
         return f"Signed out of {connector.id}: its tokens are forgotten{told}."
 
-    def owns(self, inbound: Inbound) -> bool:
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
         """A typed answer to a server's question, or a pasted address of Palui's callback from
-        someone with a sign-in under way (taps on a server's question are `questions`'s, handed
-        their button by the router)."""
-        if self.questions.owns(inbound):
+        someone with a sign-in under way — asked in this process or another, so both are read
+        from the database (taps on a server's question are `questions`'s, handed their button
+        by the router). `asked`: whether a question waits for this message, if known."""
+        if await self.questions.owns(inbound, asked=asked):
             return True
-        return (
-            not inbound.callback_query_id
-            and inbound.command is None
-            and _callback_query(inbound.text) is not None
-            and self._sign_ins.waiting_for(inbound.user.id)
-        )
+        if self._sign_ins is None or inbound.callback_query_id or inbound.command is not None:
+            return False
+        query = _callback_query(inbound.text)
+        return query is not None and await self._sign_ins.expects(query, inbound.user.id)
 
     async def handle(self, inbound: Inbound) -> bool:
-        if self.questions.owns(inbound):
+        if await self.questions.owns(inbound):
             return await self.questions.handle(inbound)
+        assert self._sign_ins is not None  # owned: a sign-in is under way
         query = _callback_query(inbound.text) or {}
-        refused = self._sign_ins.complete(query, user_id=inbound.user.id)
         await self._store.inbox.mark_done([inbound.update_id])
         if inbound.message_id is not None:
             with contextlib.suppress(ChannelError):
                 await self._channel.delete_message(inbound.chat_id, inbound.message_id)
+        refused = await self._sign_ins.complete(query, user_id=inbound.user.id)
         text = refused or "Got it, signing in…"
         await self._store.outbox.add(inbound.chat_id, text)
         return False
@@ -143,7 +173,8 @@ class RemoteSignIns:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._sign_ins.close()
+        if self._sign_ins is not None:
+            await self._sign_ins.close()
 
     def _named(self, inbound: Inbound) -> tuple[McpConnector | None, str]:
         words = (inbound.text or "").split()[1:]

@@ -5,12 +5,14 @@ Buttons carry `cx:<op>:<hash>` (palui.callbacks) where the hash names a connecto
 hex digits of its name's SHA-256), so the data stays short and a tap acts on the tool it was
 drawn for even if the list has changed since. Every change is saved before the card is redrawn;
 the switches are synced with the database first (`Switchboard`), so a card drawn or tapped here
-shows, and toggles from, what a tap in another process set.
+shows, and toggles from, what a tap in another process set. A connector that needs sign-in has
+🔑 Connect: `/connect <name>` from a tap (the link only in a private chat).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 
 from palui import callbacks
 from palui.callbacks import ConnectorButton
@@ -35,6 +37,8 @@ MAX_ROWS = 30  # tools shown per card; `palui kinds list` shows all
 CLASS_CODES = {"r": ToolClass.READ, "w": ToolClass.WRITE, "d": ToolClass.DESTRUCTIVE}
 MEMORY_SWITCHES = {"ar": Switch.AUTO_RECALL, "as": Switch.AUTO_SAVE, "mt": Switch.MEMORY_TOOLS}
 WIDTH_CODES = {"r": Width.READS, "w": Width.WRITES, "a": Width.ALL}
+# 🔑 Connect: starts `/connect <name>` for (connector id, chat, person); the tap's toast.
+Connect = Callable[[str, int, int], Awaitable[str]]
 
 
 def _word(on: bool) -> str:
@@ -55,8 +59,10 @@ class ConnectorSheet:
         paused: PausedConnectors,
         memory: Memory | None = None,
         board: Switchboard | None = None,
+        connect: Connect | None = None,
     ) -> None:
-        self._offers = offers  # past max_tools, the sheet says how many a turn is offered
+        self._offers = offers
+        self._connect = connect  # past max_tools, the sheet says how many a turn is offered
         self._channel = channel
         self._registry = registry = offers.registry
         self._memory = memory
@@ -118,6 +124,8 @@ class ConnectorSheet:
             )
         )
         rows.append((Button(f"Width: {width}…", callbacks.connector("wd", key)),))
+        if status.state == ConnectorState.NEEDS_SIGN_IN and self._connect is not None:
+            rows.insert(0, (Button("🔑 Connect", callbacks.connector("sg", key)),))
         return Card("\n".join(lines), rows=tuple(rows))
 
     def _width_choices(self, toolset: Toolset) -> Card:
@@ -237,6 +245,9 @@ class ConnectorSheet:
         connector = self._find_connector(key)
         if connector is None:
             return SheetTap("That connector is gone; send /connectors again.", chat, message)
+        if op == "sg" and self._connect is not None:
+            notice = await self._connect(connector.id, chat, inbound.user.id)
+            return SheetTap(notice, chat, message)
         return await self._connector_tap(op, connector, chat, message)
 
     async def _connector_tap(

@@ -1,7 +1,9 @@
 """Answers to a server's question (palui/connectors/elicitation.py): a tap on one of its buttons,
 or the person's next message for a field they type. The answer goes back to the call waiting for
 it and the card is redrawn with the answer and without its buttons. A typed answer is the
-server's, not a message to Palui: it never goes into the history.
+server's, not a message to Palui: it never goes into the history. Both are taken in whichever
+process receives them: the question is a row, and the call waiting for it (maybe in another
+process) reads its answer from there.
 
 A question answered after a restart has no call waiting: its call is continued here from the
 round it asked in (its server did nothing yet), and what it answered is shown in the chat as the
@@ -47,17 +49,21 @@ class QuestionTaps:
         tapped = await self._questions.answer(tap.token, inbound.user.id, tap.choice)
         return await self._answered(inbound, tapped)
 
-    def owns(self, inbound: Inbound) -> bool:
-        """The person's next message, when a question waits for a field they type."""
-        return (
-            not inbound.callback_query_id
-            and inbound.command is None
-            and bool(inbound.text)
-            and self._questions.wants_text(inbound.chat_id, inbound.user.id)
-        )
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
+        """The person's next message, when a question waits for a field they type — asked in
+        this process or another (the question's row says; `asked`: the intake read it with
+        the message's INSERT, so no query here)."""
+        if inbound.callback_query_id or inbound.command is not None or not inbound.text:
+            return False
+        if asked is not None:
+            return asked
+        return await self._questions.wants_text(inbound.chat_id, inbound.user.id)
 
     async def handle(self, inbound: Inbound) -> bool:
         text = inbound.text or ""
+        # Consumed before it is answered: the turn the answer lets go on must not find it
+        # pending in the inbox and take it as its next message.
+        await self._store.inbox.mark_done([inbound.update_id])
         tapped = await self._questions.answer_text(inbound.chat_id, inbound.user.id, text)
         return await self._answered(inbound, tapped)
 

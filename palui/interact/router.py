@@ -29,7 +29,7 @@ NOT_VALID = "This button is not valid."
 class Handler(Protocol):
     """Answers the messages it owns (a command, a pasted address): never a tap."""
 
-    def owns(self, inbound: Inbound) -> bool: ...
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool: ...
 
     async def handle(self, inbound: Inbound) -> bool:
         """Answer it (and mark it done); True when a paused turn can now resume."""
@@ -67,10 +67,13 @@ class Router:
         self._store = store
         self._channel = channel
 
-    def owns(self, inbound: Inbound) -> bool:
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
         """Commands and taps are answered here, and a message a handler takes (a pasted
-        sign-in address); everything else is for a turn."""
-        return not for_a_turn(inbound) or any(h.owns(inbound) for h in self._messages)
+        sign-in address, a typed answer to a server's question); everything else is for a
+        turn."""
+        if not for_a_turn(inbound):
+            return True
+        return any([await h.owns(inbound, asked=asked) for h in self._messages])
 
     async def handle(self, inbound: Inbound) -> bool:
         if inbound.callback_query_id:
@@ -79,7 +82,7 @@ class Router:
             if tapped is not None:
                 return await tapped.tap(inbound, button)
         else:
-            owners = [handler for handler in self._messages if handler.owns(inbound)]
+            owners = [handler for handler in self._messages if await handler.owns(inbound)]
             if len(owners) > 1:
                 log.error("inbound_claimed_twice", handlers=[type(h).__name__ for h in owners])
             if owners:

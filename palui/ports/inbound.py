@@ -36,8 +36,11 @@ class ConversationKeys(Protocol):
 class Interactions(Protocol):
     """What a person taps or types that is not a turn: commands and button taps."""
 
-    def owns(self, inbound: Inbound) -> bool:
-        """Whether the inbound is answered here at once, rather than by the chat's next turn."""
+    async def owns(self, inbound: Inbound, *, asked: bool | None = None) -> bool:
+        """Whether the inbound is answered here at once, rather than by the chat's next turn
+        (a message may answer a question asked in another process: the database says).
+        `asked`: whether a server's question waits for this person's next message here, when
+        the caller read it already (None: look it up)."""
         ...
 
     async def handle(self, inbound: Inbound) -> bool:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from palui.agent.turn import NeedsApproval
 from palui.db.turns import Ended
@@ -50,10 +50,18 @@ async def _leave(stream: ReplyStream | None, note: str | None) -> None:
 
 
 class Drive:
-    def __init__(self, parts: TurnParts, running: RunningTurns, stops: StopRequests) -> None:
+    def __init__(
+        self,
+        parts: TurnParts,
+        running: RunningTurns,
+        stops: StopRequests,
+        on_stopped: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self._parts = parts
         self._running = running
         self._stops = stops
+        # What else a stopped turn ends (the servers' questions it left open).
+        self._on_stopped = on_stopped
 
     async def __call__(
         self,
@@ -115,6 +123,11 @@ class Drive:
                 raise  # shutdown: the inbox rows stay pending and run again after restart
             log.info("turn_stopped")
             await _leave(stream, "(stopped — this answer is incomplete)")
+            if self._on_stopped is not None:
+                try:
+                    await self._on_stopped(turn_id)
+                except Exception as exc:  # the stop itself goes on
+                    log.warning("turn_stopped_cleanup_failed", error=str(exc))
             told = running.stopped_text  # None: the /stop's own reply already said it
             return "stopped", await ending.end(
                 parts,

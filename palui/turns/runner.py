@@ -9,7 +9,7 @@ tool offer (`offer`), the starting taint (`taint`), one drive of the loop and ho
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 
 from palui.approvals.decisions import Approvals
@@ -58,6 +58,7 @@ class TurnRunner:
         metrics: Metrics | None = None,
         tracing: Tracing | None = None,
         choose: Callable[[str | None], ChatModel] | None = None,
+        on_stopped: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         # The switches, true to the database (`board`): synced before each offer and each call.
         self._offers = Offers(registry, catalog, limits, is_paused, board)
@@ -85,7 +86,7 @@ class TurnRunner:
         self._running = RunningTurns()
         # /stop received by another process (palui.turns.stop): PostgreSQL only.
         self.stops = StopRequests(store.stop_requests, enabled=not store.db.is_sqlite)
-        self._drive = Drive(self._parts, self._running, self.stops)
+        self._drive = Drive(self._parts, self._running, self.stops, on_stopped)
 
     @property
     def running(self) -> dict[int, RunningTurn]:

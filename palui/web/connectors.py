@@ -8,6 +8,9 @@ settings, and the settings version bumped, so every process reloads before its n
 switches are read fresh from the database before the page is drawn and before a change. A form
 names the state it wants (on or off, paused or not), so a form sent twice changes nothing more.
 Connectors are not a chat's: any signed-in person sets them, as any allowed user can in a chat.
+A connector that needs sign-in (remote MCP OAuth) has a Connect button: the same sign-in as
+`/connect <name>` (palui/interact/connect.py), the browser sent straight on to the authorization
+address, and its end told in the person's private chat.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from palui.domain import ConnectorState
 from palui.interact.connector_switches import WIDTH_WORDS, ConnectorSwitches
 from palui.logs import get_logger
 from palui.memory.switches import Switch
@@ -39,6 +43,7 @@ NOTICES = {
     "read": "Its read tools are switched on.",
     "memory": "Memory switch set.",
     "width": "Width set (recorded as set by you); tainted turns, jobs and webhooks ask as before.",
+    "connect-refused": "The sign-in did not start: /connect <name> in your private chat says why.",
 }
 
 
@@ -54,6 +59,7 @@ class ConnectorView:
     id: str
     name: str
     state: str  # "connected", "paused" or what is wrong
+    signs_in: bool  # it needs a person to sign in (OAuth): the page offers Connect
     trust: str
     paused: bool
     width: str
@@ -78,6 +84,7 @@ def _views(switches: ConnectorSwitches) -> list[ConnectorView]:
                 toolset.id,
                 toolset.id.removeprefix("mcp-"),
                 switches.state(toolset),
+                toolset.status().state == ConnectorState.NEEDS_SIGN_IN,
                 toolset.trust,
                 switches.paused.is_paused(toolset.id),
                 str(width),
@@ -113,6 +120,7 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
             classes=[c.value for c in ToolClass],
             widths={str(width): words for width, words in WIDTH_WORDS.items()},
             notice=NOTICES.get(request.query.get("done", "")),
+            can_connect=deps.sign_ins is not None,
         )
 
     async def tool(request: web.Request) -> web.Response:
@@ -157,6 +165,13 @@ def routes(deps: WebDeps) -> list[web.RouteDef]:
         elif action == "enable-read":
             await board.enable_read(toolset)
             done = "read"
+        elif action == "connect" and deps.sign_ins is not None:
+            # The same sign-in as /connect: its end is told in the person's private chat.
+            started = await deps.sign_ins.start(toolset.id, viewer.user_id)
+            log.info("web_connect", connector=toolset.id, started=not isinstance(started, str))
+            if isinstance(started, str):
+                return see_other(f"{PAGE}?done=connect-refused#{toolset.id}")
+            return see_other(started.link)  # on to the authorization server
         elif action == "memory" and board.has_memory_switches(toolset):
             try:
                 switch = Switch(str(form.get("switch", "")))

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from palui.approvals.decisions import Approvals
 from palui.db import Store
+from palui.interact.connect import RemoteSignIns
 from palui.interact.connector_sheet import ConnectorSheet
 from palui.interact.job_sheet import JobSheet
 from palui.skills import SkillLibrary
@@ -44,3 +45,4 @@ class WebDeps:
     job_sheet: JobSheet | None = None  # its `control`: the Jobs page's
     jobs_changed: Callable[[], Any] | None = None
     skills: SkillLibrary | None = None  # shown on the Connectors page (trusted in the chat)
+    sign_ins: RemoteSignIns | None = None  # a connector's Connect (remote MCP OAuth)

@@ -10,9 +10,6 @@ import json
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -27,7 +24,7 @@ from palui.connectors.oauth import OAuthSetup
 from palui.db import Database
 from palui.db.oauth import OAuthGrantRepo
 from palui.db.sealing import SecretBox
-from palui.domain import Card, ConnectorState
+from palui.domain import ConnectorState
 from tests.fakes.memory_channel import (
     MemoryChannel,
     button,
@@ -35,114 +32,21 @@ from tests.fakes.memory_channel import (
     running_palui,
     switch_on,
 )
-from tests.fakes.oauth_server import AuthServer, oauth_servers
+from tests.fakes.oauth_server import oauth_servers
 from tests.fakes.otlp_collector import FakeCollector
+from tests.fakes.remote_palui import (
+    BOUND_S,
+    SECRET,
+    Setup,
+    WatchedChannel,
+    asks,
+    connect_link,
+    connected,
+    follow,
+    palui_with_tracker,
+    tracker,
+)
 from tests.toolkit import ScriptedModel, answer, call
-
-BOUND_S = 20
-SECRET = "a passphrase for the tests"
-
-
-@dataclass
-class WatchedChannel(MemoryChannel):
-    """A memory channel a test can await a message on."""
-
-    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
-    deleted: list[int] = field(default_factory=list)
-
-    async def send_part(self, chat_id: int, part: Any, *, reply_to: int | None = None) -> None:
-        await super().send_part(chat_id, part, reply_to=reply_to)
-        self._arrived.set()
-
-    async def send_card(self, chat_id: int, card: Card, *, reply_to: int | None = None) -> int:
-        message_id = await super().send_card(chat_id, card)
-        self._arrived.set()
-        return message_id
-
-    async def answer_callback(self, callback_query_id: str, text: str) -> None:
-        await super().answer_callback(callback_query_id, text)
-        self._arrived.set()
-
-    async def delete_message(self, chat_id: int, message_id: int) -> None:
-        self.deleted.append(message_id)
-
-    async def wait_for_toast(self, callback_query_id: str) -> str:
-        async with asyncio.timeout(BOUND_S):
-            while True:
-                found = [toast for cb, toast in self.answers if cb == callback_query_id]
-                if found:
-                    return found[-1]
-                self._arrived.clear()
-                await self._arrived.wait()
-
-    async def wait_for_card(self, wanted: Callable[[Card], bool]) -> Card:
-        async with asyncio.timeout(BOUND_S):
-            while True:
-                found = [c for c in self.cards if wanted(c)]
-                if found:
-                    return found[-1]
-                self._arrived.clear()
-                await self._arrived.wait()
-
-    async def wait_for(self, wanted: Callable[[str], bool]) -> str:
-        async with asyncio.timeout(BOUND_S):
-            while True:
-                found = [t for t in self.texts() if wanted(t)]
-                if found:
-                    return found[-1]
-                self._arrived.clear()
-                await self._arrived.wait()
-
-
-@dataclass
-class Setup:
-    app: Any
-    chat: WatchedChannel
-    auth: AuthServer
-    url: str
-
-
-@asynccontextmanager
-async def palui_with_tracker(
-    database_url: str,
-    tmp_path: Path,
-    *,
-    documents: bool = False,
-    model: ScriptedModel | None = None,
-    trust: str = "untrusted",
-    **fields: Any,
-) -> AsyncIterator[Setup]:
-    async with oauth_servers(metadata_documents=documents) as (auth, url):
-        settings = in_memory_settings(
-            database_url, str(tmp_path / "data"), mcp={"tracker": {"url": url, "trust": trust}},
-            secret_key=SECRET, **fields,
-        )  # fmt: skip
-        chat = WatchedChannel()
-        async with running_palui(settings, model or ScriptedModel([]), chat) as (app, _):
-            yield Setup(app, chat, auth, url)
-
-
-def tracker(app: Any) -> McpConnector:
-    connector = app.connectors.get("mcp-tracker")
-    assert connector is not None
-    return connector
-
-
-async def connect_link(chat: WatchedChannel) -> str:
-    await chat.command("connect", "tracker")
-    reply = await chat.wait_for(lambda t: t.startswith("Sign in to mcp-tracker"))
-    return next(word for word in reply.split() if "/authorize?" in word)
-
-
-async def follow(link: str, *, redirects: bool = True) -> aiohttp.ClientResponse:
-    async with aiohttp.ClientSession() as browser:
-        response = await browser.get(link, allow_redirects=redirects)
-        await response.read()
-        return response
-
-
-def connected(text: str) -> bool:
-    return text.startswith("✅ mcp-tracker connected")
 
 
 async def test_protected_server_needs_sign_in_until_the_link_is_followed(
@@ -336,10 +240,6 @@ async def test_doctor_says_a_protected_server_needs_sign_in(
 
     assert "❌ mcp-tracker: needs sign-in" in report, report
     assert "Send /connect tracker to Palui in your private chat" in report
-
-
-def asks(card: Card) -> bool:
-    return card.text.startswith("❓ mcp-tracker asks")
 
 
 async def signed_in_tracker(t: Setup) -> None:

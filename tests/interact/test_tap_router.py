@@ -62,7 +62,7 @@ async def test_the_router_hands_the_parsed_button_to_its_one_handler() -> None:
     approvals, jobs = _Taps(ApprovalButton), _Taps(JobButton)
     router, _, _ = _router(approvals, jobs)
     tap = _tap(callbacks.job("p", "tok"))
-    assert router.owns(tap)
+    assert await router.owns(tap)
     assert await router.handle(tap) is True
     assert jobs.got == [JobButton("p", "tok")] and approvals.got == []
     assert await router.handle(_tap(callbacks.approval("t", ApprovalAction.DENY)))

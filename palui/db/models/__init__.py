@@ -17,7 +17,7 @@ from palui.db.models.jobs import JobRow, JobRun
 from palui.db.models.leases import ChatLease, DeliveryLease, ProcessHeartbeat, StopRequest
 from palui.db.models.mail import InboxUpdate, OutboxMessage, StrangerNotice
 from palui.db.models.memory import MemorySlice, MemorySwitches, RecallCheck
-from palui.db.models.oauth import OAuthGrant, ServerQuestion
+from palui.db.models.oauth import OAuthGrant, OAuthSignIn, ServerQuestion
 from palui.db.models.tools import (
     ActionRow,
     ConnectorSetting,
@@ -51,6 +51,7 @@ __all__ = [
     "ModelCall",
     "ModelStandIn",
     "OAuthGrant",
+    "OAuthSignIn",
     "OutboxMessage",
     "PausedTurn",
     "ProcessHeartbeat",

@@ -41,7 +41,29 @@ class ServerQuestion(Base):
     connector_id: Mapped[str] = mapped_column(String(128))
     text: Mapped[str] = mapped_column(Text)  # the card's words
     call: Mapped[str | None] = mapped_column(Text)  # JSON: tool, arguments, key, request_state
-    status: Mapped[str] = mapped_column(String(16), index=True)  # open answered taken continued
+    # JSON of the field a person answers with their next message (None: answered by a tap), so
+    # whichever process receives that message recognises and reads it.
+    typed_field: Mapped[str | None] = mapped_column(Text)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)  # the card, edited when /stopped
+    # open answered taken continued closed cancelled
+    status: Mapped[str] = mapped_column(String(16), index=True)
     answer: Mapped[str | None] = mapped_column(Text)  # JSON of the server's ElicitResult
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class OAuthSignIn(Base):
+    """A sign-in under way (`/connect`): its `state` is kept only as a hash, so the row can be
+    matched by the browser's return but not forged from a copy of the database. The answer
+    (code, issuer, error) arrives in whichever process the browser or the pasted address
+    reached, sealed, and is taken once by the process whose flow holds the PKCE verifier."""
+
+    __tablename__ = "oauth_sign_ins"
+
+    state_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    connector_id: Mapped[str] = mapped_column(String(128))
+    user_id: Mapped[int] = mapped_column(BigInteger, index=True)  # who started it
+    status: Mapped[str] = mapped_column(String(16))  # pending answered taken
+    answer: Mapped[str | None] = mapped_column(Text)  # sealed JSON: code, iss, error
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
