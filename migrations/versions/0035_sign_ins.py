@@ -5,8 +5,8 @@ so the browser's return (or the pasted address) is taken once by whichever proce
 `server_questions` gains the field a person types (so any process recognises that message as
 the answer) and the card's message id (edited when /stop cancels the question).
 
-Revision ID: 0034_signin
-Revises: 0033
+Revision ID: 0035
+Revises: 0034
 Create Date: 2026-12-06 00:40:00
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0034_signin"
-down_revision = "0033"
+revision = "0035"
+down_revision = "0034"
 branch_labels = None
 depends_on = None
 
