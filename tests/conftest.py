@@ -19,7 +19,7 @@ import asyncpg
 import pytest
 
 from palui.db import Database, Store
-from palui.db.engine import migrations_dir
+from palui.db import migrations_dir
 from tests.fakes.network import is_loopback
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
