@@ -27,7 +27,7 @@ from tests.fakes.model_server import Script
 
 async def serving(start_palui: Any, fake_telegram: Any) -> Any:
     palui = await start_palui()
-    await fake_telegram.wait_for_request("getUpdates")  # polling starts after the server
+    await palui.app.serving.wait()  # serving: the HTTP server listens (polling began before)
     assert palui.app.http is not None
     return palui.app
 
