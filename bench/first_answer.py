@@ -11,7 +11,8 @@ is pushed; the time to the answer's sendMessage is the figure. `--later` answers
 comparison, each message sent once the chat's send slot is free again. By default the turn is
 the load's read-tool turn (the model calls `mcp-notes__list_notes`, then answers); `--plain`
 answers at once with no tool. The time from the process start to its first poll is printed
-too. The summary gives the first answers and the later ones (p50 and max) and their ratio, first over later, per run and in all.
+too. The summary gives the first answers and the later ones (p50 and max) and their ratio,
+first over later, per run and in all.
 
 Exit status: 0 when every first answer arrived within 1 s, else 1.
 """
