@@ -69,7 +69,7 @@ async def take_in(
     await telegram.initialize()
     if settings.telegram_webhook_url and settings.telegram_webhook_secret:
         return Intake(telegram, None, metrics, start_up)
-    inbox = EarlyInbox(store, settings.allowed_users)
+    inbox = EarlyInbox(store, telegram, settings.allowed_users)
     try:
         await telegram.start_polling(inbox)  # the command menu once the commands are built
     except BaseException:

@@ -4,7 +4,8 @@ is lost or answered twice.
 
 - An owner's private message, command or tap is stored in the inbox at once (the same row the
   full inbox stores), so Telegram may be told it arrived; the chats take it up when they start,
-  as they take up whatever a previous process left (`Chats.start`).
+  as they take up whatever a previous process left (`Chats.start`). A message stored while a
+  turn of its chat runs (in another process) gets its 👀 as the full inbox gives it.
 - Anything else (a group's message, a stranger's) needs the full inbox's rules (is it addressed
   to Palui, the stranger's refusal): it waits for the full inbox, unacknowledged. That holds the
   poll for the few seconds of a start, and loses nothing.
@@ -19,20 +20,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from palui.chat.groups import in_group
+from palui.chat.groups import QUEUED, in_group
 from palui.chat.stored_inbound import inbound_to_json
 from palui.db import Store
 from palui.domain import Inbound
 from palui.logs import get_logger
-from palui.ports import InboundSink
+from palui.ports import InboundSink, Reactions
+from palui.turns.foreign import said
 
 log = get_logger("palui.chat.inbox")
 
 
 class EarlyInbox:
-    def __init__(self, store: Store, allowed_users: frozenset[int]) -> None:
+    def __init__(self, store: Store, reactions: Reactions, allowed_users: frozenset[int]) -> None:
         self._store = store
+        self._reactions = reactions
         self._allowed = allowed_users
+        self._reacting: set[asyncio.Task[None]] = set()  # held till done: the loop keeps weak refs
         self._inbox: InboundSink | None = None  # the full inbox, once the chats started
         self._opened = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -57,7 +61,17 @@ class EarlyInbox:
             inbound.update_id, inbound.chat_id, inbound.user.id, payload
         )
         log.info("update_held", update_id=inbound.update_id, chat_id=inbound.chat_id)
+        if stored and inbound.message_id is not None and said(inbound):  # a turn runs elsewhere
+            task = asyncio.create_task(self._eyes(inbound.chat_id, inbound.message_id))
+            self._reacting.add(task)
+            task.add_done_callback(self._reacting.discard)
         return stored is not None
+
+    async def _eyes(self, chat_id: int, message_id: int) -> None:
+        try:
+            await self._reactions.react(chat_id, message_id, QUEUED)
+        except Exception as exc:  # best effort, as the reaction always is
+            log.warning("reaction_failed", chat_id=chat_id, error=repr(exc))
 
     async def open(self, inbox: InboundSink, start: Callable[[], Awaitable[None]]) -> None:
         """Start the chats (`start`: they take up what was stored here) and send what comes
