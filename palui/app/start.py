@@ -90,11 +90,12 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
         raise
     try:
         palui = await asyncio.to_thread(_the_rest)
+        app = palui(settings, store=store, intake=intake)  # may refuse the settings (hooks…)
     except BaseException:
         await intake.telegram.close()
         await store.db.close()
         raise
-    async with palui(settings, store=store, intake=intake) as app:
+    async with app:
         await app.serve_telegram(stop)
 
 
