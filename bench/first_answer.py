@@ -5,13 +5,14 @@
 Each run starts the real `palui run` as its own process against the fakes served from this one
 (`bench/load.py`'s set-up: the fake Bot API, which here keeps Telegram's limits and knows
 drafts, the fake OpenAI-compatible model answering at once, the notes MCP server and the bundled
-recall server as Palui's children). Once Palui's first getUpdates arrives, one person's message
+recall server as Palui's children). Palui polls before the rest of it loads (what comes is
+stored, answered once it serves); once it serves (its command menu is set), one person's message
 is pushed; the time to the answer's sendMessage is the figure. `--later` answers follow for
 comparison, each message sent once the chat's send slot is free again. By default the turn is
 the load's read-tool turn (the model calls `mcp-notes__list_notes`, then answers); `--plain`
-answers at once with no tool. The time from the process start to its first poll is printed too
-(the start-up, which the warm-up overlaps: `palui/app/warmup.py`). The summary gives the first
-answers and the later ones (p50 and max) and their ratio, first over later, per run and in all.
+answers at once with no tool. The time from the process start to its first poll is printed
+too. The summary gives the first answers and the later ones (p50 and max) and their ratio,
+first over later, per run and in all.
 
 Exit status: 0 when every first answer arrived within 1 s, else 1.
 """
@@ -73,6 +74,9 @@ async def one_run(
             )  # fmt: skip
             try:
                 polled = await fake_tg.wait_for_request("getUpdates", timeout=load.START_TIMEOUT_S)
+                # Polling starts before the rest of Palui loads; the menu is set once it serves,
+                # warm: the first message is sent then, as a person would after a start.
+                await fake_tg.wait_for_request("setMyCommands", timeout=load.START_TIMEOUT_S)
                 waiter = tap.expect(user)
                 pushed = time.monotonic()
                 fake_tg.push_text(user, user, common.message_text(user, 0))

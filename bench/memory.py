@@ -7,7 +7,8 @@ the real `palui run` as its own process, as `bench/load.py` does (SQLite, bundle
 notes MCP server: two MCP servers; production send limits; the fake Bot API and the fake model
 served from this process), and measures:
 
-- start to first poll: from the process's spawn to its first getUpdates;
+- start to first poll: from the process's spawn to its first getUpdates, on a database already
+  migrated (a restart's start; `--fresh` for a first start, which also loads Alembic);
 - RSS at the first poll, and idle RSS: after a warm-up chat of 2 turns and a settle (the model
   layer loaded and warm, nothing in flight): what a deployment that serves nobody holds;
 - peak RSS (VmHWM) after `--chats` chats x `--turns` turns, and the daemon's CPU-seconds per turn
@@ -82,6 +83,12 @@ async def measure(
         users = [common.WARMUP_USER, *chat_ids]
         env = load.palui_env(run_dir, fake_tg, fake_model, users, None, repo)
         with (run_dir / "palui.log").open("w", encoding="utf-8") as log:
+            if not args.fresh:  # a restart's start: the database is already at head
+                migrate = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "palui.cli", "migrate", env=env, cwd=run_dir,
+                    stdout=log, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+                await migrate.wait()
             spawned = time.monotonic()
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "palui.cli", "run", env=env, cwd=run_dir,
@@ -163,6 +170,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--before", type=Path, default=None, help="another checkout to compare with (e.g. main's)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs, data)")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="a first start (the database made at start), not a restart's",
+    )
     return parser.parse_args(argv)
 
 

@@ -501,7 +501,7 @@ async def run_palui(
 ) -> Phase:
     """One Palui phase. `tools` gets what Palui offered the model (if it is still empty);
     `before` runs once Palui is up and warm, before the measured window (Palui idles then)."""
-    from palui.app import Palui
+    from palui.app.root import Palui
     from palui.config import load_settings
     from palui.logs import configure_logging
     from tests.fakes.telegram_api import FakeTelegram
@@ -526,7 +526,7 @@ async def run_palui(
             async with asyncio.timeout(PALUI_TIMEOUT_S):
                 await app.__aenter__()
                 serving = asyncio.create_task(app.serve_telegram(stop))
-                await fake_tg.wait_for_request("getUpdates", timeout=PALUI_TIMEOUT_S)
+                await app.serving.wait()  # started and warm (it polled before)
             # Warm-up (not measured): first SQL compilations, connection pool, first tool call.
             await chat_loop(fake_tg, tap, WARMUP_USER, 2, [], phase.problems)
             if not tools and len(fake_model.requests) > model_requests_before:

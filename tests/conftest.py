@@ -18,8 +18,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from palui.db import Database, Store
-from palui.db.engine import migrations_dir
+from palui.db import Database, Store, migrations_dir
 from tests.fakes.network import is_loopback
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -382,7 +381,7 @@ async def start_palui(
     settings_env: dict[str, str], test_pace: None, palui_seams: dict[str, Any]
 ) -> AsyncIterator[Any]:
     """Call `await start_palui()` (after adjusting env) to get a running Palui."""
-    from palui.app import Palui
+    from palui.app.root import Palui
     from palui.config import load_settings
 
     running: list[tuple[Any, RunningPalui]] = []

@@ -753,7 +753,7 @@ async def post_json(
 async def started(start_palui: Any, fake_telegram: Any, **env: str) -> tuple[Any, str]:
     """Start Palui; the app and the base URL of its HTTP server once it listens."""
     palui = await start_palui(**env)
-    await fake_telegram.wait_for_request("getUpdates")  # polling starts after the server
+    await palui.app.serving.wait()  # serving: the HTTP server listens (polling began before)
     assert palui.app.http is not None
     return palui.app, str(palui.app.http.url)
 

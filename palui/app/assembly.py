@@ -51,7 +51,7 @@ from palui.turns.runner import TurnRunner
 from palui.web.deps import WebDeps
 
 if TYPE_CHECKING:
-    from palui.app import Palui
+    from palui.app.root import Palui
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""What `palui run` serves besides the chats: the Telegram channel, and the HTTP server (webhooks,
+"""What `palui run` serves besides the chats: the HTTP server (webhooks,
 health, metrics, the web console, OAuth callbacks, Telegram's webhook mode)."""
 
 from __future__ import annotations
@@ -9,32 +9,13 @@ from typing import TYPE_CHECKING
 from palui.app.assembly import Running
 from palui.app.observing import secret
 from palui.app.remote import oauth_routes
-from palui.channels.ratelimit import SendLimits, SendRateLimiter
 from palui.channels.telegram import TelegramChannel
-from palui.config import Settings
-from palui.db import Store
 from palui.http import HttpServer, TelegramWebhook
-from palui.observe import Metrics
 from palui.web.routes import console_app
 from palui.webhooks.specs import WebhookSpec
 
 if TYPE_CHECKING:
-    from palui.app import Palui
-
-
-def telegram_channel(
-    settings: Settings, metrics: Metrics, store: Store, limits: SendLimits | None
-) -> TelegramChannel:
-    """The bot, sending within `limits` (Telegram's own unless given)."""
-    assert settings.telegram_token is not None
-    return TelegramChannel(
-        settings.telegram_token.get_secret_value(),
-        settings.telegram_api_url,
-        limiter=SendRateLimiter(limits),
-        stream_replies=settings.stream_replies,
-        metrics=metrics,
-        conversations=store.topics,  # each topic its own conversation
-    )
+    from palui.app.root import Palui
 
 
 def http_server(

@@ -1,13 +1,15 @@
-"""Start-up warm-up: what the first turn would pay for the first time, paid before Telegram is
-polled, so the first answer costs what later ones do.
+"""Start-up warm-up: what the first turn would pay for the first time, paid as the app starts,
+so the first answer costs what later ones do.
 
 Each warm-up is a background task started beside the start-up (migrations, MCP servers), never
 in its way: the model's rehearsal (`palui.llm.warm`), the MCP client's result checks
 (`palui.connectors.warm`), one auto-recall question (`Memory.warm_up`), the offer a chat turn
-builds, and the reads a worker's pass makes (their SQL compiled and cached). `WarmUp.ready`
-waits for them, at most `WARM_WAIT_S` in all, before polling begins. Each is harmless: it
-writes nothing anyone can see (no turn, message, check or lease), and a failure or a timeout is
-logged, never raised: a warm-up that fails only leaves the first answer slower.
+builds, and the reads a worker's pass makes (their SQL compiled and cached). Telegram is polled
+before they are done (`palui.app.start`); a turn waits for the model's (the model layer's own
+readiness, `LiteLLMModel`), and `WarmUp.ready` waits for all of them, at most `WARM_WAIT_S` in
+all, before the app says it serves (`palui_ready`, /healthz's `ready_in_s`). Each is harmless:
+it writes nothing anyone can see (no turn, message, check or lease), and a failure or a timeout
+is logged, never raised: a warm-up that fails only leaves the first answer slower.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from palui.turns.runner import TurnRunner
 
 log = get_logger("palui.app")
 
-WARM_WAIT_S = 60.0  # past this, polling starts anyway and the first answer pays the rest
+WARM_WAIT_S = 60.0  # past this, the app says it serves anyway and the first answer pays the rest
 NO_CHAT = 0  # the chat the reads look at; reading it changes nothing whoever has it
 
 Warm = Callable[[], Awaitable[object]]

@@ -157,6 +157,8 @@ def _costs(health: dict[str, object]) -> str:
     parts = []
     if isinstance(rss := process.get("rss_mb"), int | float):
         parts.append(f"{rss:.0f} MB resident (peak {process.get('peak_rss_mb', 0):.0f} MB)")
+    if isinstance(polling := process.get("polling_in_s"), int | float):
+        parts.append(f"polling Telegram {polling:.1f} s after its start")
     if isinstance(ready := process.get("ready_in_s"), int | float):
         parts.append(f"serving {ready:.1f} s after its start")
     return "; " + ", ".join(parts) if parts else ""

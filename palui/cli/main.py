@@ -57,14 +57,13 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 async def _run(settings: Settings) -> None:
-    from palui.app import Palui
+    from palui.app.start import run  # Telegram polled first, the rest of Palui imported after
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with Palui(settings) as app:
-        await app.serve_telegram(stop)
+    await run(settings, stop)
 
 
 async def _migrate(settings: Settings) -> None:
@@ -80,7 +79,7 @@ async def _migrate(settings: Settings) -> None:
 
 
 async def _chat(settings: Settings) -> None:
-    from palui.app import Palui
+    from palui.app.root import Palui
 
     async with Palui(settings) as app:
         await app.chat_console(input)

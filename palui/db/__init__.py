@@ -4,7 +4,8 @@ gathered by `Store`). Repositories return the records of `palui.domain`.
 The only package that imports sqlalchemy.
 """
 
-from palui.db.engine import Database, alembic_config, migrations_dir
+from palui.db.engine import Database
+from palui.db.revisions import migrations_dir
 from palui.db.sessions import History
 from palui.db.store import Store
 
@@ -12,6 +13,5 @@ __all__ = [
     "Database",
     "History",
     "Store",
-    "alembic_config",
     "migrations_dir",
 ]

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
-from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
@@ -24,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 
 from palui.db.files import private_dir, sqlite_path, tighten_sqlite
 from palui.db.inline_sqlite import BUSY_TIMEOUT_MS, inline_creator
+from palui.db.revisions import newest_script, stored_revision
 from palui.db.writes import SerialisedSession, WriteLock, sqlite_begin, write_connection
 from palui.errors import DatabaseError
 
@@ -33,21 +30,6 @@ MIGRATE_LOCK = 0x70616C7569  # "palui": the PostgreSQL advisory lock one migrati
 # is one of those, and a ping per checkout was a round trip on the event loop each time.
 PING_AFTER_IDLE_S = 1.0
 _RETURNED_AT = "palui_returned_at"
-
-
-def migrations_dir() -> Path:
-    """The Alembic scripts: inside the wheel when installed, else the repo's `migrations/`."""
-    packaged = Path(__file__).resolve().parent.parent / "_migrations"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "migrations"
-
-
-def alembic_config(url: str) -> Config:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(migrations_dir()))
-    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    return cfg
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -134,39 +116,44 @@ class Database:
         await self.engine.dispose()
 
     async def migrate(self, revision: str = "head") -> None:
-        """Bring the schema to `revision` (Alembic upgrade) on this engine's connection."""
-        cfg = alembic_config(self.url)
+        """Bring the schema to `revision` (Alembic upgrade) on this engine's connection; a
+        database already at the newest script is left alone without loading Alembic."""
         if self.file is not None and self.file.exists():
             tighten_sqlite(self.file)  # one created before Palui made it 0600
-
-        def upgrade(connection: Any) -> None:
-            if not self.is_sqlite:
-                # Processes starting together on one empty database would each create the
-                # tables (and one fail on a duplicate type): one migrates, the others wait and
-                # then find the schema at head. Held until this transaction ends.
-                connection.execute(
-                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATE_LOCK}
-                )
-            cfg.attributes["connection"] = connection
-            command.upgrade(cfg, revision)
-
         try:
+            if revision == "head" and await self._at_newest():
+                return
             async with self.engine.begin() as connection:
-                await connection.run_sync(upgrade)
+                await connection.run_sync(functools.partial(self._upgrade, revision=revision))
         except (SQLAlchemyError, OSError) as exc:
             raise DatabaseError(f"migrating {self.kind} failed: {_reason(exc)}") from exc
 
+    async def _at_newest(self) -> bool:
+        newest = newest_script()  # None: the scripts can't be read plainly; Alembic decides
+        if newest is None:
+            return False
+        async with self.engine.connect() as connection:
+            return await connection.run_sync(stored_revision) == newest
+
+    def _upgrade(self, connection: Any, revision: str) -> None:
+        # Imported here, only when the schema may change: see palui.db.migrations.
+        from palui.db import migrations
+
+        if not self.is_sqlite:
+            # Processes starting together on one empty database would each create the
+            # tables (and one fail on a duplicate type): one migrates, the others wait and
+            # then find the schema at head. Held until this transaction ends.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATE_LOCK})
+        migrations.upgrade(connection, self.url, revision)
+
     async def revisions(self) -> tuple[str | None, str | None]:
         """(the database's revision, the newest revision Palui ships)."""
-        head = ScriptDirectory.from_config(alembic_config(self.url)).get_current_head()
-
-        def current(connection: Any) -> str | None:
-            return MigrationContext.configure(connection).get_current_revision()
+        from palui.db import migrations  # Alembic: only for the commands that ask
 
         try:
             async with self.engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
-                return await connection.run_sync(current), head
+                return await connection.run_sync(migrations.current), migrations.head(self.url)
         except (SQLAlchemyError, OSError) as exc:
             raise DatabaseError(f"{self.kind} can't be reached: {_reason(exc)}") from exc
 

@@ -66,7 +66,7 @@ class LiteLLMModel:
         self._api_base = api_base
         self._api_key = api_key
         self._timeout = request_timeout
-        self._litellm: Any = None
+        self._layer = _Layer()  # shared with the copies `choosing` makes: loaded once
 
     def __repr__(self) -> str:  # the key stays out on purpose
         return f"LiteLLMModel({self.name!r}, fallbacks={list(self._models[1:])!r})"
@@ -219,13 +219,34 @@ class LiteLLMModel:
     async def warm_up(self) -> None:
         """Import litellm and rehearse a streamed request that never leaves the process
         (`palui.llm.warm`), so the first answer costs what later ones do."""
-        await warm.rehearse(await self._library(), self.name)
+        await self._library()
 
     async def _library(self) -> Any:
-        if self._litellm is None:
-            # The import takes seconds: do it off the event loop so chats keep being served.
-            self._litellm = await asyncio.to_thread(_import_litellm)
-        return self._litellm
+        """litellm, imported and rehearsed: every call waits for that (started by the first
+        caller, the app's warm-up at start), so no call pays for a first use, and a message
+        that came while Palui started is answered once the model layer is ready."""
+        layer = self._layer
+        if layer.litellm is None:
+            if layer.loading is None or layer.loading.done():  # not started, or it failed
+                layer.loading = asyncio.ensure_future(self._load(layer))
+            # Shielded: a caller given up (a turn's /stop, the warm-up's time limit) leaves
+            # the load going for the others.
+            await asyncio.shield(layer.loading)
+        return layer.litellm
+
+    async def _load(self, layer: _Layer) -> None:
+        # The import takes seconds: off the event loop, so chats keep being served meanwhile.
+        litellm = await asyncio.to_thread(_import_litellm)
+        await warm.rehearse(litellm, self.name)
+        layer.litellm = litellm
+
+
+@dataclasses.dataclass(slots=True)
+class _Layer:
+    """litellm once loaded, and the load while it runs."""
+
+    litellm: Any = None
+    loading: asyncio.Future[None] | None = None
 
 
 def _import_litellm() -> Any:

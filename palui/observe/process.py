@@ -18,13 +18,15 @@ log = get_logger("palui.app")
 class ProcessFacts:
     rss_mb: float | None  # resident now (Linux /proc; None elsewhere)
     peak_rss_mb: float  # the most it ever held
-    ready_in_s: float | None  # process start to serving; None until then
+    ready_in_s: float | None  # process start to serving, warm; None until then
+    polling_in_s: float | None = None  # process start to Telegram polled (stored, not answered)
 
     def as_json(self) -> dict[str, float | None]:
         return {
             "rss_mb": _round(self.rss_mb),
             "peak_rss_mb": _round(self.peak_rss_mb),
             "ready_in_s": None if self.ready_in_s is None else round(self.ready_in_s, 2),
+            "polling_in_s": None if self.polling_in_s is None else round(self.polling_in_s, 2),
         }
 
 
@@ -33,6 +35,12 @@ class StartUp:
 
     def __init__(self) -> None:
         self.ready_in_s: float | None = None
+        self.polling_in_s: float | None = None
+
+    def polling(self) -> None:
+        """Telegram is polled: what comes is stored, and answered once serving begins."""
+        self.polling_in_s = process_age_s()
+        log.info("palui_polling", polling_in_s=self.polling_in_s)
 
     def ready(self) -> None:
         """Serving begins: note how long it took, and move every object start-up made (the
@@ -51,7 +59,7 @@ class StartUp:
 
     def facts(self) -> ProcessFacts:
         now, peak = resident_mb()
-        return ProcessFacts(now, peak, self.ready_in_s)
+        return ProcessFacts(now, peak, self.ready_in_s, self.polling_in_s)
 
 
 def resident_mb() -> tuple[float | None, float]:

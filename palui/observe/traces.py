@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from palui.domain import Completion, Message, ToolSpec
 from palui.logs import bound
 from palui.ports import ChatModel, DeltaHandler
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 _OFF: contextlib.nullcontext[None] = contextlib.nullcontext()
 
@@ -34,6 +35,12 @@ class Tracing:
         self._provider: TracerProvider | None = None
         self._tracer: trace.Tracer | None = None
         if exporter is not None:
+            # The SDK (the provider, its batching): imported only when spans go somewhere; off,
+            # the API's current-span lookups (`event`, `traceparent`) are all that runs.
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
             self._provider = TracerProvider(resource=Resource.create({"service.name": "palui"}))
             self._provider.add_span_processor(BatchSpanProcessor(exporter))
             self._tracer = self._provider.get_tracer("palui")

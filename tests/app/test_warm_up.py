@@ -1,5 +1,6 @@
 """The start-up warm-up: what the first turn would pay for the first time is paid before Palui
-polls Telegram, and it leaves nothing behind that anyone can see."""
+says it serves (Telegram is polled meanwhile: tests/app/test_early_polling.py), and it leaves
+nothing behind that anyone can see."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from palui.app import Palui
+from palui.app.root import Palui
 from palui.config import load_settings
 from palui.domain import Message, Role
 from palui.llm import LiteLLMModel
@@ -64,14 +65,14 @@ async def row_counts(app: Palui) -> dict[str, int]:
         }
 
 
-async def test_recall_is_asked_once_before_the_first_poll_and_nothing_is_stored(
+async def test_recall_is_asked_once_before_palui_serves_and_nothing_is_stored(
     serve, fake_telegram, fake_model
 ) -> None:
     recall, polls_seen = fake_recall(fake_telegram)
     app = await serve(recall)
-    await fake_telegram.wait_for_request("getUpdates")
+    await app.serving.wait()
 
-    assert polls_seen == [0]  # asked once, and before Palui's first poll
+    assert len(polls_seen) == 1  # asked once, before Palui said it serves
     ((tool, arguments),) = recall.calls
     assert tool == "get_profile" and len(arguments["query"].split()) >= 4
     assert fake_model.requests == []  # the model's rehearsal never left the process

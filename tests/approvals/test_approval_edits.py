@@ -392,7 +392,7 @@ def test_an_answer_of_the_wrong_type_is_refused_with_a_reason(
 async def test_console_cards_still_ask_yes_or_no(
     with_notes, settings_env, fake_model, mcp_in_process
 ) -> None:
-    from palui.app import Palui
+    from palui.app.root import Palui
     from palui.config import load_settings
 
     fake_model.brain = scripted(call("mcp-notes__delete_note", id="1"), Script(text="Deleted."))

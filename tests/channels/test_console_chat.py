@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from palui.app import Palui
 from palui.app.console import CONSOLE_CHAT_ID
+from palui.app.root import Palui
 from palui.channels.console import ConsoleChannel
 from palui.chat.stored_inbound import inbound_to_json
 from palui.db import Database, Store

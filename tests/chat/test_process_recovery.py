@@ -114,7 +114,7 @@ async def test_a_chat_left_mid_turn_by_a_process_that_died_elsewhere_is_taken_ov
 ) -> None:
     fake_model.reply("here I am")
     palui = await start_palui()
-    await fake_telegram.wait_for_request("getUpdates")
+    await palui.app.serving.wait()  # its own look for work left undone is over
     store = palui.app.store
     # After this process started, one on another host died mid-turn; its lease has lapsed.
     session = await store.chats.current_session(OWNER_CHAT)

@@ -168,7 +168,7 @@ async def test_a_webhook_with_a_topic_id_posts_its_summary_into_the_topic(
     monkeypatch.setenv("CI_HOOK_SECRET", "ci-secret-0123456789abcdef")
     fake_model.reply("Build 12 failed.")
     palui = await start_palui()
-    await fake_telegram.wait_for_request("getUpdates")  # polling starts after the server
+    await palui.app.serving.wait()  # serving: the HTTP server listens (polling began before)
     assert palui.app.http is not None
     headers = {"X-Palui-Secret": "ci-secret-0123456789abcdef", "Content-Type": "text/plain"}
     async with (

@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from palui.app import Palui
+from palui.app.root import Palui
 from palui.cli.doctor import run_doctor
 from palui.config import load_settings
 from palui.db import Database

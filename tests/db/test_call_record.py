@@ -10,8 +10,9 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from palui.db import Database, alembic_config
+from palui.db import Database
 from palui.db.calls import CallRecordRepo
+from palui.db.migrations import alembic_config
 from palui.db.runs import RunRepo
 from tests.toolkit import REPO
 

@@ -10,7 +10,8 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from palui.db import Database, Store, alembic_config
+from palui.db import Database, Store
+from palui.db.migrations import alembic_config
 from palui.db.models import Base
 from palui.domain import Role, TurnStatus
 from palui.domain.turn_record import TurnEnd, TurnStart

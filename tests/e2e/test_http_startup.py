@@ -185,7 +185,8 @@ async def test_a_delivery_stored_when_the_process_dies_is_summarised_after_resta
     }
     first = await _spawn(env, tmp_path)
     try:
-        await fake_telegram.wait_for_request("getUpdates", timeout=60)  # after the server is up
+        # The menu is set once the HTTP server listens (getUpdates comes before it).
+        await fake_telegram.wait_for_request("setMyCommands", timeout=60)
         assert await _post(f"{base}/webhooks/ci", body, headers) == 202
         await fake_model.wait_until_in_flight(timeout=60)  # the summary is being written
     finally:

@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from palui.app import Palui
+from palui.app.root import Palui
 from palui.channels.telegram.attachments import foreign_of
 from palui.config import Settings
 from palui.db import Store

@@ -4,6 +4,7 @@ the fake Bot API and the fake model."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Callable
@@ -396,7 +397,7 @@ async def test_a_compaction_cut_short_by_a_crash_is_finished_after_restart_once(
     fake_model.brain = numbered_brain
     first = await start_palui(**RECALL_ON)
     # Started (its look for work left undone is over: it finds none), as a running Palui is.
-    await fake_telegram.wait_for_request("getUpdates", timeout=60)
+    await asyncio.wait_for(first.app.serving.wait(), 60)
     await seed_turns(first.app, 21)  # 42 messages
     session_id = await first.app.store.chats.current_session(OWNER_CHAT)
     # The slice was fixed, then Palui died before summarising or saving it.

@@ -1,8 +1,9 @@
 """What the daemon costs its host, said where people look: `/healthz` carries the process's
-resident memory and how long it took from its start to serving, `palui doctor` prints them;
-the model's warm-up loads nothing a real call would not (tiktoken's tables are ~48 MB); and a
-model call skips litellm's logging payload, built for callbacks Palui never registers; and
-the leases' cheaper write path still waits its turn for another process's write lock."""
+resident memory and how long it took from its start to polling and to serving, `palui doctor`
+prints them; the model's warm-up loads nothing a real call would not (tiktoken's tables are
+~48 MB); a model call skips litellm's logging payload, built for callbacks Palui never
+registers; and the leases' cheaper write path still waits its turn for another process's write
+lock."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from tests.fakes.model_server import Script
 
 async def serving(start_palui: Any, fake_telegram: Any) -> Any:
     palui = await start_palui()
-    await fake_telegram.wait_for_request("getUpdates")  # polling starts after the server
+    await palui.app.serving.wait()  # serving: the HTTP server listens (polling began before)
     assert palui.app.http is not None
     return palui.app
 
@@ -44,6 +45,7 @@ async def test_healthz_and_doctor_say_what_the_process_holds_and_how_fast_it_sta
     assert process["rss_mb"] > 0
     assert process["peak_rss_mb"] >= process["rss_mb"]
     assert process["ready_in_s"] > 0  # this test process's age when the app began serving
+    assert 0 < process["polling_in_s"] <= process["ready_in_s"]  # it polled first
     # What start-up loaded is out of the collector's way while serving (unfrozen at stop).
     assert gc.get_freeze_count() > 100_000
 
@@ -52,7 +54,7 @@ async def test_healthz_and_doctor_say_what_the_process_holds_and_how_fast_it_sta
     await run_doctor(None, out)
     line = next(x for x in out.getvalue().splitlines() if "palui run answers on" in x)
     assert "MB resident (peak " in line
-    assert "s after its start" in line
+    assert "polling Telegram " in line and "serving " in line
 
 
 def test_the_model_warm_up_of_an_openai_style_model_loads_no_tokenizer(fake_model) -> None:

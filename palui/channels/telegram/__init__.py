@@ -121,11 +121,18 @@ class TelegramChannel:
             raise ChannelError(f"Telegram can't be reached: {exc.message}") from exc
         log.info("telegram_ready", bot=self.bot.username)
 
-    async def start_polling(self, sink: InboundSink, menu: Sequence[tuple[str, str]]) -> None:
-        """Poll for updates and hand each to `sink`; `menu` is the command menu to register."""
+    async def start_polling(
+        self, sink: InboundSink, menu: Sequence[tuple[str, str]] | None = None
+    ) -> None:
+        """Poll for updates and hand each to `sink`; `menu` is the command menu to register
+        (None: `set_menu` registers it later, once the commands are known)."""
         await self.bot.delete_webhook(drop_pending_updates=False)
-        await self.bot.set_my_commands([BotCommand(name, text) for name, text in menu])
+        if menu is not None:
+            await self.set_menu(menu)
         self._poller = asyncio.create_task(self._poll(sink), name="telegram-poller")
+
+    async def set_menu(self, menu: Sequence[tuple[str, str]]) -> None:
+        await self.bot.set_my_commands([BotCommand(name, text) for name, text in menu])
 
     async def start_webhook(
         self, url: str, secret_token: str, menu: Sequence[tuple[str, str]]
@@ -135,7 +142,7 @@ class TelegramChannel:
         await self.bot.set_webhook(
             url, secret_token=secret_token, allowed_updates=list(ALLOWED_UPDATES)
         )
-        await self.bot.set_my_commands([BotCommand(name, text) for name, text in menu])
+        await self.set_menu(menu)
         log.info("telegram_webhook_set")
 
     async def feed(self, sink: InboundSink, data: dict[str, Any]) -> None:

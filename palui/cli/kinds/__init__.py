@@ -21,13 +21,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from palui.cli.kinds.draft import DEFAULT_DRAFT_PATH, kinds_draft
-from palui.cli.kinds.explain import explain_text, kinds_explain
-from palui.cli.kinds.propose import kinds_propose
-from palui.cli.kinds.report import entry_json, kinds_list
-from palui.cli.kinds.survey import ConnectorReport, Survey, connector_ids, stored_tools, survey
 from palui.config import load_settings
 from palui.logs import configure_logging
+
+DEFAULT_DRAFT_PATH = Path("config/tool_kinds.draft.yaml")
 
 
 def add_kinds_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,6 +67,14 @@ def run_kinds(
     # The connectors' own lines (connected, errored, retrying) would only repeat the report.
     level = "debug" if settings.log_level == "debug" else "error"
     configure_logging(settings.log_format, level, settings.secrets())
+    # The commands build the connectors as the daemon does (palui.app's builders, MCP, the
+    # catalog): imported when one runs, not when `palui` registers its parsers, so `palui run`
+    # and every other command start without them.
+    from palui.cli.kinds.draft import kinds_draft
+    from palui.cli.kinds.explain import kinds_explain
+    from palui.cli.kinds.propose import kinds_propose
+    from palui.cli.kinds.report import kinds_list
+
     if args.kinds_command == "draft":
         return asyncio.run(kinds_draft(settings, args.output, args.force, out, err))
     if args.kinds_command == "propose":
@@ -79,18 +84,4 @@ def run_kinds(
     return asyncio.run(kinds_explain(settings, args.tool, out, err))
 
 
-__all__ = [
-    "ConnectorReport",
-    "Survey",
-    "add_kinds_parser",
-    "connector_ids",
-    "entry_json",
-    "explain_text",
-    "kinds_draft",
-    "kinds_explain",
-    "kinds_list",
-    "kinds_propose",
-    "run_kinds",
-    "stored_tools",
-    "survey",
-]
+__all__ = ["DEFAULT_DRAFT_PATH", "add_kinds_parser", "run_kinds"]

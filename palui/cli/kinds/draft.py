@@ -6,13 +6,12 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+from palui.cli.kinds import DEFAULT_DRAFT_PATH
 from palui.cli.kinds.report import no_mcp_servers, report_failures
 from palui.cli.kinds.survey import survey
 from palui.config import Settings
 from palui.domain import ConnectorState
 from palui.policy.kinds_file import draft_kinds_file, parse_kinds_file
-
-DEFAULT_DRAFT_PATH = Path("config/tool_kinds.draft.yaml")
 
 
 async def kinds_draft(
