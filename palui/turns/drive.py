@@ -106,7 +106,7 @@ class Drive:
         stream: ReplyStream | None,
         fence: Fence | None,
     ) -> tuple[str, Ended | None]:
-        """The turn's outcome (done, paused, stopped, waits, failed) and the reply its end stored."""
+        """The turn's outcome (done, paused, stopped, waits, failed) and the reply stored."""
         parts = self._parts
         task: asyncio.Task[Reply | NeedsApproval] = asyncio.ensure_future(loop)
         running = self._running.by_chat[chat_id] = RunningTurn(turn_id, task, tools)
