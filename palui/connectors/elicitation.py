@@ -7,9 +7,9 @@ card then headed with the job's name). A form is asked one field at a time
 the person answers with their next message, each with Decline and Cancel. A page to open (URL
 mode, palui/connectors/url_questions.py) is a card with the address, "✅ Done", Decline and
 Cancel; the server's completion notice answers it too. Only the turn's person can answer; an
-unanswered question is cancelled after 10 minutes. While it waits, the call's time limit and the turn's
-budget are paused (palui/domain/waits.py): a person is not a slow server. The question's words
-are the server's: a call that asked one is untrusted (it taints the turn).
+unanswered question is cancelled after 10 minutes. While it waits, the call's time limit and
+the turn's budget are paused (palui/domain/waits.py): a person is not a slow server. The
+question's words are the server's: a call that asked one is untrusted (it taints the turn).
 
 Every question is a row (`palui.db.server_questions`), so a tap is taken in any process. A
 question of the 2026 protocol's input-required round also stores the call and the server's

@@ -28,8 +28,8 @@ from mcp.client.session import ProgressFnT
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import ValidationError
 
-from palui.connectors.content import outcome_text
 from palui.connectors.asked import Asked, Round
+from palui.connectors.content import outcome_text
 from palui.connectors.elicitation import ASKING, CALL_CLOCK, Asking, CallClock, Questions, asked_of
 from palui.domain import ToolOutcome
 from palui.domain.questions import StoredQuestion
