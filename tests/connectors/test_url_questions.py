@@ -183,3 +183,32 @@ async def test_a_refused_call_whose_page_is_declined_ends_so(
 
     assert t.desk.opened == []
     assert "The person declined opening the page mcp-desk asked for first." in tool_result(model)
+
+
+async def test_a_page_question_pending_across_a_restart_is_answered_after(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The 2026 protocol's round: the server did nothing yet, so a ✅ Done given after a
+    restart continues the call from the stored state, once."""
+    model = ScriptedModel([call("mcp-desk__read_statement", {"month": "May"}), answer("Here.")])
+    chat = WatchedChannel()  # one person's chat across both runs
+    async with desk_served() as (desk, url):
+        settings = in_memory_settings(
+            database_url, str(tmp_path / "data"), mcp={"desk": {"url": url, "trust": "trusted"}}
+        )
+        async with running_palui(settings, model, chat) as (app, _):
+            await app.connectors.get("mcp-desk").wait_settled()
+            await switch_on(app, "mcp-desk", "read_statement")
+            asked = asyncio.create_task(chat.send("read my May statement"))
+            card = await chat.wait_for_card(asks_to_open)
+            asked.cancel()  # Palui stops with the question open
+        async with running_palui(settings, ScriptedModel([]), chat) as (app, _):
+            await app.connectors.get("mcp-desk").wait_settled()
+            await chat.tap(button(card, "✅ Done"))
+            shown = await chat.wait_for(lambda t: "continued after your answer" in t)
+
+    assert shown.splitlines() == [
+        "mcp-desk__read_statement, continued after your answer (the server's words, not Palui's):",
+        "May: 3 payments",
+    ]
+    assert desk.actions == ["accept"]
