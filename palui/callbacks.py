@@ -8,6 +8,7 @@
     jb:<op>:<job token>                the job sheet (`/jobs`)
     sk:<op>:<digest prefix>            the skills sheet (`/skills`): `t` trusts what was shown
     el:<question token>:<n> | d | c    a server's question: the n-th choice, Decline, Cancel
+    el:<question token>:y              a server's page to open: ✅ Done
     md:<model key>                     `/model`: choose that model (a digest of its name)
 
 The wire format is kept exactly: cards already posted in a chat must still work after an
@@ -94,7 +95,8 @@ class SkillButton:
 
 @dataclass(frozen=True, slots=True)
 class QuestionButton:
-    """An answer to an MCP server's question (elicitation): a choice's index, "d" or "c"."""
+    """An answer to an MCP server's question (elicitation): a choice's index, "d" or "c", or
+    "y" (a page to open is done)."""
 
     token: str
     choice: str
@@ -185,7 +187,11 @@ def parse(data: str | None) -> Callback | None:
         return JobButton(parts[1], parts[2])
     if kind == SKILL and len(parts) == 3:
         return SkillButton(parts[1], parts[2])
-    if kind == QUESTION and len(parts) == 3 and (parts[2] in {"d", "c"} or parts[2].isdecimal()):
+    if (
+        kind == QUESTION
+        and len(parts) == 3
+        and (parts[2] in {"d", "c", "y"} or parts[2].isdecimal())
+    ):
         return QuestionButton(parts[1], parts[2])
     if kind == MODEL and len(parts) == 2 and parts[1]:
         return ModelButton(parts[1])

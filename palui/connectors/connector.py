@@ -350,9 +350,12 @@ class McpConnector:
             log.info("connector_listen_refused", connector=self.id, error=type(exc).__name__)
 
     async def _on_message(self, message: IncomingMessage) -> None:
-        """Older protocol: list changes arrive as notifications. Also sees unreadable lines."""
+        """Older protocol: list changes arrive as notifications, and a page the server asked the
+        person to open is said to be done with. Also sees unreadable lines."""
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self._refresh_wanted.set()
+        elif isinstance(message, mcp_types.ElicitCompleteNotification) and self._questions:
+            self._questions.completed(self.id, message.params.elicitation_id)
         elif isinstance(message, Exception):
             self._bad_messages += 1
             if self._bad_messages == 1:  # the content may hold anything: log only its kind

@@ -1,12 +1,15 @@
 """A server's question during a tool call (MCP elicitation), asked in the chat.
 
 The turn that calls a tool says who its questions go to (`ASKING`, a context variable its task
-carries into every call). A form is asked one field at a time (palui/connectors/forms.py): a
-card "mcp-tracker asks: …" with a button per choice, or a field the person answers with their
-next message, each with Decline and Cancel. Only the turn's person can answer; an unanswered
-question is cancelled after 10 minutes. While it waits, the call's time limit and the turn's
-budget are paused (palui/domain/waits.py): a person is not a slow server. The question's words
-are the server's: a call that asked one is untrusted (it taints the turn).
+carries into every call): a chat turn's person, or a job run's owner in the job's chat (the
+card then headed with the job's name). A form is asked one field at a time
+(palui/connectors/asked.py): a card "mcp-tracker asks: …" with a button per choice, or a field
+the person answers with their next message, each with Decline and Cancel. A page to open (URL
+mode, palui/connectors/url_questions.py) is a card with the address, "✅ Done", Decline and
+Cancel; the server's completion notice answers it too. Only the turn's person can answer; an
+unanswered question is cancelled after 10 minutes. While it waits, the call's time limit and
+the turn's budget are paused (palui/domain/waits.py): a person is not a slow server. The
+question's words are the server's: a call that asked one is untrusted (it taints the turn).
 
 Every question is a row (`palui.db.server_questions`), so a tap is taken in any process. A
 question of the 2026 protocol's input-required round also stores the call and the server's
@@ -19,21 +22,23 @@ The older protocol's question (a request on the live session) cannot outlive its
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import mcp.types as mcp_types
 from mcp.client.session import ElicitationFnT
 
-from palui.callbacks import question
+from palui.connectors.asked import Asked, Round
 from palui.connectors.forms import Field, form_fields, typed_field
 from palui.connectors.progress import ProgressNote
-from palui.domain import Button, Card
+from palui.connectors.url_questions import PageAsked, page_problem, refused_note
+from palui.domain import Card
 from palui.domain.questions import StoredQuestion
 from palui.domain.waits import paused
 from palui.errors import ChannelError
@@ -44,27 +49,20 @@ log = get_logger(__name__)
 
 QUESTION_TTL_S = 600.0
 POLL_S = 2.0  # how often a waiting call looks for an answer taken in another process
-DECLINE, CANCEL = "d", "c"
+BY_SERVER = "server"  # an answer's "by": the server said its page was done (URL mode)
+
+Question = Asked | PageAsked  # one question as asked: a form's field, or a page to open
 
 
 @dataclass(frozen=True, slots=True)
 class Asking:
-    """Who a turn's tool calls ask: the chat, the person the turn serves, the turn."""
+    """Who a turn's tool calls ask: the chat, the person the turn serves, the turn, and the
+    heading its questions' cards carry (a job run's: the job's name)."""
 
     chat_id: int
     user_id: int
     turn_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Round:
-    """An input-required round of a call: what continues it after a restart."""
-
-    tool: str
-    arguments: dict[str, Any]
-    key: str
-    request_state: str | None
-    answered: dict[str, Any] = field(default_factory=dict)  # the round's other responses
+    heading: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +70,13 @@ class Pending:
     chat_id: int
     user_id: int
     text: str
-    field: Field
+    asked: Question
     answer: asyncio.Future[str]
+
+    @property
+    def field(self) -> Field | None:
+        """The form field a typed answer is for (None: not a form's question)."""
+        return self.asked.field if isinstance(self.asked, Asked) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,33 +153,64 @@ class Questions:
         content: dict[str, Any] | None = None,
     ) -> mcp_types.ElicitResult:
         asking, channel = ASKING.get(), self._channel
-        fields = (
-            form_fields(params.requested_schema)
-            if isinstance(params, mcp_types.ElicitRequestFormParams)
-            else None  # URL mode: not offered by Palui yet
-        )
+        if isinstance(params, mcp_types.ElicitRequestURLParams):
+            return await self._ask_page(connector_id, params, round_)
+        fields = form_fields(params.requested_schema)
         if asking is None or channel is None or fields is None:
             log.info("elicitation_declined", connector=connector_id, askable=fields is not None)
             return mcp_types.ElicitResult(action="decline")
-        if (clock := CALL_CLOCK.get()) is not None:
-            clock.asked.set()
+        _mark_asked()
         got = dict(content or {})
         with paused():
             for index, wanted in enumerate(fields):
                 if wanted.name in got:
                     continue
                 asked = Asked(connector_id, params, fields, index, round_, got)
-                answer = await self._ask_field(asking, channel, asked)
+                answer = await self._ask_one(asking, channel, asked)
                 if answer["action"] != "accept":
                     return mcp_types.ElicitResult(action=answer["action"])
                 got[wanted.name] = answer["value"]
         return mcp_types.ElicitResult(action="accept", content=got)
 
-    async def _ask_field(self, asking: Asking, channel: Notes, asked: Asked) -> dict[str, Any]:
+    async def _ask_page(
+        self, connector_id: str, params: mcp_types.ElicitRequestURLParams, round_: Round | None
+    ) -> mcp_types.ElicitResult:
+        """URL mode: the person opens the page (or not); the server hears only that."""
+        asking, channel = ASKING.get(), self._channel
+        if asking is None or channel is None:
+            log.info("elicitation_declined", connector=connector_id, askable=True)
+            return mcp_types.ElicitResult(action="decline")
+        if (problem := page_problem(params.url)) is not None:
+            log.info("page_question_refused", connector=connector_id, problem=problem)
+            with contextlib.suppress(ChannelError):
+                await channel.send_card(asking.chat_id, Card(refused_note(connector_id, problem)))
+            return mcp_types.ElicitResult(action="decline")
+        _mark_asked()
+        with paused():
+            answer = await self._ask_one(asking, channel, PageAsked(connector_id, params, round_))
+        return mcp_types.ElicitResult(action=answer["action"])
+
+    def completed(self, connector_id: str, elicitation_id: str) -> None:
+        """The server's `notifications/elicitation/complete`: the page it asked the person to
+        open is done with, which answers the question (an unknown id is ignored, as the
+        protocol asks). Only resolves the wait: the dispatcher delivering it must not block."""
+        for pending in self._pending.values():
+            asked = pending.asked
+            if (
+                isinstance(asked, PageAsked)
+                and asked.connector_id == connector_id
+                and asked.params.elicitation_id == elicitation_id
+                and not pending.answer.done()
+            ):
+                pending.answer.set_result(json.dumps({"action": "accept", "by": BY_SERVER}))
+
+    async def _ask_one(self, asking: Asking, channel: Notes, asked: Question) -> dict[str, Any]:
         token = secrets.token_urlsafe(8)
         text = asked.card_text()
+        if asking.heading:
+            text = f"{asking.heading}\n{text}"
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._pending[token] = Pending(asking.chat_id, asking.user_id, text, asked.field, future)
+        self._pending[token] = Pending(asking.chat_id, asking.user_id, text, asked, future)
         if self._repo is not None:
             now = self._now()
             row = StoredQuestion(
@@ -187,15 +221,20 @@ class Questions:
                 asked.connector_id,
                 text,
                 asked.call_json(),
-                typed_field=asked.field.typed_json(),
+                typed_field=asked.field.typed_json() if isinstance(asked, Asked) else None,
             )
             await self._repo.add(row, now, now + timedelta(seconds=QUESTION_TTL_S))
         try:
-            card = await channel.send_card(asking.chat_id, Card(text, rows=asked.rows(token)))
+            message_id = await channel.send_card(asking.chat_id, Card(text, rows=asked.rows(token)))
             if self._repo is not None:
-                await self._repo.shown(token, card)
+                await self._repo.shown(token, message_id)
             async with asyncio.timeout(QUESTION_TTL_S):
-                return json.loads(await self._answer_of(token, future))
+                answer: dict[str, Any] = json.loads(await self._answer_of(token, future))
+            if answer.pop("by", None) == BY_SERVER:  # nobody tapped: the card says who ended it
+                done = Card(f"{text}\n→ done ({asked.connector_id} says the page is finished)")
+                with contextlib.suppress(ChannelError):
+                    await channel.edit_card(asking.chat_id, message_id, done)
+            return answer
         except (TimeoutError, ChannelError):
             if self._repo is not None:
                 await self._repo.close(token)
@@ -208,13 +247,26 @@ class Questions:
         while True:
             done, _ = await asyncio.wait({future}, timeout=POLL_S if self._repo else None)
             if done:
+                answer = future.result()
                 if self._repo is not None:
+                    answer = await self._record_server_answer(token, answer)
                     await self._repo.take(token)
-                return future.result()
+                return answer
             assert self._repo is not None
             row = await self._repo.get(token)
             if row is not None and row.answer is not None and await self._repo.take(token):
                 return row.answer
+
+    async def _record_server_answer(self, token: str, answer: str) -> str:
+        """A server's completion notice is the question's answer in its row too (so a later tap
+        finds it answered); a person who answered first in another process wins."""
+        pending = self._pending.get(token)
+        if self._repo is None or pending is None or json.loads(answer).get("by") != BY_SERVER:
+            return answer
+        if await self._repo.answer(token, pending.user_id, answer, self._now()):
+            return answer
+        row = await self._repo.get(token)
+        return row.answer if row is not None and row.answer is not None else answer
 
     def progress_note(self, label: str) -> ProgressNote | None:
         """Where a call of the running turn shows its progress (None: no chat to show it in)."""
@@ -260,16 +312,16 @@ class Questions:
         if pending is not None:
             if user_id != pending.user_id:
                 return Tapped("Only the person this turn is for can answer.")
-            return await self._answered(token, user_id, _choice(pending.field, choice), "")
+            return await self._answered(token, user_id, pending.asked.choice(choice), "")
         stored = await self._repo.get(token) if self._repo is not None else None
         if stored is None or stored.answer is not None:
             return Tapped("This question is no longer open.")
         if user_id != stored.user_id:
             return Tapped("Only the person this turn is for can answer.")
-        asked = Asked.of(stored)
+        asked = asked_of(stored)
         if asked is None:
             return Tapped("This question is no longer open.")
-        return await self._answered(token, user_id, _choice(asked.field, choice), "", stored)
+        return await self._answered(token, user_id, asked.choice(choice), "", stored)
 
     async def _answered(
         self,
@@ -285,7 +337,8 @@ class Questions:
         ):
             return Tapped("This question is no longer open.")
         pending = self._pending.get(token)
-        said = _said(answer, typed, pending.field if pending else None, stored)
+        asked = pending.asked if pending is not None else asked_of(stored) if stored else None
+        said = asked.said(answer, typed) if asked is not None else ""
         if pending is not None:
             if not pending.answer.done():
                 pending.answer.set_result(encoded)
@@ -307,92 +360,23 @@ class Questions:
             return stored.token, wanted, stored
         for token, pending in self._pending.items():
             mine = (pending.chat_id, pending.user_id) == (chat_id, user_id)
-            if mine and pending.field.typed and not pending.answer.done():
-                return token, pending.field, None
+            field = pending.field
+            if mine and field is not None and field.typed and not pending.answer.done():
+                return token, field, None
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Asked:
-    """One field of a server's form, as asked (and as stored for a restart)."""
-
-    connector_id: str
-    params: mcp_types.ElicitRequestParams
-    fields: tuple[Field, ...]
-    index: int
-    round_: Round | None
-    content: dict[str, Any]
-
-    @property
-    def field(self) -> Field:
-        return self.fields[self.index]
-
-    def card_text(self) -> str:
-        said = self.params.message
-        text = f"❓ {self.connector_id} asks (the server's words, not Palui's):\n{said}"
-        if len(self.fields) > 1:
-            text += f"\n\n({self.index + 1}/{len(self.fields)}) {self.field.title}"
-        if self.field.typed:
-            text += f"\n{self.field.prompt()}"
-        return text
-
-    def rows(self, token: str) -> tuple[tuple[Button, ...], ...]:
-        rows: list[tuple[Button, ...]] = [
-            (Button(label, question(token, str(i))),) for i, label in enumerate(self.field.labels)
-        ]
-        decline, cancel = question(token, DECLINE), question(token, CANCEL)
-        rows.append((Button("Decline", decline), Button("Cancel", cancel)))
-        return tuple(rows)
-
-    def call_json(self) -> str | None:
-        if self.round_ is None:
-            return None
-        r = self.round_
-        return json.dumps(
-            {
-                "tool": r.tool,
-                "arguments": r.arguments,
-                "key": r.key,
-                "request_state": r.request_state,
-                "answered": r.answered,
-                "params": self.params.model_dump(mode="json", by_alias=True, exclude_none=True),
-                "index": self.index,
-                "content": self.content,
-            }
-        )
-
-    @staticmethod
-    def of(stored: StoredQuestion) -> Asked | None:
-        if stored.call is None:
-            return None
-        call = json.loads(stored.call)
-        params = mcp_types.ElicitRequestFormParams.model_validate(call["params"])
-        fields = form_fields(params.requested_schema)
-        if fields is None:
-            return None
-        round_ = Round(
-            call["tool"], call["arguments"], call["key"], call["request_state"], call["answered"]
-        )
-        return Asked(stored.connector_id, params, fields, call["index"], round_, call["content"])
+def _mark_asked() -> None:
+    """The call asked its person something: its result carries the server's words."""
+    if (clock := CALL_CLOCK.get()) is not None:
+        clock.asked.set()
 
 
-def _choice(field: Field, choice: str) -> dict[str, Any]:
-    if choice == DECLINE:
-        return {"action": "decline"}
-    if choice == CANCEL or not choice.isdecimal() or int(choice) >= len(field.values):
-        return {"action": "cancel"}
-    return {"action": "accept", "value": field.values[int(choice)]}
-
-
-def _said(
-    answer: dict[str, Any], typed: str, field: Field | None, stored: StoredQuestion | None
-) -> str:
-    if answer["action"] != "accept":
-        return {"decline": "declined"}.get(answer["action"], "cancelled")
-    if typed:
-        return typed[:200]
-    if field is None and stored is not None and (asked := Asked.of(stored)) is not None:
-        field = asked.field
-    if field is not None and answer["value"] in field.values:
-        return field.labels[field.values.index(answer["value"])]
-    return str(answer["value"])[:200]
+def asked_of(stored: StoredQuestion) -> Question | None:
+    """A stored question as it was asked (None: not one of an input-required round)."""
+    if stored.call is None:
+        return None
+    call = json.loads(stored.call)
+    if call["params"].get("mode") == "url":
+        return PageAsked.of(stored.connector_id, call)
+    return Asked.of(stored.connector_id, call)

@@ -2,6 +2,11 @@
 question is asked with what continues the call after a restart: the round's opaque
 `request_state` and the tool's arguments go with the question's row.
 
+A server of the older revision may instead refuse a call until the person has opened a page
+(error -32042, "URL elicitation required"): the pages are asked like URL-mode questions, and
+once each is done (the person's "✅ Done" or the server's completion notice) the call is sent
+again, as the protocol suggests; a page declined or cancelled ends the call with that.
+
 The SDK would drive the rounds itself, but through a callback that never sees the state; here
 each round's questions are asked one after another (a person answers one card at a time), a
 request for the workspace's roots gets none, and a request to sample a model is refused (Palui
@@ -20,19 +25,12 @@ from typing import Any
 import mcp.types as mcp_types
 from mcp import Client
 from mcp.client.session import ProgressFnT
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import ValidationError
 
+from palui.connectors.asked import Asked, Round
 from palui.connectors.content import outcome_text
-from palui.connectors.elicitation import (
-    ASKING,
-    CALL_CLOCK,
-    Asked,
-    Asking,
-    CallClock,
-    Questions,
-    Round,
-)
+from palui.connectors.elicitation import ASKING, CALL_CLOCK, Asking, CallClock, Questions, asked_of
 from palui.domain import ToolOutcome
 from palui.domain.questions import StoredQuestion
 from palui.domain.waits import counted
@@ -67,16 +65,24 @@ async def call_in_rounds(
     responses = seed.responses if seed is not None else None
     state = seed.request_state if seed is not None else None
     for _ in range(MAX_ROUNDS):
-        result = await client.session.call_tool(
-            tool,
-            arguments,
-            read_timeout_seconds=limit,
-            progress_callback=progress,
-            input_responses=responses,
-            request_state=state,
-            meta=meta,
-            allow_input_required=True,
-        )
+        try:
+            result = await client.session.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=limit,
+                progress_callback=progress,
+                input_responses=responses,
+                request_state=state,
+                meta=meta,
+                allow_input_required=True,
+            )
+        except MCPError as exc:
+            if exc.code != mcp_types.URL_ELICITATION_REQUIRED or questions is None:
+                raise
+            refused = await _open_pages(connector_id, questions, exc)
+            if refused is not None:
+                return refused
+            continue  # every page is done: the same request again
         if not isinstance(result, mcp_types.InputRequiredResult):
             return result
         state, responses = result.request_state, {}
@@ -98,21 +104,41 @@ async def call_in_rounds(
     raise MCPError(mcp_types.INTERNAL_ERROR, f"still asking after {MAX_ROUNDS} rounds")
 
 
+async def _open_pages(
+    connector_id: str, questions: Questions, exc: MCPError
+) -> mcp_types.CallToolResult | None:
+    """The pages a -32042 refusal names, asked one after another; the call's result when one
+    is not opened (None: all of them are done)."""
+    try:
+        pages = UrlElicitationRequiredError.from_error(exc.error).elicitations
+    except (ValueError, ValidationError):
+        raise exc from None  # a malformed refusal is reported as the refusal it is
+    for params in pages:
+        answer = await questions.ask(connector_id, params)
+        if answer.action != "accept":
+            said = "declined" if answer.action == "decline" else "cancelled"
+            text = f"The person {said} opening the page {connector_id} asked for first."
+            return mcp_types.CallToolResult(
+                content=[mcp_types.TextContent(type="text", text=text)], is_error=True
+            )
+    return None
+
+
 async def continued_seed(
     connector_id: str, questions: Questions, stored: StoredQuestion
 ) -> tuple[Round, Seed] | None:
     """An answer given after a restart: the rest of the form asked (in this task), and what
     continues the call from the round the question came from."""
-    asked = Asked.of(stored)
+    asked = asked_of(stored)
     if asked is None or asked.round_ is None or stored.answer is None:
         return None
     answer = json.loads(stored.answer)
     reset = ASKING.set(Asking(stored.chat_id, stored.user_id, stored.turn_id))
     try:
-        if answer["action"] == "accept":
+        if answer["action"] == "accept" and isinstance(asked, Asked):
             content = {**asked.content, asked.field.name: answer["value"]}
             result = await questions.ask(connector_id, asked.params, asked.round_, content)
-        else:
+        else:  # a page opened (URL mode carries no content), or the form not answered
             result = mcp_types.ElicitResult(action=answer["action"])
     finally:
         ASKING.reset(reset)

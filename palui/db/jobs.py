@@ -36,6 +36,7 @@ def _job(row: JobRow) -> JobRecord:
         row.updated_at,
         row.taint_source,
         row.model,
+        row.owner_id,
     )
 
 
@@ -63,6 +64,7 @@ class JobRepo(Repo):
         created_by: str,
         anchor_at: datetime,
         taint_source: str | None = None,  # the source of the tainted turn that made it
+        owner_id: int | None = None,  # the person whose message started that turn
     ) -> JobRecord:
         """A job keeps the model its chat had chosen (/model) when it was made."""
         now = utcnow()
@@ -82,6 +84,7 @@ class JobRepo(Repo):
                 created_at=now,
                 updated_at=now,
                 taint_source=taint_source[:160] if taint_source else None,
+                owner_id=owner_id,
             )
             s.add(row)
             await s.flush()

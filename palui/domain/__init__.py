@@ -258,6 +258,7 @@ class ConnectorStatus:
 class Button:
     label: str
     data: str  # callback data: opaque, at most 64 bytes
+    url: str = ""  # set: a button that opens this address instead (its data is unused)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ class JobRecord:
     # Made in a tainted turn: that turn's source (a `Taint.origin`); its runs start tainted.
     taint_source: str | None = None
     model: str | None = None  # its chat's /model choice when it was made (None: the default)
+    owner_id: int | None = None  # who asked for it; a server's question in a run goes to them
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from palui.callbacks import QuestionButton
 from palui.connectors import ConnectorManager
-from palui.connectors.elicitation import Asked, Questions, Tapped
+from palui.connectors.elicitation import Questions, Tapped, asked_of
 from palui.db import Store
 from palui.domain import Card, Inbound
 from palui.errors import ChannelError
@@ -84,7 +84,7 @@ class QuestionTaps:
     async def _continue(self, tapped: Tapped) -> None:
         orphan = tapped.orphan
         assert orphan is not None
-        asked = Asked.of(orphan)
+        asked = asked_of(orphan)
         connector = self._connectors.get(orphan.connector_id)
         if asked is None or asked.round_ is None or connector is None:
             return

@@ -256,6 +256,7 @@ class BuiltinTools:
             created_by=f"{scope.kind} turn {scope.turn_id}",
             anchor_at=now.replace(microsecond=0),
             taint_source=_taint_source(scope),
+            owner_id=await self._store.turns.requester(scope.turn_id),
         )
         log.info("job_created", job_id=job.id, schedule=schedule.text, by_turn=scope.turn_id)
         if self._jobs_changed is not None:

@@ -1,5 +1,9 @@
 """A job's run: a `scheduled` turn in the job's chat, started once (the run row moves from
-queued to started first; it records the turn, so tokens count per job)."""
+queued to started first; it records the turn, so tokens count per job).
+
+A server's question during one of its calls goes to the job's owner in the job's chat, headed
+with the job's name like the run's answer; the run waits for it as a chat turn does (the wait
+does not count against its time), and only the owner can answer it."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import uuid
 
 from palui.agent.context import build_context
 from palui.agent.turn import run_turn
+from palui.connectors.elicitation import ASKING, Asking
 from palui.domain import Fence, JobRecord, Message, Role, RunRecord, TurnKind
 from palui.domain.turn_record import TurnStart
 from palui.jobs.view import job_prompt
@@ -22,6 +27,13 @@ log = get_logger("palui.turns")
 
 def job_heading(job_id: int) -> str:
     return f"⏰ Job #{job_id}"
+
+
+def job_asking(job: JobRecord, turn_id: str) -> Asking | None:
+    """Who a run's questions go to: the job's owner (None: nobody known, they are declined)."""
+    if job.owner_id is None:
+        return None
+    return Asking(job.chat_id, job.owner_id, turn_id, job_heading(job.id))
 
 
 async def run_job_turn(
@@ -54,4 +66,8 @@ async def run_job_turn(
         deps = parts.deps(turn_id, chat_id, tools, fence, job.model)
         log.info("turn_started", kind="scheduled", tools=len(offer.tools))
         loop = headed(run_turn(deps, messages), job_heading(job.id))
-        await drive(chat_id, turn_id, loop, tools, [], None, fence)
+        asking = ASKING.set(job_asking(job, turn_id))
+        try:
+            await drive(chat_id, turn_id, loop, tools, [], None, fence)
+        finally:
+            ASKING.reset(asking)

@@ -11,7 +11,7 @@ from palui.domain import Fence
 from palui.logs import bound, get_logger
 from palui.turns import words
 from palui.turns.drive import Drive, headed
-from palui.turns.job_turn import job_heading
+from palui.turns.job_turn import job_asking, job_heading
 from palui.turns.parts import TurnParts
 from palui.turns.stop import StopRequests
 
@@ -42,14 +42,17 @@ async def resume(
         held = snapshot.waiting_ids()  # a waiting sub-turn's calls too
         decisions = await parts.approvals.decisions(turn_id, held, offer)
         # A server's question during a resumed call goes to the person whose message started
-        # the turn (a job's run has none: its questions are declined); it asks its own model.
+        # the turn, or to a job run's owner; the turn asks its own model.
         requester, model = await parts.store.turns.requester_and_model(turn_id)
         deps = parts.deps(turn_id, chat_id, tools, fence, model)
         loop = resume_turn(deps, snapshot, decisions)
+        asked = Asking(chat_id, requester, turn_id) if requester is not None else None
         job_id = await parts.store.jobs.job_of_turn(turn_id)
         if job_id is not None:
             loop = headed(loop, job_heading(job_id))
-        asking = ASKING.set(Asking(chat_id, requester, turn_id) if requester is not None else None)
+            job = await parts.store.jobs.get(job_id)
+            asked = job_asking(job, turn_id) if job is not None else None
+        asking = ASKING.set(asked)
         try:
             await drive(chat_id, turn_id, loop, tools, [], None, fence)
         finally:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 
+from palui.channels.telegram import TelegramChannel
+from palui.domain import Button, Card
 from palui.domain.sealed import CLOSE, OPEN
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import ModelRequest, Script
-from tests.fakes.telegram_api import RecordedRequest
+from tests.fakes.telegram_api import FakeTelegram, RecordedRequest
 
 LEAK = "https://collect.example/x?notes=milk-and-the-pin-4711"
 DOCS = "https://docs.example/palui/start"
@@ -66,3 +68,27 @@ async def test_the_fake_counts_a_url_sent_with_previews_on_as_fetched(fake_teleg
         await bot.send_message(OWNER_CHAT, f"see {DOCS}")
         assert fake_telegram.previews_fetched == [DOCS]
     fake_telegram.previews_fetched.clear()  # seen: the fixture fails a test that leaves one
+
+
+async def test_a_page_a_server_asks_to_open_is_a_url_button_and_never_previewed() -> None:
+    """A server's URL-mode question (palui/connectors/url_questions.py): its address goes out
+    exactly, in the card's text and as the URL of its button, with previews off."""
+    card = Card(
+        f"🔗 mcp-desk asks you to open a page:\n{LEAK}",
+        rows=((Button("🔗 Open the page", "", url=LEAK),), (Button("✅ Done", "el:t:y"),)),
+    )
+    async with FakeTelegram() as fake:
+        channel = TelegramChannel(fake.token, fake.url)
+        await channel.initialize()
+        try:
+            await channel.send_card(OWNER_CHAT, card)
+        finally:
+            await channel.close()
+        (sent,) = _text_requests(fake.requests)
+        assert fake.previews_fetched == []
+
+    assert sent.params.get("link_preview_options") == {"is_disabled": True}
+    assert sent.params["reply_markup"]["inline_keyboard"] == [
+        [{"text": "🔗 Open the page", "url": LEAK}],
+        [{"text": "✅ Done", "callback_data": "el:t:y"}],
+    ]

@@ -20,13 +20,13 @@ from palui.connectors.signin import SOMEONE_ELSES, UNKNOWN_STATE
 from palui.domain import Card
 from tests.fakes.memory_channel import MemoryChannel, button, switch_on
 from tests.fakes.remote_palui import (
-    BOUND_S,
     connect_link,
     connected,
     follow,
     palui_with_tracker,
     second_palui,
 )
+from tests.fakes.watched_channel import BOUND_S
 from tests.toolkit import ScriptedModel, answer, call
 
 OTHER_USER = 4242

@@ -35,10 +35,8 @@ from tests.fakes.memory_channel import (
 from tests.fakes.oauth_server import oauth_servers
 from tests.fakes.otlp_collector import FakeCollector
 from tests.fakes.remote_palui import (
-    BOUND_S,
     SECRET,
     Setup,
-    WatchedChannel,
     asks,
     connect_link,
     connected,
@@ -46,6 +44,7 @@ from tests.fakes.remote_palui import (
     palui_with_tracker,
     tracker,
 )
+from tests.fakes.watched_channel import BOUND_S, WatchedChannel
 from tests.toolkit import ScriptedModel, answer, call
 
 

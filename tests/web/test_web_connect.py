@@ -9,7 +9,13 @@ import asyncio
 from pathlib import Path
 
 from palui.domain import ConnectorState
-from tests.fakes.remote_palui import BOUND_S, connected, follow, palui_with_tracker, tracker
+from tests.fakes.remote_palui import (
+    connected,
+    follow,
+    palui_with_tracker,
+    tracker,
+)
+from tests.fakes.watched_channel import BOUND_S
 from tests.fakes.web_console import signed_in
 
 

@@ -12,7 +12,12 @@ def keyboard(card: Card) -> InlineKeyboardMarkup | None:
         return None  # an edit without a keyboard removes the buttons
     return InlineKeyboardMarkup(
         [
-            [InlineKeyboardButton(b.label, callback_data=b.data) for b in row]
+            [
+                InlineKeyboardButton(b.label, url=b.url)
+                if b.url
+                else InlineKeyboardButton(b.label, callback_data=b.data)
+                for b in row
+            ]
             for row in card.keyboard
         ]
     )

@@ -37,6 +37,9 @@ class JobRow(Base):
     taint_source: Mapped[str | None] = mapped_column(String(160))
     # The model its chat had chosen (/model) when it was created; None: the default.
     model: Mapped[str | None] = mapped_column(String(200))
+    # Who asked for it (the person whose message started the turn that made it): a server's
+    # question during one of its runs goes to them. None: nobody is known (its run's are declined).
+    owner_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
