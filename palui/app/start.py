@@ -81,6 +81,7 @@ async def take_in(
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
     """`palui run` until `stop` is set."""
+    refusals(settings)
     store = Store(Database(settings.resolved_database_url))
     try:
         await store.db.migrate()
@@ -97,6 +98,21 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
         raise
     async with app:
         await app.serve_telegram(stop)
+
+
+def refusals(settings: Settings) -> None:
+    """What the configuration can still refuse once it is read (ConfigError: a hook that can't
+    be imported, a guard's bad pattern, a webhook without its secret), checked before Telegram
+    or the database is touched, so bad input changes nothing and says why even when Telegram
+    can't be reached. Only what is configured is loaded: a plain start pays nothing."""
+    if settings.hooks.pre or settings.hooks.post or settings.guards:
+        from palui.tools.rules import ToolRules
+
+        ToolRules.from_settings(settings)
+    if settings.webhooks:
+        from palui.webhooks.specs import load_webhooks
+
+        load_webhooks(settings)
 
 
 def _the_rest() -> type[Palui]:

@@ -57,15 +57,17 @@ class EarlyInbox:
 
     async def _store_now(self, inbound: Inbound) -> bool:
         payload = inbound_to_json(inbound)
-        stored = await self._store.inbox.add_seeing(
+        seen = await self._store.inbox.add_seeing(
             inbound.update_id, inbound.chat_id, inbound.user.id, payload
         )
         log.info("update_held", update_id=inbound.update_id, chat_id=inbound.chat_id)
-        if stored and inbound.message_id is not None and said(inbound):  # a turn runs elsewhere
+        # A turn of the chat runs (elsewhere): 👀, as the full inbox gives it. A typed answer to
+        # a server's question is told apart when the chats take the row up (`dispatch_stored`).
+        if seen is not None and seen.running and inbound.message_id is not None and said(inbound):
             task = asyncio.create_task(self._eyes(inbound.chat_id, inbound.message_id))
             self._reacting.add(task)
             task.add_done_callback(self._reacting.discard)
-        return stored is not None
+        return seen is not None
 
     async def _eyes(self, chat_id: int, message_id: int) -> None:
         try:

@@ -162,7 +162,7 @@ async def test_a_webhook_summary_waits_for_the_model_across_a_restart_and_is_pos
 
     fake_model.brain = brain
     palui = await start_palui()
-    await fake_telegram.wait_for_request("getUpdates")  # the HTTP server listens by now
+    await palui.app.serving.wait()  # the HTTP server listens by now
     store, base = palui.app.store, str(palui.app.http.url)
     headers = {"X-Palui-Secret": GITHUB_SECRET, "Content-Type": "application/json"}
     status, body = await post_json(f"{base}/webhooks/github", b'{"pusher": "ana"}', headers)

@@ -21,12 +21,7 @@ from typing import Any
 
 from telegram import BotCommand, LinkPreviewOptions, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
-from telegram.error import (
-    BadRequest,
-    InvalidToken,
-    NetworkError,
-    TelegramError,
-)
+from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 from telegram.ext import Defaults, ExtBot
 from telegram.request import HTTPXRequest
 
