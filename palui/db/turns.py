@@ -112,6 +112,12 @@ _DELIVERY_HANDLED = (
     .where(DELIVERIES.c.turn_id == bindparam("ended_turn"), DELIVERIES.c.handled_at.is_(None))
     .values(handled_at=bindparam("handled_at"))
 )
+# A summary that waits for the model was no failed attempt (palui.chat.attempts): not counted.
+_DELIVERY_WAITS = (
+    update(DELIVERIES)
+    .where(DELIVERIES.c.turn_id == bindparam("ended_turn"), DELIVERIES.c.attempts > 0)
+    .values(attempts=DELIVERIES.c.attempts - 1)
+)
 _UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
 _PREVIEW_GOING_OUT = (
     update(TURNS)
@@ -343,7 +349,10 @@ async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended
         await s.execute(_UNPAUSE, {"turn_id": turn_id})
     if ended.kind == TurnKind.SCHEDULED and end.waits:
         await s.execute(_REQUEUE_RUN, {"ended_turn": turn_id})
-    elif ended.kind == TurnKind.WEBHOOK and not end.waits:
-        await s.execute(_DELIVERY_HANDLED, {"ended_turn": turn_id, "handled_at": utcnow()})
+    elif ended.kind == TurnKind.WEBHOOK:
+        if end.waits:
+            await s.execute(_DELIVERY_WAITS, {"ended_turn": turn_id})
+        else:
+            await s.execute(_DELIVERY_HANDLED, {"ended_turn": turn_id, "handled_at": utcnow()})
     await ride(s, riders)
     return stored
