@@ -7,7 +7,6 @@ in the store's turn end (the seam a test uses: `app.store`), only for that deliv
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ HEADERS = {"X-Palui-Secret": SECRET, "Content-Type": "text/plain"}
 @pytest.fixture
 def hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = tmp_path / "palui.toml"
-    config.write_text(f"[webhooks.github]\nchat_id = {OWNER_CHAT}\nsecret_env = {json.dumps(ENV)}\n")
+    config.write_text(f'[webhooks.github]\nchat_id = {OWNER_CHAT}\nsecret_env = "{ENV}"\n')
     monkeypatch.setenv("PALUI_CONFIG", str(config))
     monkeypatch.setenv(ENV, SECRET)
     return config
