@@ -9,6 +9,12 @@ look answers what it finds (`given_up`): a message already attempted `MAX_ATTEMP
 costs at most two restarts, never one at every start. A single interruption (a kill mid-turn)
 still runs again: the second attempt answers it. An orderly stop (a deploy) that cancels an
 attempt takes its count back (`uncount`): only a death counts.
+
+A webhook delivery follows the same rule (`palui.db.webhooks`): its summarising turn counts an
+attempt as it claims the delivery, so a summary whose turn dies or fails to end (a statement
+error at its end) is not summarised again at every look, each a new model request. One
+attempted `MAX_ATTEMPTS` times is marked handled with `webhook_note` instead (its failed turns
+stay on the console's Turns page). A wait for the model does not count (`palui.db.turns`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Sequence
 from palui.chat.groups import threaded_to
 from palui.chat.stored_inbound import inbound_from_json
 from palui.db import Store
-from palui.domain import Inbound, InboxItem
+from palui.domain import Delivery, Inbound, InboxItem
 from palui.logs import get_logger
 
 log = get_logger("palui.chat.attempts")
@@ -51,3 +57,21 @@ async def uncount(store: Store, batch: Sequence[Inbound]) -> None:
     not all have been counted yet (a turn's start counts its text): a count never goes below
     zero, and at worst a message that died once gets one attempt more."""
     await store.inbox.uncount_attempt([inbound.update_id for inbound in batch])
+
+
+def webhook_note(webhook: str) -> str:
+    return (
+        f"📨 Webhook {webhook}\nI tried {MAX_ATTEMPTS} times to summarise an event it sent and "
+        "something went wrong each time, so I stopped trying. The console's Turns page shows "
+        "the failed tries."
+    )
+
+
+def spent(delivery: Delivery) -> bool:
+    """The delivery was attempted `MAX_ATTEMPTS` times already: no more summaries."""
+    return delivery.attempts >= MAX_ATTEMPTS
+
+
+async def give_up_delivery(store: Store, delivery: Delivery) -> None:
+    log.warning("webhook_given_up", chat_id=delivery.chat_id, delivery_id=delivery.id)
+    await store.webhooks.give_up(delivery, webhook_note(delivery.webhook))

@@ -39,7 +39,7 @@ from palui.chat.recovery import Recovery
 from palui.chat.stored_inbound import for_a_turn, inbound_from_json
 from palui.db import Store
 from palui.delivery.outbox import Outbox, Ready
-from palui.domain import EVERY_CHAT, ChatScope, Fence, Inbound
+from palui.domain import EVERY_CHAT, ChatScope, Delivery, Fence, Inbound
 from palui.errors import LeaseLost
 from palui.jobs.admission import admit_run
 from palui.logs import get_logger
@@ -254,10 +254,14 @@ class ChatWorkers:
                         await self._outbox.deliver(chat_id, fence)
             if waiting.webhooks:
                 for delivery in await self._store.webhooks.pending(chat_id):
+                    if attempts.spent(delivery):  # its summary failed twice: a note, no loop
+                        await attempts.give_up_delivery(self._store, delivery)
+                        await self._outbox.deliver(chat_id, fence)
+                        continue
                     if await self._held_back(chat_id):
                         return  # the delivery stays stored; the chat is woken when it lifts
                     with self._tracing.turn("webhook", chat_id):
-                        await self._turns.run_webhook_turn(delivery, fence)
+                        await self._summarise(delivery, fence)
                         await self._outbox.deliver(chat_id, fence)
                     if await self._model_down(chat_id):
                         return  # it waits for the model, unhandled (`palui.turns.outage`)
@@ -308,6 +312,14 @@ class ChatWorkers:
                 # Nothing came here meanwhile (a message here kicks): no second look now. What
                 # reached another process is seen by the look the idle grace ends with.
                 return
+
+    async def _summarise(self, delivery: Delivery, fence: Fence) -> None:
+        try:
+            await self._turns.run_webhook_turn(delivery, fence)
+        except asyncio.CancelledError:
+            if self._closed:  # an orderly stop: no failed attempt (palui.chat.attempts)
+                await asyncio.shield(self._store.webhooks.uncount(delivery.id))
+            raise
 
     async def _held_back(self, chat_id: int) -> bool:
         """A cap pause or the model's outage: no turn starts (it would fail the same way)."""

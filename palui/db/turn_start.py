@@ -89,7 +89,7 @@ def _previews() -> tuple[Any, Any]:
         or_(t.preview_message_id.is_not(None), t.preview_floor.is_not(None)),
     )
     newest = (
-        select(t.preview_message_id, t.preview_floor, t.preview_text)
+        select(t.id, t.preview_message_id, t.preview_floor, t.preview_text)
         .where(*left)
         .order_by(t.started_at.desc())
         .limit(1)
@@ -145,12 +145,29 @@ async def _take_previews(s: AsyncSession, chat_id: int, update_ids: Sequence[int
     if newest is None:
         return Left()
     await s.execute(_DETACH_PREVIEWS, params)
-    message_id, floor, text = newest
+    _, message_id, floor, text = newest
     if message_id is not None:
         return Left(message_id=int(message_id))
     if floor is None or not text:
         return Left()
     return Left(unrecorded=UnrecordedPreview(int(floor), text))
+
+
+async def left_unrecorded(
+    s: AsyncSession, chat_id: int, update_ids: Sequence[int]
+) -> tuple[str, UnrecordedPreview] | None:
+    """The preview an interrupted turn for these updates was sending with no id recorded (the
+    one the next start would take), with that turn's id; nothing is detached."""
+    if not update_ids:
+        return None
+    params = {"in_chat": chat_id, "update_ids": list(update_ids)}
+    newest = (await s.execute(_NEWEST_PREVIEW, params)).one_or_none()
+    if newest is None:
+        return None
+    turn_id, message_id, floor, text = newest
+    if message_id is not None or floor is None or not text:
+        return None
+    return str(turn_id), UnrecordedPreview(int(floor), text)
 
 
 async def start_turn(

@@ -27,7 +27,7 @@ from palui.db.models import (
 )
 from palui.db.repo import Repo, insert_params
 from palui.db.riders import MODEL_CALLS, Riders, ride, usage_row
-from palui.db.turn_start import start_turn
+from palui.db.turn_start import left_unrecorded, start_turn
 from palui.domain import (
     Completion,
     OutboxItem,
@@ -112,6 +112,12 @@ _DELIVERY_HANDLED = (
     .where(DELIVERIES.c.turn_id == bindparam("ended_turn"), DELIVERIES.c.handled_at.is_(None))
     .values(handled_at=bindparam("handled_at"))
 )
+# A summary that waits for the model was no failed attempt (palui.chat.attempts): not counted.
+_DELIVERY_WAITS = (
+    update(DELIVERIES)
+    .where(DELIVERIES.c.turn_id == bindparam("ended_turn"), DELIVERIES.c.attempts > 0)
+    .values(attempts=DELIVERIES.c.attempts - 1)
+)
 _UNPAUSE = delete(PAUSED).where(PAUSED.c.turn_id == bindparam("turn_id"))
 _PREVIEW_GOING_OUT = (
     update(TURNS)
@@ -122,6 +128,12 @@ _RECORD_PREVIEW = (
     update(TURNS)
     .where(TURNS.c.id == bindparam("turn_id"))
     .values(preview_message_id=bindparam("preview_message_id"))
+)
+# An interrupted turn's unrecorded preview looked for and not there: nothing for a re-run.
+_NO_PREVIEW = (
+    update(TURNS)
+    .where(TURNS.c.id == bindparam("turn_id"))
+    .values(preview_floor=None, preview_text=None)
 )
 _MODEL_CALL = insert(MODEL_CALLS)
 # The caps' reads, before each turn when they are on.
@@ -210,6 +222,24 @@ class TurnRepo(Repo):
         params = {"turn_id": turn_id, "preview_message_id": message_id}
         async with self._db.session() as s, s.begin():
             await s.execute(_RECORD_PREVIEW, params)
+
+    async def unrecorded_preview(
+        self, chat_id: int, update_ids: Sequence[int]
+    ) -> tuple[str, UnrecordedPreview] | None:
+        """The preview an interrupted turn for these updates may have left with no id recorded,
+        and that turn's id: for a re-run to look for before it starts."""
+        async with self._db.session() as s:
+            return await left_unrecorded(s, chat_id, update_ids)
+
+    async def settle_preview(self, turn_id: str, message_id: int | None) -> None:
+        """The interrupted turn's preview was looked for: found (`message_id`, recorded as its
+        preview, which the re-run's start takes over) or not there (nothing left to take)."""
+        async with self._db.session() as s, s.begin():
+            if message_id is None:
+                await s.execute(_NO_PREVIEW, {"turn_id": turn_id})
+            else:
+                params = {"turn_id": turn_id, "preview_message_id": message_id}
+                await s.execute(_RECORD_PREVIEW, params)
 
     async def finish(self, end: TurnEnd, riders: Riders | None = None) -> Ended | None:
         """End a turn in one transaction (`palui.domain.turn_record.TurnEnd`), with the
@@ -343,7 +373,10 @@ async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended
         await s.execute(_UNPAUSE, {"turn_id": turn_id})
     if ended.kind == TurnKind.SCHEDULED and end.waits:
         await s.execute(_REQUEUE_RUN, {"ended_turn": turn_id})
-    elif ended.kind == TurnKind.WEBHOOK and not end.waits:
-        await s.execute(_DELIVERY_HANDLED, {"ended_turn": turn_id, "handled_at": utcnow()})
+    elif ended.kind == TurnKind.WEBHOOK:
+        if end.waits:
+            await s.execute(_DELIVERY_WAITS, {"ended_turn": turn_id})
+        else:
+            await s.execute(_DELIVERY_HANDLED, {"ended_turn": turn_id, "handled_at": utcnow()})
     await ride(s, riders)
     return stored

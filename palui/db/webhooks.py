@@ -13,6 +13,10 @@ A delivery is claimed by writing the summarising turn's id on it (compare-and-se
 never both take it) and marked handled by that turn's end, in its transaction (`palui.db.turns`).
 A delivery whose turn was left unfinished by a process that died, or ended waiting for the model
 (`palui.turns.outage`), is taken again; one whose turn is done is only marked handled.
+
+Each claim counts an attempt in the row, in the claim's statement (before the turn runs, so a
+kill -9 counts too); a wait for the model and an orderly stop take theirs back. A delivery
+attempted `MAX_ATTEMPTS` times is given up (`palui.chat.attempts`): handled, with a note.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palui.db.models import Turn, WebhookDelivery, utcnow
+from palui.db.models import OutboxMessage, Turn, WebhookDelivery, utcnow
 from palui.db.repo import Repo
 from palui.domain import Delivery, TurnStatus
 from palui.errors import Replayed
@@ -43,6 +47,7 @@ def _delivery(row: WebhookDelivery) -> Delivery:
         row.body,
         row.turn_id,
         row.received_at,
+        row.attempts,
     )
 
 
@@ -141,10 +146,33 @@ class WebhookRepo(Repo):
             claimed = await s.scalar(
                 update(WebhookDelivery)
                 .where(WebhookDelivery.id == delivery.id, where)
-                .values(turn_id=turn_id)
+                .values(turn_id=turn_id, attempts=WebhookDelivery.attempts + 1)
                 .returning(WebhookDelivery.id)
             )
         return claimed is not None
+
+    async def give_up(self, delivery: Delivery, note: str) -> bool:
+        """Mark the delivery handled without a summary, and store `note` for its chat, in one
+        transaction: once, whichever worker gets here first."""
+        async with self._db.session() as s, s.begin():
+            given_up = await s.scalar(
+                update(WebhookDelivery)
+                .where(WebhookDelivery.id == delivery.id, WebhookDelivery.handled_at.is_(None))
+                .values(handled_at=utcnow())
+                .returning(WebhookDelivery.id)
+            )
+            if given_up is not None:
+                s.add(OutboxMessage(chat_id=delivery.chat_id, text=note))
+        return given_up is not None
+
+    async def uncount(self, delivery_id: int) -> None:
+        """Take back the attempt an orderly stop cancelled (never below zero)."""
+        async with self._db.session() as s, s.begin():
+            await s.execute(
+                update(WebhookDelivery)
+                .where(WebhookDelivery.id == delivery_id, WebhookDelivery.attempts > 0)
+                .values(attempts=WebhookDelivery.attempts - 1)
+            )
 
     async def get(self, delivery_id: int) -> Delivery | None:
         async with self._db.session() as s:

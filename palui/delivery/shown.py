@@ -16,7 +16,11 @@ chat shows it already, and where:
   costs no probe and no statement;
 - a chat turn's preview an interrupted run was sending when it died (`find_unrecorded_preview`):
   found by the text it was sent with, above the floor recorded before it went out
-  (`preview_floor`), and recorded as the re-run's own preview, which its answer replaces.
+  (`preview_floor`), and recorded as that run's preview, which the re-run takes over and its
+  answer replaces. Looked for before the re-run starts, strictly as a part is: when Telegram
+  can't be asked, the re-run does not start (a transient `ChannelError` to the chat's worker,
+  which looks again in a few seconds), since a fresh preview would leave the old one on screen
+  too. Nothing was started or counted meanwhile, and no model was asked.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from datetime import UTC, datetime
 
 from palui.db import Store
 from palui.delivery.pacer import REPLACED
-from palui.domain import Inbound, OutboxItem, UnrecordedPreview
+from palui.domain import Inbound, OutboxItem
 from palui.errors import ChannelError
 from palui.logs import get_logger
 from palui.ports.channel import Leftovers, Part, Replies
@@ -136,13 +140,18 @@ class Shown:
 
 
 async def find_unrecorded_preview(
-    channel: Leftovers, store: Store, chat_id: int, turn_id: str, unrecorded: UnrecordedPreview
+    channel: Leftovers, store: Store, chat_id: int, update_ids: Sequence[int]
 ) -> int | None:
-    """The preview an interrupted run was sending when it died, if it reached the chat: found
-    (it shows `unrecorded.text`, edited to itself) and recorded as this turn's own."""
+    """The preview an interrupted run on these updates was sending when it died, if it
+    reached the chat: found (it shows the text it was sent with, edited to itself) and
+    recorded as that run's, for the re-run's start to take over; not there, forgotten. Raises
+    a transient `ChannelError`, settling nothing, when Telegram could not be asked."""
+    left = await store.turns.unrecorded_preview(chat_id, update_ids)
+    if left is None:
+        return None
+    turn_id, unrecorded = left
     found = await channel.find_unrecorded(chat_id, unrecorded.floor, unrecorded.text)
-    if found is not None:
-        await store.turns.record_preview(turn_id, found)
+    await store.turns.settle_preview(turn_id, found)
     return found
 
 

@@ -16,3 +16,4 @@ class Delivery:
     body: str
     turn_id: str | None  # the turn that claimed it, if any
     received_at: datetime
+    attempts: int = 0  # turns that claimed it so far (`palui.chat.attempts`)

@@ -101,7 +101,9 @@ class Leftovers(Protocol):
     async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
         """A message of ours sent above message `floor` and showing `text`, whose id a crash
         kept from being recorded; None when none is found within a few probes. Each probe edits
-        a candidate to `text` (a channel that can't look returns None)."""
+        a candidate to `text` (a channel that can't look returns None). Raises a transient
+        `ChannelError` when the channel could not be asked (an outage): the message may be
+        there, and a re-run is not to start a preview of its own beside it."""
         ...
 
     async def find_part(

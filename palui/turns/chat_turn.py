@@ -72,14 +72,14 @@ async def run_chat_turn(
             trace_id=trace_id(),
         )
         attempted = [i.update_id for i in batch if i.attachment is None]
+        if rerun:
+            # Before the start: when Telegram can't be asked this raises (`ChannelError`), and
+            # nothing is started or counted; the worker looks again soon (palui.delivery.shown).
+            await find_unrecorded_preview(parts.channel, store, chat_id, [u for u, _ in inputs])
         begun = await store.turns.start_chat_turn(
             start, chat_kind=latest.chat_kind, rerun=rerun, attempted=attempted
         )
         left = begun.preview
-        if begun.unrecorded is not None:
-            left = await find_unrecorded_preview(
-                parts.channel, store, chat_id, turn_id, begun.unrecorded
-            )
         started = _Started(turn_id, begun.session_id, left, group, fence, images or {}, begun.model)
         # A server's question during one of this turn's calls goes to this chat and person.
         asking = ASKING.set(Asking(chat_id, latest.user.id, turn_id))

@@ -162,7 +162,7 @@ async def test_a_webhook_summary_waits_for_the_model_across_a_restart_and_is_pos
 
     fake_model.brain = brain
     palui = await start_palui()
-    await palui.app.serving.wait()  # the HTTP server listens by now
+    await palui.app.serving.wait()  # the HTTP server listens (getUpdates may come first)
     store, base = palui.app.store, str(palui.app.http.url)
     headers = {"X-Palui-Secret": GITHUB_SECRET, "Content-Type": "application/json"}
     status, body = await post_json(f"{base}/webhooks/github", b'{"pusher": "ana"}', headers)
@@ -172,6 +172,7 @@ async def test_a_webhook_summary_waits_for_the_model_across_a_restart_and_is_pos
     delivery = await store.webhooks.get(body["delivery_id"])
     assert delivery is not None and delivery.turn_id is not None
     assert await turn_status(store, delivery.turn_id) == "failed"
+    assert delivery.attempts == 0  # a wait for the model is no failed try (palui.chat.attempts)
     assert [d.id for d in await store.webhooks.pending(OWNER_CHAT)] == [delivery.id]
 
     # Palui restarts while the delivery waits; the model is back meanwhile.

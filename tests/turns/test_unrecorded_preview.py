@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from palui.channels.telegram.pacing import MAX_SEND_ATTEMPTS
 from palui.db import Database
 from palui.db.models import Turn
 from tests.conftest import OWNER_CHAT, OWNER_ID
@@ -99,3 +100,24 @@ async def test_with_nothing_found_the_answer_is_sent_as_before(
     [message] = fake_telegram.visible_messages(OWNER_CHAT)
     assert message["message_id"] != message_id
     assert message["text"] == ANSWER
+
+
+async def test_a_search_telegram_did_not_answer_waits_instead_of_a_second_preview(
+    start_palui, fake_telegram, fake_model, database_url: str
+) -> None:
+    """Telegram refuses every probe of the first search (429 until the send gives up): the
+    re-run does not start as if nothing were there (a fresh preview beside the old one); it
+    looks again, finds the preview and answers in it, and the model is asked once more."""
+    fake_model.queue(Script(text=ANSWER, hang=True), Script(text=ANSWER))
+    _, message_id = await killed_before_the_preview_was_recorded(
+        start_palui, fake_telegram, database_url
+    )
+    fake_telegram.flood("editMessageText", times=MAX_SEND_ATTEMPTS, retry_after=1)
+
+    palui = await start_palui()
+    await fake_model.wait_for_request(count=2, timeout=90)  # the re-run, once it could look
+    await palui.app.chats.wait_idle(OWNER_CHAT)  # its answer delivered
+    [message] = fake_telegram.visible_messages(OWNER_CHAT)
+    assert message["message_id"] == message_id
+    assert message["text"] == ANSWER
+    assert len(fake_model.requests) == 2

@@ -354,7 +354,8 @@ class TelegramChannel:
 
     async def find_unrecorded(self, chat_id: int, floor: int, text: str) -> int | None:
         probe = functools.partial(self._probe, chat_id, ((text, None),))
-        return await leftovers.find(probe, floor, self._sent.first_above(chat_id, floor))
+        below = self._sent.first_above(chat_id, floor)
+        return await leftovers.find(probe, floor, below, strict=True)  # not found: a new preview
 
     async def find_part(
         self, chat_id: int, floor: int, part: Part, skip: Collection[int]

@@ -35,6 +35,8 @@ class WebhookDelivery(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     handled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     replay_key: Mapped[str | None] = mapped_column(String(80))
+    # Turns that claimed it (counted with the claim, so a kill -9 counts): `palui.chat.attempts`.
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     __table_args__ = (
         Index("ix_webhook_deliveries_chat_id_handled_at", "chat_id", "handled_at"),
