@@ -177,6 +177,11 @@ def claimed_by(update_id: Any) -> Any:
     )
 
 
+async def uncount_inbox(s: AsyncSession, update_ids: Sequence[int]) -> None:
+    """Take back one attempt at these updates, in the caller's transaction."""
+    await s.execute(_UNCOUNT, {"update_ids": list(update_ids)})
+
+
 async def mark_inbox_done(s: AsyncSession, update_ids: Sequence[int], turn_id: str | None) -> None:
     params = {"update_ids": list(update_ids), "handled_at": utcnow(), "turn_id": turn_id}
     await s.execute(_DONE, params)

@@ -14,7 +14,7 @@ from sqlalchemy.exc import NoResultFound
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
 
-from palui.db.inbox import count_attempt, mark_inbox_done
+from palui.db.inbox import count_attempt, mark_inbox_done, uncount_inbox
 from palui.db.leases import fence_params, held_by_params
 from palui.db.models import (
     JobRun,
@@ -371,6 +371,8 @@ async def _finish(s: AsyncSession, end: TurnEnd, riders: Riders | None) -> Ended
         # A resumed turn (its messages were handled when it paused) is no longer paused; a
         # chat turn's messages are never a paused turn's, so it skips this statement.
         await s.execute(_UNPAUSE, {"turn_id": turn_id})
+    if end.waits and end.kept:
+        await uncount_inbox(s, end.kept)
     if ended.kind == TurnKind.SCHEDULED and end.waits:
         await s.execute(_REQUEUE_RUN, {"ended_turn": turn_id})
     elif ended.kind == TurnKind.WEBHOOK:

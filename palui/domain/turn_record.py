@@ -51,7 +51,9 @@ class TurnEnd:
     runs under) nothing is written once another process took the lease over: `LeaseLost`.
     `waits`: the model could not be reached before anything changed (`palui.turns.outage`):
     a job's run goes back to queued and a webhook's delivery stays unhandled, to run again
-    once the model is back (a delivery is otherwise handled by its turn's end)."""
+    once the model is back (a delivery is otherwise handled by its turn's end); a chat turn's
+    messages (`kept`) stay pending, and the attempt their turn counted is taken back: a wait
+    is no failure (`palui.chat.attempts`), so a flapping provider never earns an apology."""
 
     turn_id: str
     status: TurnStatus
@@ -66,6 +68,7 @@ class TurnEnd:
     preview_message_id: int | None = None
     fence: Fence | None = None
     waits: bool = False
+    kept: Sequence[int] = ()  # a waiting chat turn's messages, left pending
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,7 @@ async def fail(
             reply=TOLD if outage.went_down(chat_id) else None,
             error=str(exc),
             waits=True,
+            kept=update_ids,
         )
     if isinstance(exc, ModelUnavailable):
         log.warning("model_unavailable", error=str(exc))

@@ -49,6 +49,9 @@ async def test_a_chat_is_told_once_and_answered_once_when_the_model_is_back(
     await fake_model.wait_for(lambda: sum(map(is_ping, fake_model.requests)) >= 2, "probes")
     await palui.app.chats.wait_idle(OWNER_CHAT)
     assert [r for r in fake_model.requests if not is_ping(r)] == turns
+    # A wait is no failed attempt: a second outage must not earn these an apology.
+    kept = await palui.app.store.inbox.pending(OWNER_CHAT)
+    assert [item.attempts for item in kept] == [0, 0]
     assert len(fake_telegram.sent_messages(OWNER_CHAT)) == 1
 
     down = False
