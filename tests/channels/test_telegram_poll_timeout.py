@@ -29,20 +29,26 @@ class Sink:
         pass
 
 
-async def test_a_long_poll_is_given_up_ten_seconds_past_its_timeout(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # PTB adds getUpdates' `timeout` to the request's read timeout itself: the client must not
-    # add it again, or a hung poll holds every incoming message for twice as long.
-    read_timeouts: list[float] = []
+@pytest.fixture
+def read_timeouts(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The read timeout of every getUpdates request PTB sends, in order."""
+    seen: list[float] = []
     do_request = HTTPXRequest.do_request
 
     async def recording(self: HTTPXRequest, *args: Any, **kwargs: Any) -> Any:
         if str(kwargs.get("url", "")).endswith("/getUpdates"):
-            read_timeouts.append(kwargs["read_timeout"])
+            seen.append(kwargs["read_timeout"])
         return await do_request(self, *args, **kwargs)
 
     monkeypatch.setattr(HTTPXRequest, "do_request", recording)
+    return seen
+
+
+async def test_a_long_poll_is_given_up_ten_seconds_past_its_timeout(
+    read_timeouts: list[float],
+) -> None:
+    # PTB adds getUpdates' `timeout` to the request's read timeout itself: the client must not
+    # add it again, or a hung poll holds every incoming message for twice as long.
     async with FakeTelegram() as fake:
         channel = TelegramChannel(fake.token, fake.url, poll_timeout_s=5)
         await channel.initialize()
@@ -60,19 +66,10 @@ def getupdates_timeouts(fake: FakeTelegram) -> list[int]:
 
 
 async def test_after_a_failed_poll_it_polls_short_until_answered_then_long_again(
-    monkeypatch: pytest.MonkeyPatch,
+    read_timeouts: list[float],
 ) -> None:
     # A long poll sent into an outage hangs until its read timeout (25 + 10 s) while messages
     # wait: after a failure the poll is short (timeout 0, a read timeout of a few seconds).
-    read_timeouts: list[float] = []
-    do_request = HTTPXRequest.do_request
-
-    async def recording(self: HTTPXRequest, *args: Any, **kwargs: Any) -> Any:
-        if str(kwargs.get("url", "")).endswith("/getUpdates"):
-            read_timeouts.append(kwargs["read_timeout"])
-        return await do_request(self, *args, **kwargs)
-
-    monkeypatch.setattr(HTTPXRequest, "do_request", recording)
     async with FakeTelegram() as fake:
         channel = TelegramChannel(fake.token, fake.url, poll_timeout_s=7)
         await channel.initialize()
