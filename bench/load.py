@@ -222,6 +222,8 @@ async def run_palui_process(
         if args.stream:
             env["PALUI_STREAM_REPLIES"] = "true"
             fake_tg.drafts_supported = True
+        if args.via_litellm:
+            env["PALUI_MODEL_VIA_LITELLM"] = "true"
         with log_path.open("w", encoding="utf-8") as log:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "palui.cli", "run", env=env, cwd=workdir,
@@ -275,6 +277,8 @@ def print_report(
     print(f"\n{args.chats} chats x {args.turns} turns, {db}, real `palui run` subprocess")
     limits = "Telegram's limits on both sides" if args.telegram_limits else "no limits kept"
     print(f"{limits}; streaming {'on (drafts)' if args.stream else 'off'}")
+    daemon_model = "litellm" if args.via_litellm else "direct for openai/ models"
+    print(f"model calls: the daemon's {daemon_model}; the floor's {args.floor_model}")
     other = args.palui_repo.resolve() != common.REPO
     print(f"palui code: {args.palui_repo if other else common.code_version()}")
     print(f"failed turns: {failed}   lost replies: {palui.lost}   duplicated: {palui.duplicated}")
@@ -362,6 +366,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the fake Bot API refuses sends past Telegram's limits; the floor keeps them too",
     )  # fmt: skip
     parser.add_argument("--stream", action="store_true", help="PALUI_STREAM_REPLIES=true")
+    parser.add_argument(
+        "--floor-model",
+        choices=("litellm", "direct"),
+        default="litellm",
+        help="the floor's model calls: through litellm (default), or over Palui's direct route",
+    )
+    parser.add_argument(
+        "--via-litellm", action="store_true", help="PALUI_MODEL_VIA_LITELLM=true for the daemon"
+    )
     return parser.parse_args(argv)
 
 

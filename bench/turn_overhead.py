@@ -621,12 +621,19 @@ async def run_floor(
     from telegram.request import HTTPXRequest
 
     from palui.agent.context import SYSTEM_PROMPT
+    from palui.llm.openai_http import OpenAIHttp
+    from palui.llm.wire import Stream
     from tests.fakes.telegram_api import FakeTelegram
 
     phase = Phase(name, args.chats, args.turns)
+    # The floor's model calls: through litellm (the issue's floor), or over the direct HTTP
+    # route Palui takes for OpenAI-style models (the same requests, the same client code).
+    direct = None
+    if getattr(args, "floor_model", "litellm") == "direct":
+        direct = OpenAIHttp(fake_model.api_base, MODEL_KEY, 60)
     chat_ids = [FIRST_USER + i for i in range(args.chats)]
     system = SYSTEM_PROMPT.format(now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M"))
-    # The keyword arguments Palui's LiteLLMModel passes (one request per call, no retries).
+    # The keyword arguments Palui's ModelClient passes (one request per call, no retries).
     completion_kwargs: dict[str, Any] = {
         "model": "openai/fake-model",
         "api_base": fake_model.api_base,
@@ -652,6 +659,8 @@ async def run_floor(
             async def complete(messages: list[dict[str, Any]]) -> tuple[str, Any]:
                 """(the answer's text, its first tool call or None); streamed, as Palui's calls
                 are, when Palui streams (`--stream`), so both sides make the same requests."""
+                if direct is not None:  # --floor-model direct: Palui's own HTTP route
+                    return await complete_direct(direct, messages)
                 if not getattr(args, "stream", False):
                     response = await litellm.acompletion(
                         messages=messages, tools=tools, **completion_kwargs
@@ -677,6 +686,23 @@ async def run_floor(
                         call.function.name = call.function.name or part.function.name or ""
                         call.function.arguments += part.function.arguments or ""
                 return "".join(text), call
+
+            async def complete_direct(route: Any, messages: list[dict[str, Any]]) -> tuple[str, Any]:
+                async def on_delta(_text: str) -> None:
+                    pass
+
+                completion = await route.attempt(
+                    "openai/fake-model",
+                    {"messages": messages, "tools": tools},
+                    on_delta if getattr(args, "stream", False) else None,
+                    Stream("openai/fake-model"),
+                )
+                call = None
+                if completion.tool_calls:
+                    first = completion.tool_calls[0]
+                    function = SimpleNamespace(name=first.name, arguments=first.arguments)
+                    call = SimpleNamespace(id=first.id, function=function)
+                return completion.content, call
 
             async def one_turn(chat_id: int, k: int, history: list[dict[str, Any]]) -> float:
                 started = time.monotonic()
@@ -735,6 +761,8 @@ async def run_floor(
             phase.counts["model requests"] = (len(fake_model.requests) - model_before) / turns
             phase.rss_end_mb = rss_now_mb()
             phase.child_rss_mb = children_peak_rss_mb()
+        if direct is not None:
+            await direct.close()
         check_replies(phase, tap, chat_ids)
     return phase
 
@@ -891,9 +919,9 @@ def report(
 
 async def warm_up_litellm(fake_model: Any) -> None:
     """Import litellm (seconds) and make one call, before anything is measured."""
-    from palui.llm import _import_litellm  # the same global litellm set-up Palui makes
+    from palui.llm.via_litellm import import_litellm  # the global set-up Palui makes
 
-    litellm = await asyncio.to_thread(_import_litellm)
+    litellm = await asyncio.to_thread(import_litellm)
     await litellm.acompletion(
         model="openai/fake-model", api_base=fake_model.api_base, api_key=MODEL_KEY,
         messages=[{"role": "user", "content": "warm up"}], num_retries=0, max_retries=0,

@@ -24,7 +24,7 @@ PACKAGE = ROOT / "palui"
 # Each library and the modules allowed to import it (a name and everything under it).
 HOMES: dict[str, tuple[str, ...]] = {
     "telegram": ("palui.channels.telegram",),
-    "litellm": ("palui.llm",),
+    "litellm": ("palui.llm.via_litellm",),
     "sqlalchemy": ("palui.db",),
     "mcp": ("palui.connectors", "palui.recall_server"),
 }

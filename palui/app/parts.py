@@ -18,7 +18,7 @@ from palui.domain import RECALL_ID
 from palui.errors import ConfigError
 from palui.interact.paused import PausedConnectors
 from palui.interact.status import StatusInfo
-from palui.llm import LiteLLMModel
+from palui.llm import ModelClient
 from palui.llm.speech import LiteLLMSpeaker
 from palui.llm.transcription import LiteLLMTranscriber, model_sees_images
 from palui.media import MediaIntake, MediaLimits
@@ -33,16 +33,17 @@ from palui.tools.rules import ToolRules
 from palui.turns.runner import Limits
 
 
-def build_model(settings: Settings) -> LiteLLMModel:
+def build_model(settings: Settings) -> ModelClient:
     settings.require("model")
     assert settings.model is not None
     key = settings.model_api_key.get_secret_value() if settings.model_api_key else None
-    return LiteLLMModel(
+    return ModelClient(
         settings.model,
         fallbacks=settings.fallback_models,
         api_base=settings.model_api_base,
         api_key=key,
         request_timeout=settings.model_timeout_s,
+        via_litellm=settings.model_via_litellm,
     )
 
 
@@ -54,7 +55,7 @@ def model_chooser(settings: Settings, model: ChatModel) -> Callable[[str | None]
     def choose(name: str | None) -> ChatModel:
         if name is None or name == model.name or name not in allowed:
             return model
-        return model.choosing(name) if isinstance(model, LiteLLMModel) else model
+        return model.choosing(name) if isinstance(model, ModelClient) else model
 
     return choose
 

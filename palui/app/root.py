@@ -57,7 +57,7 @@ from palui.db import Database, Store
 from palui.domain import ChatScope
 from palui.http import HttpServer
 from palui.jobs.scheduler import JobScheduler
-from palui.llm import LiteLLMModel
+from palui.llm import ModelClient
 from palui.logs import get_logger
 from palui.observe import Tracing
 from palui.observe.process import StartUp
@@ -133,7 +133,7 @@ class Palui:
         self.serving = asyncio.Event()  # set once `serve_telegram` serves: what comes is answered
 
     async def __aenter__(self) -> Palui:
-        if isinstance(self.model, LiteLLMModel):  # a model given by a test needs no import
+        if isinstance(self.model, ModelClient):  # a model given by a test needs no import
             self.warm_up.start("model", self.model.warm_up)
         self.warm_up.start("mcp-results", prepare_result_checks)
         await self.db.migrate()
@@ -145,6 +145,8 @@ class Palui:
     async def __aexit__(self, *exc: object) -> None:
         self.warm_up.cancel()
         await self.connectors.stop()
+        if isinstance(self.model, ModelClient):
+            await self.model.aclose()  # its HTTP session
         await close_remote(self.remote)
         await self.db.close()
         await asyncio.to_thread(self.tracing.shutdown)  # the spans still buffered go out

@@ -7,7 +7,8 @@ process's start and nothing sent meanwhile waits on the rest of Palui loading:
 2. the rest (the chat engine, MCP, the web console: about as much again of imports) is
    imported in a thread while the event loop keeps polling, then built and started as
    `Palui`; the chats then take up what was stored, and turns wait for the model layer
-   (`palui.llm`: the litellm import and its rehearsal) to be ready.
+   (`palui.llm`: for a provider outside OpenAI's format, the litellm import and its rehearsal)
+   to be ready.
 
 Part of the composition root. A test's `Palui` (no `run`) takes in the same way, from
 `Palui.serve_telegram`, after its parts are built.

@@ -6,7 +6,7 @@ in its way: the model's rehearsal (`palui.llm.warm`), the MCP client's result ch
 (`palui.connectors.warm`), one auto-recall question (`Memory.warm_up`), the offer a chat turn
 builds, and the reads a worker's pass makes (their SQL compiled and cached). Telegram is polled
 before they are done (`palui.app.start`); a turn waits for the model's (the model layer's own
-readiness, `LiteLLMModel`), and `WarmUp.ready` waits for all of them, at most `WARM_WAIT_S` in
+readiness, `ModelClient`), and `WarmUp.ready` waits for all of them, at most `WARM_WAIT_S` in
 all, before the app says it serves (`palui_ready`, /healthz's `ready_in_s`). Each is harmless:
 it writes nothing anyone can see (no turn, message, check or lease), and a failure or a timeout
 is logged, never raised: a warm-up that fails only leaves the first answer slower.

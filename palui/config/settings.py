@@ -87,6 +87,8 @@ class Settings(BaseSettings):
     model_api_key: SecretStr | None = None
     fallback_models: Annotated[tuple[str, ...], NoDecode] = ()
     model_timeout_s: float = Field(default=60, gt=0)
+    # Every model through litellm, even those Palui calls directly (palui.llm.openai_http).
+    model_via_litellm: bool = False
     stream_replies: bool = True
     # Whether the model accepts images; None: as litellm's model map says (palui.media.photos).
     model_vision: bool | None = None

@@ -11,9 +11,9 @@ import asyncio
 from typing import Any
 
 from palui.errors import ModelError
-from palui.llm import _import_litellm, _short, _unreachable_reason
+from palui.llm.failures import redact, short, unreachable_reason
+from palui.llm.via_litellm import import_litellm
 
-_REDACTED = "[redacted]"
 OPUS = "opus"  # OpenAI's name for OGG/Opus: Telegram's voice message format
 
 
@@ -42,7 +42,7 @@ class LiteLLMSpeaker:
 
     async def speak(self, text: str) -> bytes:
         if self._litellm is None:
-            self._litellm = await asyncio.to_thread(_import_litellm)
+            self._litellm = await asyncio.to_thread(import_litellm)
         try:
             async with asyncio.timeout(self._timeout):
                 response = await self._litellm.aspeech(
@@ -59,11 +59,8 @@ class LiteLLMSpeaker:
         except TimeoutError:
             raise ModelError(f"{self.name}: no speech within {self._timeout:g} s") from None
         except Exception as error:
-            reason = _unreachable_reason(error, self._timeout) or _short(str(error))
-            raise ModelError(f"{self.name}: {self._redact(reason)}") from None
+            reason = unreachable_reason(error, self._timeout) or short(str(error))
+            raise ModelError(f"{self.name}: {redact(reason, self._api_key)}") from None
         if not audio:
             raise ModelError(f"{self.name}: no audio in the answer")
         return bytes(audio)
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, _REDACTED) if self._api_key else text

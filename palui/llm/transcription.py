@@ -1,7 +1,7 @@
 """Speech to text through litellm's transcription API (the `Transcriber` port), and whether the
 chat model accepts images.
 
-Like `LiteLLMModel`, one request per attempt (litellm's and the OpenAI client's retries off), a
+Like `ModelClient`, one request per attempt (litellm's and the OpenAI client's retries off), a
 hard bound on the whole call, and error messages without the API key.
 """
 
@@ -11,9 +11,9 @@ import asyncio
 from typing import Any
 
 from palui.errors import ModelError
-from palui.llm import _import_litellm, _short, _unreachable_reason
-
-_REDACTED = "[redacted]"
+from palui.llm import model_map
+from palui.llm.failures import redact, short, unreachable_reason
+from palui.llm.via_litellm import import_litellm
 
 
 class LiteLLMTranscriber:
@@ -39,7 +39,7 @@ class LiteLLMTranscriber:
 
     async def transcribe(self, audio: bytes, file_name: str, mime_type: str | None) -> str:
         if self._litellm is None:
-            self._litellm = await asyncio.to_thread(_import_litellm)
+            self._litellm = await asyncio.to_thread(import_litellm)
         upload = (file_name, audio, mime_type or "application/octet-stream")
         try:
             async with asyncio.timeout(self._timeout):
@@ -54,15 +54,12 @@ class LiteLLMTranscriber:
         except TimeoutError:
             raise ModelError(f"{self.name}: no transcript within {self._timeout:g} s") from None
         except Exception as error:
-            reason = _unreachable_reason(error, self._timeout) or _short(str(error))
-            raise ModelError(f"{self.name}: {self._redact(reason)}") from None
+            reason = unreachable_reason(error, self._timeout) or short(str(error))
+            raise ModelError(f"{self.name}: {redact(reason, self._api_key)}") from None
         text = getattr(response, "text", None)
         if text is None and isinstance(response, dict):
             text = response.get("text")
         return str(text or "").strip()
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, _REDACTED) if self._api_key else text
 
 
 async def model_sees_images(model: str, override: bool | None = None) -> bool:
@@ -70,8 +67,4 @@ async def model_sees_images(model: str, override: bool | None = None) -> bool:
     litellm's model map (a model it doesn't know is taken as text-only)."""
     if override is not None:
         return override
-    litellm = await asyncio.to_thread(_import_litellm)  # seconds the first time: off the loop
-    try:
-        return bool(litellm.supports_vision(model))
-    except Exception:  # an unknown provider prefix: litellm raises rather than answers
-        return False
+    return await asyncio.to_thread(model_map.sees_images, model)  # a 5 MB file: off the loop

@@ -1,5 +1,6 @@
-"""The OpenAI wire format litellm speaks: messages and tools out, completions and streamed
-chunks back (used by `LiteLLMModel` only)."""
+"""The OpenAI wire format: messages and tools out, completions and streamed chunks back. Both
+routes speak it: `openai_http` with the JSON as parsed (dicts), `via_litellm` with litellm's
+response objects (attributes); `_at` reads either."""
 
 from __future__ import annotations
 
@@ -34,30 +35,36 @@ def tool_to_openai(tool: ToolSpec) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
+def _at(raw: Any, key: str) -> Any:
+    """A field of a parsed JSON object or of litellm's object for it; None when absent."""
+    return raw.get(key) if isinstance(raw, dict) else getattr(raw, key, None)
+
+
 def _usage(raw: Any) -> Usage:
-    prompt = getattr(raw, "prompt_tokens", None) or 0
-    return Usage(int(prompt), int(getattr(raw, "completion_tokens", None) or 0))
+    prompt = _at(raw, "prompt_tokens") or 0
+    return Usage(int(prompt), int(_at(raw, "completion_tokens") or 0))
 
 
 def from_response(model: str, response: Any) -> Completion:
-    if not response.choices:
+    choices = _at(response, "choices")
+    if not choices:
         raise ModelError(f"{model} returned no answer")
-    choice = response.choices[0]
-    message = choice.message
+    choice = choices[0]
+    message = _at(choice, "message") or {}
     calls = tuple(
         ToolCallRequest(
-            id=call.id or f"call_{index}",
-            name=call.function.name or "",
-            arguments=call.function.arguments or "{}",
+            id=_at(call, "id") or f"call_{index}",
+            name=_at(_at(call, "function"), "name") or "",
+            arguments=_at(_at(call, "function"), "arguments") or "{}",
         )
-        for index, call in enumerate(message.tool_calls or ())
+        for index, call in enumerate(_at(message, "tool_calls") or ())
     )
     return Completion(
         model=model,
-        content=message.content or "",
+        content=_at(message, "content") or "",
         tool_calls=calls,
-        usage=_usage(getattr(response, "usage", None)),
-        finish_reason=choice.finish_reason,
+        usage=_usage(_at(response, "usage")),
+        finish_reason=_at(choice, "finish_reason"),
     )
 
 
@@ -84,21 +91,23 @@ class Stream:
 
     def add(self, chunk: Any) -> str:
         """Take in one chunk; return its text delta ("" if none)."""
-        raw_usage = getattr(chunk, "usage", None)
+        raw_usage = _at(chunk, "usage")
         if raw_usage is not None and _usage(raw_usage).total_tokens:
             self.usage = _usage(raw_usage)
-        if not chunk.choices:
+        choices = _at(chunk, "choices")
+        if not choices:
             return ""
-        choice = chunk.choices[0]
-        self.finish_reason = choice.finish_reason or self.finish_reason
-        delta = choice.delta
-        for position, call in enumerate(getattr(delta, "tool_calls", None) or ()):
-            index = call.index if call.index is not None else position
-            partial = self.calls.setdefault(index, _PartialCall())
-            partial.id = partial.id or call.id or ""
-            partial.name = partial.name or (call.function.name or "")
-            partial.arguments.append(call.function.arguments or "")
-        text = getattr(delta, "content", None) or ""
+        choice = choices[0]
+        self.finish_reason = _at(choice, "finish_reason") or self.finish_reason
+        delta = _at(choice, "delta") or {}
+        for position, call in enumerate(_at(delta, "tool_calls") or ()):
+            index = _at(call, "index")
+            partial = self.calls.setdefault(position if index is None else index, _PartialCall())
+            partial.id = partial.id or _at(call, "id") or ""
+            function = _at(call, "function") or {}
+            partial.name = partial.name or (_at(function, "name") or "")
+            partial.arguments.append(_at(function, "arguments") or "")
+        text = _at(delta, "content") or ""
         if text:
             self.text.append(text)
         return text

@@ -1,6 +1,7 @@
 """`palui run` polls Telegram before the rest of Palui and the model layer are ready: what is
 sent meanwhile is stored (Telegram is told it arrived) and answered once the model layer is
-ready, never lost and never answered before."""
+ready, never lost and never answered before. The model layer that takes seconds is litellm's
+(a provider outside OpenAI's format; here every model is sent through it)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ async def test_palui_run_polls_before_the_model_layer_is_ready_and_answers_what_
         await rehearse(litellm, model)
 
     monkeypatch.setattr(warm, "rehearse", held_rehearsal)
+    monkeypatch.setenv("PALUI_MODEL_VIA_LITELLM", "true")
     fake_model.reply("Hello, Ana.")
     stop = asyncio.Event()
     daemon = asyncio.create_task(run(load_settings(), stop))

@@ -14,7 +14,7 @@ from sqlalchemy import text
 from palui.app.root import Palui
 from palui.config import load_settings
 from palui.domain import Message, Role
-from palui.llm import LiteLLMModel
+from palui.llm import ModelClient
 from tests.conftest import OWNER_CHAT, OWNER_ID
 from tests.fakes.model_server import Script
 from tests.toolkit import FunctionToolset
@@ -92,10 +92,16 @@ async def test_a_failed_warm_up_keeps_nothing_from_starting_and_the_first_turn_a
     assert len(polls_seen) == 2  # the failed warm-up, then the turn's own auto-recall
 
 
+@pytest.mark.parametrize("via_litellm", [False, True])
 async def test_the_model_rehearsal_sends_nothing_and_the_first_real_call_still_answers(
-    fake_model,
+    fake_model, via_litellm: bool
 ) -> None:
-    model = LiteLLMModel("openai/fake-model", api_base=fake_model.api_base, api_key="sk-test")
+    model = ModelClient(
+        "openai/fake-model",
+        api_base=fake_model.api_base,
+        api_key="sk-test",
+        via_litellm=via_litellm,
+    )
     await model.warm_up()
     assert fake_model.requests == []
 
@@ -109,3 +115,4 @@ async def test_the_model_rehearsal_sends_nothing_and_the_first_real_call_still_a
     whole = await model.complete([Message(Role.USER, "hi again")])
     assert (streamed.content, "".join(deltas), whole.content) == ("streamed", "streamed", "whole")
     assert len(fake_model.requests) == 2
+    await model.aclose()

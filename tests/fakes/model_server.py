@@ -5,7 +5,7 @@ request/response/streaming code paths as production without reaching the network
 
     async with FakeModel() as fake:
         fake.queue(Script(tool_calls=[("mcp-notes__search", '{"q": "x"}')]), "done")
-        model = LiteLLMModel("openai/fake", api_base=fake.api_base, api_key="sk-test")
+        model = ModelClient("openai/fake", api_base=fake.api_base, api_key="sk-test")
         ...
         await fake.wait_for_request(count=2)
 

@@ -1,4 +1,5 @@
-"""LiteLLMModel against the fake OpenAI-compatible server, over loopback only."""
+"""ModelClient against the fake OpenAI-compatible server, over loopback only: every behaviour on
+both routes (straight over HTTP, and through litellm as for any other provider)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import asyncio
 import json
 import socket
 import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
 from palui.domain import Message, Role, ToolCallRequest, ToolSpec, Usage
 from palui.errors import ModelError, ModelUnavailable
-from palui.llm import LiteLLMModel
+from palui.llm import ModelClient as _ModelClient
 from palui.ports import ChatModel
 from tests.fakes.model_server import FakeModel, ModelRequest, Script
 
@@ -22,10 +24,31 @@ BACKUP = "openai/backup"
 HELLO = [Message(Role.USER, "hello")]
 
 
+@pytest.fixture(autouse=True, params=["direct", "litellm"])
+async def route(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[str]:
+    """Each test once per route: `ModelClient` here is the client on that route (closed after
+    the test)."""
+    made: list[_ModelClient] = []
+
+    def client(*args: Any, **kwargs: Any) -> _ModelClient:
+        made.append(_ModelClient(*args, via_litellm=request.param == "litellm", **kwargs))
+        return made[-1]
+
+    monkeypatch.setitem(globals(), "ModelClient", client)
+    yield str(request.param)
+    for model in made:
+        await model.aclose()
+
+
+ModelClient = _ModelClient
+
+
 def model_for(
     fake: FakeModel, *, fallbacks: tuple[str, ...] = (), timeout: float = 10
-) -> LiteLLMModel:
-    return LiteLLMModel(
+) -> ModelClient:
+    return ModelClient(
         PRIMARY, fallbacks=fallbacks, api_base=fake.api_base, api_key=KEY, request_timeout=timeout
     )
 
@@ -54,8 +77,8 @@ def full_text(error: BaseException) -> str:
     return "".join(traceback.format_exception(error)) + repr(error)
 
 
-def test_litellm_model_is_a_chat_model() -> None:
-    model: ChatModel = LiteLLMModel(PRIMARY, api_key=KEY)
+def test_the_model_client_is_a_chat_model() -> None:
+    model: ChatModel = ModelClient(PRIMARY, api_key=KEY)
     assert model.name == PRIMARY
     assert KEY not in repr(model)
 
@@ -182,7 +205,7 @@ async def test_unreachable_primary_falls_back_and_completion_names_the_fallback(
 
 
 async def test_all_models_down_raises_model_unavailable_naming_each() -> None:
-    model = LiteLLMModel(PRIMARY, fallbacks=(BACKUP,), api_base=closed_port_base(), api_key=KEY)
+    model = ModelClient(PRIMARY, fallbacks=(BACKUP,), api_base=closed_port_base(), api_key=KEY)
 
     with pytest.raises(ModelUnavailable) as caught:
         await model.complete(HELLO)
@@ -324,7 +347,7 @@ async def test_missing_api_key_is_a_model_error_not_an_outage(
     fake_model: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    model = LiteLLMModel(PRIMARY, fallbacks=(BACKUP,), api_base=fake_model.api_base)
+    model = ModelClient(PRIMARY, fallbacks=(BACKUP,), api_base=fake_model.api_base)
 
     with pytest.raises(ModelError, match="before reaching the model") as caught:
         await model.complete(HELLO)
@@ -427,31 +450,7 @@ async def test_ping_asks_for_one_token_and_names_the_model_that_answered(
 
 
 async def test_ping_of_an_unreachable_model_says_why() -> None:
-    model = LiteLLMModel(PRIMARY, api_base=closed_port_base(), api_key=KEY)
+    model = ModelClient(PRIMARY, api_base=closed_port_base(), api_key=KEY)
 
     with pytest.raises(ModelUnavailable, match="connection refused"):
         await model.ping()
-
-
-async def test_a_streamed_call_records_its_tokens_without_litellm_pricing_it(
-    fake_model: FakeModel, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model = LiteLLMModel("openai/gpt-4o-mini", api_base=fake_model.api_base, api_key=KEY)
-    litellm = await model._library()
-    priced: list[object] = []
-
-    def completion_cost(**call: object) -> float:
-        priced.append(call.get("model"))
-        return 0.0
-
-    # Where litellm's own pricing ends up, whichever of its paths asks for a price.
-    monkeypatch.setattr(litellm.cost_calculator, "completion_cost", completion_cost)
-    fake_model.queue(Script(text="priced nowhere", usage=(30, 7)))
-
-    async def on_delta(_text: str) -> None:
-        pass
-
-    completion = await model.complete(HELLO, on_delta=on_delta)
-
-    assert completion.usage == Usage(prompt_tokens=30, completion_tokens=7)
-    assert priced == []

@@ -22,7 +22,7 @@ import pytest
 
 from palui.cli.doctor import run_doctor
 from palui.domain import Message, Role
-from palui.llm import LiteLLMModel
+from palui.llm import ModelClient
 from tests.fakes.model_server import Script
 
 
@@ -57,14 +57,14 @@ async def test_healthz_and_doctor_say_what_the_process_holds_and_how_fast_it_sta
     assert "polling Telegram " in line and "serving " in line
 
 
-def test_the_model_warm_up_of_an_openai_style_model_loads_no_tokenizer(fake_model) -> None:
+def test_the_litellm_warm_up_of_an_openai_style_model_loads_no_tokenizer(fake_model) -> None:
     # A process of its own: this one may have loaded tiktoken for another test already.
     script = textwrap.dedent(
         f"""
         import asyncio, sys
-        from palui.llm import LiteLLMModel
-        model = LiteLLMModel("openai/fake-model", api_base={fake_model.api_base!r},
-                             api_key="sk-test")
+        from palui.llm import ModelClient
+        model = ModelClient("openai/fake-model", api_base={fake_model.api_base!r},
+                             api_key="sk-test", via_litellm=True)
         asyncio.run(model.warm_up())
         assert "litellm" in sys.modules  # the warm-up did run
         print("tiktoken_ext.openai_public" in sys.modules)
@@ -82,7 +82,9 @@ def test_the_model_warm_up_of_an_openai_style_model_loads_no_tokenizer(fake_mode
 async def test_a_model_call_builds_no_logging_payload_for_callbacks_nobody_registered(
     fake_model, monkeypatch
 ) -> None:
-    model = LiteLLMModel("openai/fake-model", api_base=fake_model.api_base, api_key="sk-test")
+    model = ModelClient(
+        "openai/fake-model", api_base=fake_model.api_base, api_key="sk-test", via_litellm=True
+    )
     await model.warm_up()  # litellm imported and set up as Palui sets it up
     from litellm.litellm_core_utils import litellm_logging
 

@@ -1,0 +1,186 @@
+"""The direct route: an OpenAI-compatible `/chat/completions` endpoint over aiohttp, for the
+models litellm itself would send to its OpenAI provider (`openai/…`, and OpenAI's own bare
+names such as `gpt-4.1-mini`).
+
+Why not through litellm: importing litellm loads every provider it knows (~140 MB of RSS,
+3 s), and its per-call work was over half the daemon's CPU under load; for this one wire format
+Palui needs none of it. What litellm did here is kept: the same address and key resolution
+(`api_base`, else OPENAI_BASE_URL / OPENAI_API_BASE, else OpenAI's; `api_key`, else
+OPENAI_API_KEY; OPENAI_ORGANIZATION), the provider prefix stripped, usage asked of streams
+(`stream_options.include_usage`), one request per attempt (litellm's retries were off too), and
+the same failure classes (`palui.llm.failures`). Fallbacks, stand-ins and the time bound stay
+in `ModelClient`, above both routes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import aiohttp
+
+from palui.domain import Completion
+from palui.errors import ModelError
+from palui.llm.failures import (
+    NotAllowed,
+    Unreachable,
+    body_message,
+    redact,
+    refusal,
+    short,
+    status_unreachable,
+    unreachable_reason,
+)
+from palui.llm.wire import Stream, from_response
+from palui.ports import DeltaHandler
+
+OPENAI_BASE = "https://api.openai.com/v1"
+_PREFIX = "openai/"
+# Bare names litellm routes to OpenAI (gpt-4.1, o3-mini, chatgpt-4o-latest, …).
+_OPENAI_NAMES = re.compile(r"(gpt-|chatgpt-|o\d)")
+_CONNECTIONS = 1000  # as the OpenAI SDK under litellm: chats never queue for a socket
+
+
+def speaks_openai(model: str) -> bool:
+    """Whether litellm would send `model` to its OpenAI provider: this route's models."""
+    return model.startswith(_PREFIX) or ("/" not in model and bool(_OPENAI_NAMES.match(model)))
+
+
+class OpenAIHttp:
+    """One attempt at a chat completion on an OpenAI-compatible endpoint. Raises `Unreachable`
+    (try the next model), `NotAllowed` or `ModelError`; errors of `on_delta` pass through."""
+
+    def __init__(self, api_base: str | None, api_key: str | None, timeout: float) -> None:
+        self._api_base = api_base
+        self._api_key = api_key
+        self._timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+
+    async def ready(self) -> None:
+        """Nothing to load: aiohttp is Palui's own HTTP server's library, already imported."""
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def attempt(
+        self,
+        model: str,
+        request: dict[str, Any],
+        on_delta: DeltaHandler | None,
+        stream: Stream,
+    ) -> Completion:
+        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            detail = "no API key (set PALUI_MODEL_API_KEY or OPENAI_API_KEY)"
+            raise ModelError(f"{model}: {refusal(None, detail)}")
+        body = {**request, "model": model.removeprefix(_PREFIX)}
+        if on_delta is not None:
+            body |= {"stream": True, "stream_options": {"include_usage": True}}
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        if organization := os.environ.get("OPENAI_ORGANIZATION"):
+            headers["OpenAI-Organization"] = organization
+        try:
+            response = await self._open().post(
+                f"{self._base()}/chat/completions", data=json.dumps(body), headers=headers
+            )
+        except (aiohttp.ClientError, OSError) as error:
+            raise self._failed(error) from None
+        try:
+            if response.status >= 400:
+                raise await self._refused(model, response, key)
+            if on_delta is None:
+                return await self._whole(model, response)
+            while (chunk := await self._next_event(response)) is not None:
+                text = stream.add(chunk)
+                if text:
+                    await on_delta(text)
+            return stream.completion()
+        finally:
+            # Closed, not pooled, unless read to its end: a cancelled or broken answer ends
+            # its HTTP request, so the server stops generating.
+            if response.content.at_eof():
+                response.release()
+            else:
+                response.close()
+
+    def _base(self) -> str:
+        base = (
+            self._api_base
+            or os.environ.get("OPENAI_BASE_URL")
+            or os.environ.get("OPENAI_API_BASE")
+            or OPENAI_BASE
+        )
+        return base.rstrip("/")
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                # Each read and the connect bounded; the whole call is `ModelClient`'s.
+                timeout=aiohttp.ClientTimeout(
+                    total=None, sock_connect=self._timeout, sock_read=self._timeout
+                ),
+                connector=aiohttp.TCPConnector(limit=_CONNECTIONS),
+                trust_env=True,  # HTTPS_PROXY and friends, as httpx under litellm honoured
+            )
+        return self._session
+
+    async def _whole(self, model: str, response: aiohttp.ClientResponse) -> Completion:
+        try:
+            raw = await response.read()
+        except (aiohttp.ClientError, OSError) as error:
+            raise self._failed(error) from None
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            words = short(raw.decode(errors="replace"))
+            raise ModelError(f"{model}: the answer was not JSON: {words}") from None
+        return from_response(model, payload)
+
+    async def _next_event(self, response: aiohttp.ClientResponse) -> dict[str, Any] | None:
+        """The next server-sent chunk, or None at the stream's end (`[DONE]` or closed)."""
+        while True:
+            try:
+                line = await response.content.readline()
+            except (aiohttp.ClientError, OSError) as error:
+                raise self._failed(error) from None
+            if not line:
+                return None
+            text = line.decode(errors="replace").strip()
+            if not text.startswith("data:"):
+                continue  # blank lines, `event:` lines, comments (": keep-alive")
+            data = text[5:].strip()
+            if data == "[DONE]":
+                return None
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                continue  # a provider's non-JSON notice; the chunks around it still count
+            if isinstance(chunk, dict) and "error" in chunk:
+                words = body_message(chunk) or "an error"
+                raise Unreachable(f"the model reported {words}")
+            if isinstance(chunk, dict):
+                return chunk
+
+    async def _refused(self, model: str, response: aiohttp.ClientResponse, key: str) -> Exception:
+        status = response.status
+        reason = status_unreachable(status)
+        if reason is not None:
+            return Unreachable(reason)
+        try:
+            raw = await response.read()
+        except (aiohttp.ClientError, OSError):
+            raw = b""
+        try:
+            detail = body_message(json.loads(raw))
+        except ValueError:
+            detail = None
+        words = redact(detail or short(raw.decode(errors="replace")) or response.reason or "", key)
+        error = NotAllowed if status in (401, 403, 404) else ModelError
+        return error(f"{model}: {refusal(status, words)}")
+
+    def _failed(self, error: BaseException) -> Unreachable:
+        return Unreachable(unreachable_reason(error, self._timeout) or "could not connect")

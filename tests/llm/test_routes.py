@@ -1,0 +1,222 @@
+"""Which route a model takes, and what each keeps: models in OpenAI's format go straight over
+HTTP without loading litellm; every other provider goes through litellm, set up as Palui wants
+it (no pricing, one request per attempt)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import textwrap
+from asyncio.subprocess import PIPE
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+
+from palui.domain import Message, Role, Usage
+from palui.errors import ModelError, ModelUnavailable
+from palui.llm import ModelClient
+from palui.llm.openai_http import speaks_openai
+from palui.llm.transcription import model_sees_images
+from tests.fakes.model_server import FakeModel, Script
+
+KEY = "sk-test-DoNotLeakThisKey0123456789"
+HELLO = [Message(Role.USER, "hello")]
+
+
+async def ignore(_text: str) -> None:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("model", "direct"),
+    [
+        ("openai/gpt-4.1-mini", True),
+        ("openai/anything-an-endpoint-serves", True),
+        ("gpt-4o", True),
+        ("o3-mini", True),
+        ("chatgpt-4o-latest", True),
+        ("anthropic/claude-sonnet-4", False),
+        ("hosted_vllm/llama", False),
+        ("openrouter/openai/gpt-4o", False),
+        ("claude-3-5-sonnet", False),
+        ("ollama/llama3", False),
+    ],
+)
+def test_only_models_litellm_would_send_to_openai_take_the_direct_route(
+    model: str, direct: bool
+) -> None:
+    assert speaks_openai(model) is direct
+
+
+async def test_an_openai_style_deployment_never_imports_litellm(fake_model: FakeModel) -> None:
+    """A streamed answer, a whole one, a fallback and the vision lookup: litellm (and the
+    OpenAI SDK under it) stay out of the process."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from palui.domain import Message, Role
+        from palui.llm import ModelClient
+        from palui.llm.transcription import model_sees_images
+
+        async def main():
+            model = ModelClient("openai/fake-model", fallbacks=("gpt-4o",),
+                                api_base={fake_model.api_base!r}, api_key="sk-test")
+            await model.warm_up()
+            hello = [Message(Role.USER, "hello")]
+            pieces = []
+            async def on_delta(text):
+                pieces.append(text)
+            streamed = await model.complete(hello, on_delta=on_delta)
+            whole = await model.complete(hello)
+            sees = await model_sees_images("openai/gpt-4o")
+            await model.aclose()
+            print(streamed.content == whole.content == "".join(pieces) != "", sees)
+            print(sorted(m for m in ("litellm", "openai") if m in sys.modules))
+
+        asyncio.run(main())
+        """
+    )
+    fake_model.reply("an answer in pieces")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, stdout=PIPE, stderr=PIPE
+    )
+    async with asyncio.timeout(60):
+        out, err = await process.communicate()
+
+    assert process.returncode == 0, err.decode()
+    assert out.decode().split("\n")[:2] == ["True True", "[]"]
+
+
+async def test_the_direct_route_finds_the_key_and_address_where_litellm_would(
+    fake_model: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_model.api_base + "/")
+    monkeypatch.setenv("OPENAI_ORGANIZATION", "org-palui")
+    fake_model.reply("found")
+    model = ModelClient("openai/gpt-4.1-mini")
+
+    completion = await model.complete(HELLO)
+    await model.aclose()
+
+    request = fake_model.requests[0]
+    assert completion.content == "found" and completion.model == "openai/gpt-4.1-mini"
+    assert request.model == "gpt-4.1-mini"  # the provider prefix is litellm's, not the wire's
+    assert request.headers["Authorization"] == f"Bearer {KEY}"
+    assert request.headers["OpenAI-Organization"] == "org-palui"
+
+
+@pytest.fixture
+async def sse_server() -> AsyncIterator[tuple[str, list[bytes]]]:
+    """A server streaming whatever raw event lines a test puts in the list."""
+    lines: list[bytes] = []
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for line in lines:
+            await response.write(line)
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1", lines
+    await runner.cleanup()
+
+
+def _event(chunk: dict[str, object]) -> bytes:
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+async def test_a_stream_with_keep_alive_comments_and_no_done_line_is_read_whole(
+    sse_server: tuple[str, list[bytes]],
+) -> None:
+    base, lines = sse_server
+    lines += [
+        b": OPENROUTER PROCESSING\n\n",
+        _event({"choices": [{"index": 0, "delta": {"content": "one "}}]}),
+        b"event: ping\n\n",
+        _event({"choices": [{"index": 0, "delta": {"content": "two"}, "finish_reason": "stop"}]}),
+        _event({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}),
+    ]
+    model = ModelClient("openai/m", api_base=base, api_key=KEY)
+    pieces: list[str] = []
+
+    async def on_delta(text: str) -> None:
+        pieces.append(text)
+
+    completion = await model.complete(HELLO, on_delta=on_delta)
+    await model.aclose()
+
+    assert pieces == ["one ", "two"] and completion.content == "one two"
+    assert completion.usage == Usage(5, 2) and completion.finish_reason == "stop"
+
+
+async def test_an_error_event_before_any_text_lets_the_fallback_answer_and_after_text_does_not(
+    sse_server: tuple[str, list[bytes]],
+) -> None:
+    base, lines = sse_server
+    lines += [_event({"error": {"message": "overloaded"}})]
+    model = ModelClient("openai/m", api_base=base, api_key=KEY)
+
+    with pytest.raises(ModelUnavailable, match="the model reported overloaded"):
+        await model.complete(HELLO, on_delta=ignore)
+
+    lines[:] = [
+        _event({"choices": [{"index": 0, "delta": {"content": "half"}}]}),
+        _event({"error": {"message": "overloaded"}}),
+    ]
+    with pytest.raises(ModelError, match="stopped answering part-way"):
+        await model.complete(HELLO, on_delta=ignore)
+    await model.aclose()
+
+
+async def test_a_provider_outside_openais_format_goes_through_litellm(
+    fake_model: FakeModel,
+) -> None:
+    # litellm's hosted_vllm provider speaks OpenAI's format to api_base: the fake can answer.
+    model = ModelClient("hosted_vllm/fake-model", api_base=fake_model.api_base, api_key=KEY)
+    fake_model.reply("through litellm")
+
+    completion = await model.complete(HELLO, on_delta=ignore)
+    await model.aclose()
+
+    assert completion.content == "through litellm"
+    assert model.loads_litellm and await model._litellm.library() is sys.modules["litellm"]
+
+
+async def test_the_vision_lookup_agrees_with_litellm() -> None:
+    import litellm
+
+    for name in ("openai/gpt-4o", "gpt-4o-mini", "openai/fake-model", "gpt-3.5-turbo"):
+        assert await model_sees_images(name) is bool(litellm.supports_vision(name)), name
+    assert await model_sees_images("openai/fake-model", override=True) is True
+
+
+async def test_a_streamed_call_through_litellm_records_its_tokens_without_pricing_it(
+    fake_model: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ModelClient(
+        "openai/gpt-4o-mini", api_base=fake_model.api_base, api_key=KEY, via_litellm=True
+    )
+    litellm = await model._litellm.library()
+    priced: list[object] = []
+
+    def completion_cost(**call: object) -> float:
+        priced.append(call.get("model"))
+        return 0.0
+
+    # Where litellm's own pricing ends up, whichever of its paths asks for a price.
+    monkeypatch.setattr(litellm.cost_calculator, "completion_cost", completion_cost)
+    fake_model.queue(Script(text="priced nowhere", usage=(30, 7)))
+
+    completion = await model.complete(HELLO, on_delta=ignore)
+
+    assert completion.usage == Usage(prompt_tokens=30, completion_tokens=7)
+    assert priced == []
