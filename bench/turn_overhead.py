@@ -687,7 +687,9 @@ async def run_floor(
                         call.function.arguments += part.function.arguments or ""
                 return "".join(text), call
 
-            async def complete_direct(route: Any, messages: list[dict[str, Any]]) -> tuple[str, Any]:
+            async def complete_direct(
+                route: Any, messages: list[dict[str, Any]]
+            ) -> tuple[str, Any]:
                 async def on_delta(_text: str) -> None:
                     pass
 
