@@ -19,8 +19,8 @@ from palui.errors import ConfigError
 from palui.interact.paused import PausedConnectors
 from palui.interact.status import StatusInfo
 from palui.llm import ModelClient
-from palui.llm.speech import LiteLLMSpeaker
-from palui.llm.transcription import LiteLLMTranscriber, model_sees_images
+from palui.llm.speech import ModelSpeaker
+from palui.llm.transcription import ModelTranscriber, model_sees_images
 from palui.media import MediaIntake, MediaLimits
 from palui.memory import Memory, MemoryConfig
 from palui.memory.switches import SwitchState
@@ -60,30 +60,32 @@ def model_chooser(settings: Settings, model: ChatModel) -> Callable[[str | None]
     return choose
 
 
-def build_transcriber(settings: Settings) -> LiteLLMTranscriber | None:
+def build_transcriber(settings: Settings) -> ModelTranscriber | None:
     """None without PALUI_TRANSCRIPTION_MODEL; its api base and key default to the model's."""
     if not settings.transcription_model:
         return None
     key = settings.transcription_api_key or settings.model_api_key
-    return LiteLLMTranscriber(
+    return ModelTranscriber(
         settings.transcription_model,
         api_base=settings.transcription_api_base or settings.model_api_base,
         api_key=key.get_secret_value() if key else None,
         request_timeout=settings.model_timeout_s,
+        via_litellm=settings.model_via_litellm,
     )
 
 
-def build_speaker(settings: Settings) -> LiteLLMSpeaker | None:
+def build_speaker(settings: Settings) -> ModelSpeaker | None:
     """None without PALUI_TTS_MODEL; its api base and key default to the model's."""
     if not settings.tts_model:
         return None
     key = settings.tts_api_key or settings.model_api_key
-    return LiteLLMSpeaker(
+    return ModelSpeaker(
         settings.tts_model,
         voice=settings.tts_voice,
         api_base=settings.tts_api_base or settings.model_api_base,
         api_key=key.get_secret_value() if key else None,
         request_timeout=settings.model_timeout_s,
+        via_litellm=settings.model_via_litellm,
     )
 
 

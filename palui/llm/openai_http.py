@@ -38,14 +38,20 @@ from palui.ports import DeltaHandler
 
 OPENAI_BASE = "https://api.openai.com/v1"
 _PREFIX = "openai/"
-# Bare names litellm routes to OpenAI (gpt-4.1, o3-mini, chatgpt-4o-latest, …).
-_OPENAI_NAMES = re.compile(r"(gpt-|chatgpt-|o\d)")
+# Bare names litellm routes to OpenAI (gpt-4.1, o3-mini, chatgpt-4o-latest, whisper-1, tts-1).
+_OPENAI_NAMES = re.compile(r"(gpt-|chatgpt-|o\d|whisper-|tts-)")
+_JSON = "application/json"
 _CONNECTIONS = 1000  # as the OpenAI SDK under litellm: chats never queue for a socket
 
 
 def speaks_openai(model: str) -> bool:
     """Whether litellm would send `model` to its OpenAI provider: this route's models."""
     return model.startswith(_PREFIX) or ("/" not in model and bool(_OPENAI_NAMES.match(model)))
+
+
+def wire_name(model: str) -> str:
+    """The model's name on the wire: litellm's provider prefix is litellm's, not the API's."""
+    return model.removeprefix(_PREFIX)
 
 
 class OpenAIHttp:
@@ -73,39 +79,65 @@ class OpenAIHttp:
         on_delta: DeltaHandler | None,
         stream: Stream,
     ) -> Completion:
-        key = self._api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            detail = "no API key (set PALUI_MODEL_API_KEY or OPENAI_API_KEY)"
-            raise ModelError(f"{model}: {refusal(None, detail)}")
-        body = {**request, "model": model.removeprefix(_PREFIX)}
-        if on_delta is not None:
-            body |= {"stream": True, "stream_options": {"include_usage": True}}
-        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        if organization := os.environ.get("OPENAI_ORGANIZATION"):
-            headers["OpenAI-Organization"] = organization
+        body = {**request, "model": wire_name(model)}
+        if on_delta is None:
+            raw = await self.post(model, "/chat/completions", json_body=body)
+            return _completion(model, raw)
+        body |= {"stream": True, "stream_options": {"include_usage": True}}
+        response = await self._send(model, "/chat/completions", json.dumps(body), _JSON)
         try:
-            response = await self._open().post(
-                f"{self._base()}/chat/completions", data=json.dumps(body), headers=headers
-            )
-        except (aiohttp.ClientError, OSError) as error:
-            raise self._failed(error) from None
-        try:
-            if response.status >= 400:
-                raise await self._refused(model, response, key)
-            if on_delta is None:
-                return await self._whole(model, response)
             while (chunk := await self._next_event(response)) is not None:
                 text = stream.add(chunk)
                 if text:
                     await on_delta(text)
             return stream.completion()
         finally:
-            # Closed, not pooled, unless read to its end: a cancelled or broken answer ends
-            # its HTTP request, so the server stops generating.
-            if response.content.at_eof():
-                response.release()
-            else:
-                response.close()
+            _end(response)
+
+    async def post(
+        self,
+        model: str,
+        path: str,
+        *,
+        json_body: dict[str, Any] | None = None,
+        form: aiohttp.FormData | None = None,
+    ) -> bytes:
+        """One request answered whole (a completion, a transcript, speech): the answer's bytes.
+        Raises `Unreachable`, `NotAllowed` or `ModelError`."""
+        if json_body is not None:
+            response = await self._send(model, path, json.dumps(json_body), _JSON)
+        else:
+            response = await self._send(model, path, form, None)
+        try:
+            return await response.read()
+        except (aiohttp.ClientError, OSError) as error:
+            raise self._failed(error) from None
+        finally:
+            _end(response)
+
+    async def _send(
+        self, model: str, path: str, data: Any, content_type: str | None
+    ) -> aiohttp.ClientResponse:
+        """The answer to one POST whose status says it was taken (the caller ends it)."""
+        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            detail = "no API key (set PALUI_MODEL_API_KEY or OPENAI_API_KEY)"
+            raise ModelError(f"{model}: {refusal(None, detail)}")
+        headers = {"Authorization": f"Bearer {key}"}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        if organization := os.environ.get("OPENAI_ORGANIZATION"):
+            headers["OpenAI-Organization"] = organization
+        try:
+            response = await self._open().post(f"{self._base()}{path}", data=data, headers=headers)
+        except (aiohttp.ClientError, OSError) as error:
+            raise self._failed(error) from None
+        if response.status >= 400:
+            try:
+                raise await self._refused(model, response, key)
+            finally:
+                _end(response)
+        return response
 
     def _base(self) -> str:
         base = (
@@ -127,18 +159,6 @@ class OpenAIHttp:
                 trust_env=True,  # HTTPS_PROXY and friends, as httpx under litellm honoured
             )
         return self._session
-
-    async def _whole(self, model: str, response: aiohttp.ClientResponse) -> Completion:
-        try:
-            raw = await response.read()
-        except (aiohttp.ClientError, OSError) as error:
-            raise self._failed(error) from None
-        try:
-            payload = json.loads(raw)
-        except ValueError:
-            words = short(raw.decode(errors="replace"))
-            raise ModelError(f"{model}: the answer was not JSON: {words}") from None
-        return from_response(model, payload)
 
     async def _next_event(self, response: aiohttp.ClientResponse) -> dict[str, Any] | None:
         """The next server-sent chunk, or None at the stream's end (`[DONE]` or closed)."""
@@ -184,3 +204,21 @@ class OpenAIHttp:
 
     def _failed(self, error: BaseException) -> Unreachable:
         return Unreachable(unreachable_reason(error, self._timeout) or "could not connect")
+
+
+def _completion(model: str, raw: bytes) -> Completion:
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        words = short(raw.decode(errors="replace"))
+        raise ModelError(f"{model}: the answer was not JSON: {words}") from None
+    return from_response(model, payload)
+
+
+def _end(response: aiohttp.ClientResponse) -> None:
+    """Closed, not pooled, unless read to its end: a cancelled or broken answer ends its HTTP
+    request, so the server stops generating."""
+    if response.content.at_eof():
+        response.release()
+    else:
+        response.close()

@@ -18,7 +18,8 @@ from palui.domain import Message, Role, Usage
 from palui.errors import ModelError, ModelUnavailable
 from palui.llm import ModelClient
 from palui.llm.openai_http import speaks_openai
-from palui.llm.transcription import model_sees_images
+from palui.llm.speech import ModelSpeaker
+from palui.llm.transcription import ModelTranscriber, model_sees_images
 from tests.fakes.model_server import FakeModel, Script
 
 KEY = "sk-test-DoNotLeakThisKey0123456789"
@@ -220,3 +221,53 @@ async def test_a_streamed_call_through_litellm_records_its_tokens_without_pricin
 
     assert completion.usage == Usage(prompt_tokens=30, completion_tokens=7)
     assert priced == []
+
+
+@pytest.mark.parametrize("via_litellm", [False, True])
+async def test_voice_is_transcribed_and_spoken_alike_on_both_routes(
+    fake_model: FakeModel, via_litellm: bool
+) -> None:
+    base = fake_model.api_base
+    transcriber = ModelTranscriber(
+        "openai/whisper-1", api_base=base, api_key=KEY, via_litellm=via_litellm
+    )
+    speaker = ModelSpeaker(
+        "openai/tts-1", voice="nova", api_base=base, api_key=KEY, via_litellm=via_litellm
+    )
+    fake_model.transcriptions.text = " buy milk "
+
+    heard = await transcriber.transcribe(b"OggS voice", "voice.ogg", "audio/ogg")
+    spoken = await speaker.speak("Milk is on the list.")
+
+    (upload,) = fake_model.transcriptions.received
+    assert heard == "buy milk"
+    assert (upload.model, upload.audio, upload.file_name) == (
+        "whisper-1",
+        b"OggS voice",
+        "voice.ogg",
+    )
+    assert upload.authorization == f"Bearer {KEY}"
+    (asked,) = fake_model.speech.received
+    assert (asked.model, asked.input, asked.voice, asked.response_format) == (
+        "tts-1",
+        "Milk is on the list.",
+        "nova",
+        "opus",
+    )
+    assert spoken == fake_model.speech.audio("Milk is on the list.")
+
+
+@pytest.mark.parametrize("via_litellm", [False, True])
+async def test_a_refused_transcription_says_why_without_the_key(
+    fake_model: FakeModel, via_litellm: bool
+) -> None:
+    fake_model.transcriptions.status = 401
+    fake_model.transcriptions.error = f"bad key {KEY}"
+    transcriber = ModelTranscriber(
+        "openai/whisper-1", api_base=fake_model.api_base, api_key=KEY, via_litellm=via_litellm
+    )
+
+    with pytest.raises(ModelError, match="openai/whisper-1") as caught:
+        await transcriber.transcribe(b"OggS voice", "voice.ogg", "audio/ogg")
+
+    assert KEY not in str(caught.value)
