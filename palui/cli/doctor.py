@@ -70,8 +70,9 @@ def _file_modes(settings: Settings) -> Check:
 async def _model(settings: Settings) -> Check:
     from palui.app.parts import build_model
 
+    model = build_model(settings)
     try:
-        answered = await build_model(settings).probe()
+        answered = await model.probe()
     except PaluiError as exc:
         return Check(
             "model",
@@ -79,6 +80,8 @@ async def _model(settings: Settings) -> Check:
             str(exc),
             "Check PALUI_MODEL, PALUI_MODEL_API_BASE and PALUI_MODEL_API_KEY.",
         )
+    finally:
+        await model.aclose()
     stood_in = answered.stood_in
     if stood_in is not None:
         # Turns still get answers, from the fallback: the primary is what needs fixing.

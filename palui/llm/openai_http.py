@@ -40,6 +40,7 @@ OPENAI_BASE = "https://api.openai.com/v1"
 _PREFIX = "openai/"
 # Bare names litellm routes to OpenAI (gpt-4.1, o3-mini, chatgpt-4o-latest, whisper-1, tts-1).
 _OPENAI_NAMES = re.compile(r"(gpt-|chatgpt-|o\d|whisper-|tts-)")
+_REASONING = re.compile(r"(o\d|gpt-5)")
 _JSON = "application/json"
 _CONNECTIONS = 1000  # as the OpenAI SDK under litellm: chats never queue for a socket
 
@@ -80,6 +81,9 @@ class OpenAIHttp:
         stream: Stream,
     ) -> Completion:
         body = {**request, "model": wire_name(model)}
+        if "max_tokens" in body and _REASONING.match(body["model"]):
+            # OpenAI's reasoning models refuse max_tokens (litellm renames it the same way).
+            body["max_completion_tokens"] = body.pop("max_tokens")
         if on_delta is None:
             raw = await self.post(model, "/chat/completions", json_body=body)
             return _completion(model, raw)

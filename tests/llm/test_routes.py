@@ -271,3 +271,18 @@ async def test_a_refused_transcription_says_why_without_the_key(
         await transcriber.transcribe(b"OggS voice", "voice.ogg", "audio/ogg")
 
     assert KEY not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("model", "limit"),
+    [("openai/o3-mini", "max_completion_tokens"), ("openai/gpt-4.1", "max_tokens")],
+)
+async def test_a_reasoning_model_is_pinged_with_the_limit_it_accepts(
+    fake_model: FakeModel, model: str, limit: str
+) -> None:
+    client = ModelClient(model, api_base=fake_model.api_base, api_key=KEY)
+
+    await client.ping()
+    await client.aclose()
+
+    assert fake_model.requests[0].body[limit] == 1
