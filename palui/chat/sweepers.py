@@ -18,9 +18,11 @@ log = get_logger("palui.chat.sweepers")
 
 OUTBOX_RETRY_S = 5.0
 APPROVAL_SWEEP_S = 30.0
-# How often a process asks whether today's prune is due: it runs at start when the last one is
-# over a day old, then once a day, by whichever process moves the shared mark first.
+# How often a process asks whether today's prune is due: it runs a minute after the start when
+# the last one is over a day old, then once a day, by whichever process moves the shared mark
+# first.
 PRUNE_CHECK_S = 3600.0
+PRUNE_DELAY_S = 60.0
 
 
 async def sweep_outbox(store: Store, outbox: Outbox) -> None:
@@ -55,6 +57,9 @@ async def prune_if_due(store: Store, days: RetentionDays, now: datetime) -> dict
 
 
 async def sweep_retention(store: Store, days: RetentionDays, now: Callable[[], datetime]) -> None:
+    # Not at the start itself: a day's deletions hold the database's write lock, and the first
+    # messages after a start (often the ones that waited for it) should not queue behind them.
+    await asyncio.sleep(PRUNE_DELAY_S)
     while True:
         try:
             await prune_if_due(store, days, now())

@@ -283,11 +283,14 @@ def test_the_retention_section_sets_each_tables_days(tmp_path: Path) -> None:
         Settings(retention={"webhook_dayz": 3})
 
 
-async def test_the_daemon_prunes_at_start_when_the_last_prune_is_a_day_old(
-    store: Store, database_url: str, tmp_path: Path
+async def test_the_daemon_prunes_after_its_start_when_the_last_prune_is_a_day_old(
+    store: Store, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from palui.chat import sweepers
     from tests.fakes.memory_channel import in_memory_settings, running_palui
     from tests.toolkit import ScriptedModel, wait_until
+
+    monkeypatch.setattr(sweepers, "PRUNE_DELAY_S", 0)  # a minute after the start, not now
 
     long_ago = datetime.now(UTC) - timedelta(days=200)
     async with store.db.session() as s, s.begin():
@@ -296,7 +299,7 @@ async def test_the_daemon_prunes_at_start_when_the_last_prune_is_a_day_old(
     settings = in_memory_settings(database_url, str(tmp_path / "data"))
     async with running_palui(settings, ScriptedModel()) as (app, _):
 
-        async def pruned() -> bool:  # the prune runs in the background at start: no event
+        async def pruned() -> bool:  # the prune runs in the background: no event
             return (await remaining(app.store))["outbox"] == [2]
 
         await wait_until(pruned, timeout=30)
