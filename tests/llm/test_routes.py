@@ -17,7 +17,7 @@ from aiohttp import web
 from palui.domain import Message, Role, Usage
 from palui.errors import ModelError, ModelUnavailable
 from palui.llm import ModelClient
-from palui.llm.openai_http import speaks_openai
+from palui.llm.openai_http import proxy_for, speaks_openai
 from palui.llm.speech import ModelSpeaker
 from palui.llm.transcription import ModelTranscriber, model_sees_images
 from tests.fakes.model_server import FakeModel, Script
@@ -286,3 +286,28 @@ async def test_a_reasoning_model_is_pinged_with_the_limit_it_accepts(
     await client.aclose()
 
     assert fake_model.requests[0].body[limit] == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "url", "proxy"),
+    [
+        ({"HTTPS_PROXY": "http://proxy:3128"}, "https://api.openai.com/v1", "http://proxy:3128"),
+        ({"HTTPS_PROXY": "http://proxy:3128"}, "http://127.0.0.1:8000/v1", None),
+        ({"ALL_PROXY": "http://proxy:3128"}, "http://models.lan/v1", "http://proxy:3128"),
+        (
+            {"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "openai.com"},
+            "https://api.openai.com/v1",
+            None,
+        ),
+    ],
+)
+def test_the_direct_route_takes_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], url: str, proxy: str | None
+) -> None:
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"):
+        for variant in (name, name.lower()):
+            monkeypatch.delenv(variant, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    assert proxy_for(url) == proxy
