@@ -143,17 +143,11 @@ class ModelClient:
             return self._litellm
         return self._direct
 
-    @property
-    def loads_litellm(self) -> bool:
-        """Whether the primary or a fallback needs litellm (its import is a start-up cost)."""
-        return any(self._route(m) is self._litellm for m in self._models)
-
     async def warm_up(self) -> None:
         """Load and rehearse what the models' routes need (`palui.llm.warm` for litellm), so
         the first answer costs what later ones do."""
         for model in self._models:
-            route = self._route(model)
-            if route is self._litellm:
+            if self._route(model) is self._litellm:
                 await self._litellm.ready(model)
 
     async def aclose(self) -> None:

@@ -78,9 +78,6 @@ class OpenAIHttp:
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[str, str | None] = {}  # by base address
 
-    async def ready(self) -> None:
-        """Nothing to load: aiohttp is Palui's own HTTP server's library, already imported."""
-
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
