@@ -99,6 +99,16 @@ class OpenAIHttp:
             return _completion(model, raw)
         body |= {"stream": True, "stream_options": {"include_usage": True}}
         response = await self._send(model, "/chat/completions", json.dumps(body), _JSON)
+        if response.content_type == _JSON:  # a server that does not stream answers whole
+            try:
+                completion = _completion(model, await response.read())
+            except (aiohttp.ClientError, OSError) as error:
+                raise self._failed(error) from None
+            finally:
+                _end(response)
+            if completion.content:
+                await on_delta(completion.content)
+            return completion
         try:
             while (chunk := await self._next_event(response)) is not None:
                 text = stream.add(chunk)
@@ -147,11 +157,16 @@ class OpenAIHttp:
             self._proxies[base] = proxy_for(base)
         try:
             response = await self._open().post(
-                f"{base}{path}", data=data, headers=headers, proxy=self._proxies[base]
+                f"{base}{path}",
+                data=data,
+                headers=headers,
+                proxy=self._proxies[base],
+                # A redirect is the operator's address to fix, not one to follow with the key.
+                allow_redirects=False,
             )
         except (aiohttp.ClientError, OSError) as error:
             raise self._failed(error) from None
-        if response.status >= 400:
+        if response.status >= 300:
             try:
                 raise await self._refused(model, response, key)
             finally:
@@ -221,6 +236,8 @@ class OpenAIHttp:
         except ValueError:
             detail = None
         words = redact(detail or short(raw.decode(errors="replace")) or response.reason or "", key)
+        if 300 <= status < 400:
+            words = f"redirected to {response.headers.get('Location', 'another address')}"
         error = NotAllowed if status in (401, 403, 404) else ModelError
         return error(f"{model}: {refusal(status, words)}")
 
@@ -234,6 +251,9 @@ def _completion(model: str, raw: bytes) -> Completion:
     except ValueError:
         words = short(raw.decode(errors="replace"))
         raise ModelError(f"{model}: the answer was not JSON: {words}") from None
+    if isinstance(payload, dict) and "error" in payload and not payload.get("choices"):
+        # Some gateways answer an upstream failure with HTTP 200 and an error body.
+        raise Unreachable(f"the model reported {body_message(payload) or 'an error'}")
     return from_response(model, payload)
 
 

@@ -311,3 +311,73 @@ def test_the_direct_route_takes_the_proxy_the_environment_names(
         monkeypatch.setenv(name, value)
 
     assert proxy_for(url) == proxy
+
+
+@pytest.fixture
+async def odd_server() -> AsyncIterator[tuple[str, list[web.Response]]]:
+    """A server answering each chat request with the next prepared response."""
+    answers: list[web.Response] = []
+
+    async def chat(_request: web.Request) -> web.Response:
+        return answers.pop(0)
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1", answers
+    await runner.cleanup()
+
+
+WHOLE = {
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "all at once"}}],
+    "usage": {"prompt_tokens": 3, "completion_tokens": 3},
+}
+
+
+async def test_a_server_that_does_not_stream_still_answers_a_streamed_call(
+    odd_server: tuple[str, list[web.Response]],
+) -> None:
+    base, answers = odd_server
+    answers.append(web.json_response(WHOLE))
+    model = ModelClient("openai/m", api_base=base, api_key=KEY)
+    pieces: list[str] = []
+
+    async def on_delta(text: str) -> None:
+        pieces.append(text)
+
+    completion = await model.complete(HELLO, on_delta=on_delta)
+    await model.aclose()
+
+    assert pieces == ["all at once"] and completion.content == "all at once"
+    assert completion.usage == Usage(3, 3)
+
+
+async def test_an_error_answered_with_http_200_lets_the_fallback_answer(
+    odd_server: tuple[str, list[web.Response]],
+) -> None:
+    base, answers = odd_server
+    answers += [
+        web.json_response({"error": {"message": "upstream overloaded"}}),
+        web.json_response(WHOLE),
+    ]
+    model = ModelClient("openai/m", fallbacks=("openai/n",), api_base=base, api_key=KEY)
+
+    completion = await model.complete(HELLO)
+    await model.aclose()
+
+    assert (completion.model, completion.content) == ("openai/n", "all at once")
+
+
+async def test_a_redirect_is_not_followed_with_the_key(
+    odd_server: tuple[str, list[web.Response]],
+) -> None:
+    base, answers = odd_server
+    answers.append(web.Response(status=307, headers={"Location": "http://elsewhere.invalid/v1"}))
+    model = ModelClient("openai/m", api_base=base, api_key=KEY)
+
+    with pytest.raises(ModelError, match=r"HTTP 307.*redirected to http://elsewhere.invalid/v1"):
+        await model.complete(HELLO)
+    await model.aclose()
