@@ -224,7 +224,8 @@ class Palui:
                 await telegram.set_menu(running.menu)  # the menu appears as Palui serves
             self.serving.set()
             self.start_up.ready()
-            log.info("palui_running", database=self.db.kind, model=self.model.name)
+            way = self.model.way() if isinstance(self.model, ModelClient) else None
+            log.info("palui_running", database=self.db.kind, model=self.model.name, over=way)
             await stop.wait()
         finally:
             log.info("palui_stopping")

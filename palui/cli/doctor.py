@@ -91,7 +91,7 @@ async def _model(settings: Settings) -> Check:
             f"{stood_in.primary} refused ({stood_in.reason}); {stood_in.model} stands in for it",
             "Set PALUI_MODEL to a model the API key may use, or change what its plan allows.",
         )
-    return Check("model", True, f"{answered.model} answered")
+    return Check("model", True, f"{answered.model} answered (over {model.way(answered.model)})")
 
 
 async def _telegram(settings: Settings) -> Check:

@@ -138,6 +138,10 @@ class ModelClient:
             raise ModelError(f"{model} stopped answering part-way ({failure})")
         raise failure
 
+    def way(self, model: str | None = None) -> str:
+        """How `model` (default: the primary) is called: "HTTP" or "litellm" (doctor, logs)."""
+        return "litellm" if self._route(model or self.name) is self._litellm else "HTTP"
+
     def _route(self, model: str) -> OpenAIHttp | LiteLLMRoute:
         if self._via_litellm or not speaks_openai(model):
             return self._litellm

@@ -41,7 +41,7 @@ async def test_doctor_is_happy_when_everything_works(settings_env, fake_model, f
     assert await run_doctor(None, out) == 0, out.getvalue()
     report = out.getvalue()
     assert "✅ database:" in report and "schema up to date" in report
-    assert "✅ model: openai/fake-model answered" in report
+    assert "✅ model: openai/fake-model answered (over HTTP)" in report
     assert "✅ telegram: logged in as @palui_test_bot" in report
     assert report.rstrip().endswith("All good.")
 

@@ -51,6 +51,14 @@ def test_only_models_litellm_would_send_to_openai_take_the_direct_route(
     assert speaks_openai(model) is direct
 
 
+def test_the_client_says_how_each_model_is_called() -> None:
+    model = ModelClient("openai/gpt-4.1-mini", fallbacks=("anthropic/claude-sonnet-4",))
+    everything_via_litellm = ModelClient("openai/gpt-4.1-mini", via_litellm=True)
+
+    assert model.way() == "HTTP" and model.way("anthropic/claude-sonnet-4") == "litellm"
+    assert everything_via_litellm.way() == "litellm"
+
+
 async def test_an_openai_style_deployment_never_imports_litellm(fake_model: FakeModel) -> None:
     """A streamed answer, a whole one, a fallback and the vision lookup: litellm (and the
     OpenAI SDK under it) stay out of the process."""
