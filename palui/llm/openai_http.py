@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
 import aiohttp
+from aiohttp.http_exceptions import LineTooLong
 
 from palui.domain import Completion
 from palui.errors import ModelError
@@ -44,6 +45,7 @@ _PREFIX = "openai/"
 _OPENAI_NAMES = re.compile(r"(gpt-|chatgpt-|o\d|whisper-|tts-)")
 _REASONING = re.compile(r"(o\d|gpt-5)")
 _JSON = "application/json"
+_MAX_EVENT = 16 << 20
 _CONNECTIONS = 1000  # as the OpenAI SDK under litellm: chats never queue for a socket
 
 
@@ -201,9 +203,15 @@ class OpenAIHttp:
         """The next server-sent chunk, or None at the stream's end (`[DONE]` or closed)."""
         while True:
             try:
-                line = await response.content.readline()
+                # aiohttp's default bound on a line is less than one event of a server that
+                # sends a long answer in one piece.
+                line = await response.content.readline(max_line_length=_MAX_EVENT)
             except (aiohttp.ClientError, OSError) as error:
                 raise self._failed(error) from None
+            except LineTooLong:
+                raise ModelError(
+                    f"an event of the answer was over {_MAX_EVENT >> 20} MiB"
+                ) from None
             if not line:
                 return None
             text = line.decode(errors="replace").strip()

@@ -389,3 +389,21 @@ async def test_a_redirect_is_not_followed_with_the_key(
     with pytest.raises(ModelError, match=r"HTTP 307.*redirected to http://elsewhere.invalid/v1"):
         await model.complete(HELLO)
     await model.aclose()
+
+
+async def test_a_long_answer_sent_as_one_event_is_read_whole(
+    sse_server: tuple[str, list[bytes]],
+) -> None:
+    base, lines = sse_server
+    long_text = "word " * 600_000  # ~3 MB in one event: past aiohttp's default line bound
+    lines += [
+        _event(
+            {"choices": [{"index": 0, "delta": {"content": long_text}, "finish_reason": "stop"}]}
+        )
+    ]
+    model = ModelClient("openai/m", api_base=base, api_key=KEY)
+
+    completion = await model.complete(HELLO, on_delta=ignore)
+    await model.aclose()
+
+    assert completion.content == long_text
