@@ -1,6 +1,6 @@
-"""The direct route: an OpenAI-compatible `/chat/completions` endpoint over aiohttp, for the
-models litellm itself would send to its OpenAI provider (`openai/…`, and OpenAI's own bare
-names such as `gpt-4.1-mini`).
+"""The direct route: an OpenAI-compatible endpoint over aiohttp (`/chat/completions`, and
+`/audio/…` for transcription and speech), for the models litellm itself would send to its
+OpenAI provider (`openai/…`, and OpenAI's own bare names such as `gpt-4.1-mini`).
 
 Why not through litellm: importing litellm loads every provider it knows (~140 MB of RSS,
 3 s), and its per-call work was over half the daemon's CPU under load; for this one wire format
