@@ -5,16 +5,17 @@ it (no pricing, one request per attempt)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import textwrap
 from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from aiohttp import web
 
-from palui.domain import Message, Role, Usage
+from palui.domain import Completion, Message, Role, Usage
 from palui.errors import ModelError, ModelUnavailable
 from palui.llm import ModelClient
 from palui.llm.openai_http import proxy_for, speaks_openai
@@ -117,6 +118,23 @@ async def test_the_direct_route_finds_the_key_and_address_where_litellm_would(
     assert request.headers["OpenAI-Organization"] == "org-palui"
 
 
+@contextlib.asynccontextmanager
+async def chat_server(
+    chat: Callable[[web.Request], Awaitable[web.StreamResponse]],
+) -> AsyncIterator[str]:
+    """A loopback server answering `/v1/chat/completions` with `chat`; yields its api base."""
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+    finally:
+        await runner.cleanup()
+
+
 @pytest.fixture
 async def sse_server() -> AsyncIterator[tuple[str, list[bytes]]]:
     """A server streaming whatever raw event lines a test puts in the list."""
@@ -129,14 +147,22 @@ async def sse_server() -> AsyncIterator[tuple[str, list[bytes]]]:
             await response.write(line)
         return response
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1", lines
-    await runner.cleanup()
+    async with chat_server(chat) as base:
+        yield base, lines
+
+
+async def streamed_from(base: str) -> tuple[list[str], Completion]:
+    """A streamed call to the server at `base`: the pieces shown as they came, and the answer."""
+    model = ModelClient("openai/m", api_base=base, api_key=KEY)
+    pieces: list[str] = []
+
+    async def on_delta(text: str) -> None:
+        pieces.append(text)
+
+    try:
+        return pieces, await model.complete(HELLO, on_delta=on_delta)
+    finally:
+        await model.aclose()
 
 
 def _event(chunk: dict[str, object]) -> bytes:
@@ -154,14 +180,7 @@ async def test_a_stream_with_keep_alive_comments_and_no_done_line_is_read_whole(
         _event({"choices": [{"index": 0, "delta": {"content": "two"}, "finish_reason": "stop"}]}),
         _event({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}),
     ]
-    model = ModelClient("openai/m", api_base=base, api_key=KEY)
-    pieces: list[str] = []
-
-    async def on_delta(text: str) -> None:
-        pieces.append(text)
-
-    completion = await model.complete(HELLO, on_delta=on_delta)
-    await model.aclose()
+    pieces, completion = await streamed_from(base)
 
     assert pieces == ["one ", "two"] and completion.content == "one two"
     assert completion.usage == Usage(5, 2) and completion.finish_reason == "stop"
@@ -329,14 +348,8 @@ async def odd_server() -> AsyncIterator[tuple[str, list[web.Response]]]:
     async def chat(_request: web.Request) -> web.Response:
         return answers.pop(0)
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1", answers
-    await runner.cleanup()
+    async with chat_server(chat) as base:
+        yield base, answers
 
 
 WHOLE = {
@@ -350,14 +363,7 @@ async def test_a_server_that_does_not_stream_still_answers_a_streamed_call(
 ) -> None:
     base, answers = odd_server
     answers.append(web.json_response(WHOLE))
-    model = ModelClient("openai/m", api_base=base, api_key=KEY)
-    pieces: list[str] = []
-
-    async def on_delta(text: str) -> None:
-        pieces.append(text)
-
-    completion = await model.complete(HELLO, on_delta=on_delta)
-    await model.aclose()
+    pieces, completion = await streamed_from(base)
 
     assert pieces == ["all at once"] and completion.content == "all at once"
     assert completion.usage == Usage(3, 3)
