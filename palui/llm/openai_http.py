@@ -14,9 +14,11 @@ in `ModelClient`, above both routes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
@@ -46,6 +48,7 @@ _OPENAI_NAMES = re.compile(r"(gpt-|chatgpt-|o\d|whisper-|tts-)")
 _REASONING = re.compile(r"(o\d|gpt-5)")
 _JSON = "application/json"
 _MAX_EVENT = 16 << 20
+_MAX_ANSWER = 64 << 20  # no model answers this much: past it, a server that never stops
 _CONNECTIONS = 1000  # as the OpenAI SDK under litellm: chats never queue for a socket
 
 
@@ -103,19 +106,18 @@ class OpenAIHttp:
         response = await self._send(model, "/chat/completions", json.dumps(body), _JSON)
         if response.content_type == _JSON:  # a server that does not stream answers whole
             try:
-                completion = _completion(model, await response.read())
-            except (aiohttp.ClientError, OSError) as error:
-                raise self._failed(error) from None
+                completion = _completion(model, await self._read_whole(model, response))
             finally:
                 _end(response)
             if completion.content:
                 await on_delta(completion.content)
             return completion
         try:
-            while (chunk := await self._next_event(response)) is not None:
-                text = stream.add(chunk)
-                if text:
-                    await on_delta(text)
+            async with contextlib.aclosing(self._events(model, response)) as events:
+                async for chunk in events:
+                    text = stream.add(chunk)
+                    if text:
+                        await on_delta(text)
             return stream.completion()
         finally:
             _end(response)
@@ -135,11 +137,24 @@ class OpenAIHttp:
         else:
             response = await self._send(model, path, form, None)
         try:
-            return await response.read()
-        except (aiohttp.ClientError, OSError) as error:
-            raise self._failed(error) from None
+            return await self._read_whole(model, response)
         finally:
             _end(response)
+
+    async def _read_whole(self, model: str, response: aiohttp.ClientResponse) -> bytes:
+        """The answer's body, at most `_MAX_ANSWER` bytes: a server sending without end fails
+        the call instead of filling the daemon's memory."""
+        parts: list[bytes] = []
+        size = 0
+        try:
+            async for part in response.content.iter_any():
+                size += len(part)
+                if size > _MAX_ANSWER:
+                    raise ModelError(f"{model}: the answer was over {_MAX_ANSWER >> 20} MiB")
+                parts.append(part)
+        except (aiohttp.ClientError, OSError) as error:
+            raise self._failed(error) from None
+        return b"".join(parts)
 
     async def _send(
         self, model: str, path: str, data: Any, content_type: str | None
@@ -199,8 +214,11 @@ class OpenAIHttp:
             )
         return self._session
 
-    async def _next_event(self, response: aiohttp.ClientResponse) -> dict[str, Any] | None:
-        """The next server-sent chunk, or None at the stream's end (`[DONE]` or closed)."""
+    async def _events(
+        self, model: str, response: aiohttp.ClientResponse
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """The server-sent chunks until `[DONE]` or the end; at most `_MAX_ANSWER` bytes in all."""
+        size = 0
         while True:
             try:
                 # aiohttp's default bound on a line is less than one event of a server that
@@ -210,16 +228,19 @@ class OpenAIHttp:
                 raise self._failed(error) from None
             except LineTooLong:
                 raise ModelError(
-                    f"an event of the answer was over {_MAX_EVENT >> 20} MiB"
+                    f"{model}: an event of the answer was over {_MAX_EVENT >> 20} MiB"
                 ) from None
+            size += len(line)
+            if size > _MAX_ANSWER:
+                raise ModelError(f"{model}: the answer was over {_MAX_ANSWER >> 20} MiB")
             if not line:
-                return None
+                return
             text = line.decode(errors="replace").strip()
             if not text.startswith("data:"):
                 continue  # blank lines, `event:` lines, comments (": keep-alive")
             data = text[5:].strip()
             if data == "[DONE]":
-                return None
+                return
             try:
                 chunk = json.loads(data)
             except ValueError:
@@ -228,7 +249,7 @@ class OpenAIHttp:
                 words = body_message(chunk) or "an error"
                 raise Unreachable(f"the model reported {words}")
             if isinstance(chunk, dict):
-                return chunk
+                yield chunk
 
     async def _refused(self, model: str, response: aiohttp.ClientResponse, key: str) -> Exception:
         status = response.status
@@ -236,9 +257,9 @@ class OpenAIHttp:
         if reason is not None:
             return Unreachable(reason)
         try:
-            raw = await response.read()
-        except (aiohttp.ClientError, OSError):
-            raw = b""
+            raw = await self._read_whole(model, response)
+        except (Unreachable, ModelError):
+            raw = b""  # the status alone says enough
         try:
             detail = body_message(json.loads(raw))
         except ValueError:

@@ -413,3 +413,26 @@ async def test_a_long_answer_sent_as_one_event_is_read_whole(
     await model.aclose()
 
     assert completion.content == long_text
+
+
+async def test_a_server_that_never_stops_sending_fails_the_call_not_the_daemons_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from palui.llm import openai_http
+
+    monkeypatch.setattr(openai_http, "_MAX_ANSWER", 1 << 20)  # a smaller bound, same rule
+    piece = _event({"choices": [{"index": 0, "delta": {"content": "x" * 1000}}]})
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        while True:
+            await response.write(piece)
+
+    async with chat_server(endless) as base, asyncio.timeout(30):  # without a bound: a hang
+        model = ModelClient("openai/m", api_base=base, api_key=KEY)
+        with pytest.raises(ModelError, match="the answer was over 1 MiB"):
+            await model.complete(HELLO)  # whole: a body without end
+        with pytest.raises(ModelError, match="the answer was over 1 MiB"):
+            await model.complete(HELLO, on_delta=ignore)  # streamed
+        await model.aclose()
