@@ -105,10 +105,7 @@ class OpenAIHttp:
         body |= {"stream": True, "stream_options": {"include_usage": True}}
         response = await self._send(model, "/chat/completions", json.dumps(body), _JSON)
         if response.content_type == _JSON:  # a server that does not stream answers whole
-            try:
-                completion = _completion(model, await self._read_whole(model, response))
-            finally:
-                _end(response)
+            completion = _completion(model, await self._read_whole(model, response))
             if completion.content:
                 await on_delta(completion.content)
             return completion
@@ -136,14 +133,11 @@ class OpenAIHttp:
             response = await self._send(model, path, json.dumps(json_body), _JSON)
         else:
             response = await self._send(model, path, form, None)
-        try:
-            return await self._read_whole(model, response)
-        finally:
-            _end(response)
+        return await self._read_whole(model, response)
 
     async def _read_whole(self, model: str, response: aiohttp.ClientResponse) -> bytes:
-        """The answer's body, at most `_MAX_ANSWER` bytes: a server sending without end fails
-        the call instead of filling the daemon's memory."""
+        """The answer's body, at most `_MAX_ANSWER` bytes (a server sending without end fails
+        the call instead of filling the daemon's memory); the response is ended after it."""
         parts: list[bytes] = []
         size = 0
         try:
@@ -154,6 +148,8 @@ class OpenAIHttp:
                 parts.append(part)
         except (aiohttp.ClientError, OSError) as error:
             raise self._failed(error) from None
+        finally:
+            _end(response)
         return b"".join(parts)
 
     async def _send(

@@ -43,32 +43,26 @@ class LiteLLMRoute:
         self._timeout = timeout
         self._litellm: Any = None
         self._loading: asyncio.Future[None] | None = None
-        self._rehearse_as: str | None = None
 
-    async def ready(self, model: str | None = None) -> None:
-        """litellm, imported and rehearsed (for `model`'s provider): every attempt waits for
-        that (started by the first caller, the app's warm-up at start), so no call pays for a
-        first use."""
-        self._rehearse_as = self._rehearse_as or model
+    async def ready(self, model: str) -> Any:
+        """litellm, imported and rehearsed (for the provider of `model`, the first caller's):
+        every attempt waits for that (started by the first caller, the app's warm-up at
+        start), so no call pays for a first use."""
         if self._litellm is None:
             if self._loading is None or self._loading.done():  # not started, or it failed
-                self._loading = asyncio.ensure_future(self._load())
+                self._loading = asyncio.ensure_future(self._load(model))
             # Shielded: a caller given up (a turn's /stop, the warm-up's time limit) leaves
             # the load going for the others.
             await asyncio.shield(self._loading)
-
-    async def library(self) -> Any:
-        await self.ready()
         return self._litellm
 
     async def close(self) -> None:
         """litellm keeps its clients for the process; nothing of this route's to close."""
 
-    async def _load(self) -> None:
+    async def _load(self, model: str) -> None:
         # The import takes seconds: off the event loop, so chats keep being served meanwhile.
         litellm = await asyncio.to_thread(import_litellm)
-        if self._rehearse_as is not None:
-            await warm.rehearse(litellm, self._rehearse_as)
+        await warm.rehearse(litellm, model)
         self._litellm = litellm
 
     async def attempt(
@@ -78,8 +72,7 @@ class LiteLLMRoute:
         on_delta: DeltaHandler | None,
         stream: Stream,
     ) -> Completion:
-        await self.ready(model)
-        litellm = self._litellm
+        litellm = await self.ready(model)
         kwargs: dict[str, Any] = {
             **request,
             "model": model,

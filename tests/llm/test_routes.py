@@ -233,7 +233,7 @@ async def test_a_streamed_call_through_litellm_records_its_tokens_without_pricin
     model = ModelClient(
         "openai/gpt-4o-mini", api_base=fake_model.api_base, api_key=KEY, via_litellm=True
     )
-    litellm = await model._litellm.library()
+    litellm = await model._litellm.ready(model.name)
     priced: list[object] = []
 
     def completion_cost(**call: object) -> float:
